@@ -1,0 +1,198 @@
+package spec
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestEmbeddedContractIsValidOpenAPI(t *testing.T) {
+	c, err := Default()
+	if err != nil {
+		t.Fatalf("Default() error: %v", err)
+	}
+	if c.BasePath != "/v1" {
+		t.Errorf("BasePath = %q; want /v1", c.BasePath)
+	}
+	if got := c.Model.Info.Version; got != "1.0.0" {
+		t.Errorf("info.version = %q; want 1.0.0", got)
+	}
+	if n := len(c.Model.Servers); n != 2 {
+		t.Fatalf("servers = %d; want 2 (production and staging)", n)
+	}
+	for _, s := range c.Model.Servers {
+		if !strings.HasSuffix(s.URL, "/v1") {
+			t.Errorf("server %q does not end in /v1", s.URL)
+		}
+		if s.Variables == nil || s.Variables.Len() == 0 {
+			t.Errorf("server %q has no variables", s.URL)
+		}
+	}
+}
+
+// TestSeedSchemas checks that every schema the seed names is in the document
+// with the seed's required fields, types and formats.
+func TestSeedSchemas(t *testing.T) {
+	c, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type field struct{ name, typ, format string }
+	tests := []struct {
+		schema   string
+		required []string
+		fields   []field
+	}{
+		{"InventoryItem", []string{"petId", "quantity", "status"}, []field{{"petId", "integer", "int64"}, {"quantity", "integer", ""}}},
+		{"InventoryUpdate", []string{"quantity"}, []field{{"quantity", "integer", ""}}},
+		{"Error", []string{"code", "message", "status"}, []field{{"code", "string", ""}, {"message", "string", ""}, {"status", "integer", ""}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.schema, func(t *testing.T) {
+			s := c.Schema(tt.schema)
+			if s == nil {
+				t.Fatalf("schema %s missing", tt.schema)
+			}
+			got := slices.Clone(s.Required)
+			slices.Sort(got)
+			want := slices.Clone(tt.required)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("required = %v; want %v", got, want)
+			}
+			for _, f := range tt.fields {
+				p, ok := s.Properties.Get(f.name)
+				if !ok {
+					t.Errorf("property %s missing", f.name)
+					continue
+				}
+				ps := p.Schema()
+				if !slices.Equal(ps.Type, []string{f.typ}) || ps.Format != f.format {
+					t.Errorf("%s: type %v format %q; want %s %q", f.name, ps.Type, ps.Format, f.typ, f.format)
+				}
+			}
+		})
+	}
+	status := c.Schema("PetStatus")
+	if status == nil {
+		t.Fatal("schema PetStatus missing")
+	}
+	var enum []string
+	for _, n := range status.Enum {
+		enum = append(enum, n.Value)
+	}
+	if !slices.Equal(enum, []string{"available", "pending", "sold"}) {
+		t.Errorf("PetStatus enum = %v; want available, pending, sold", enum)
+	}
+	item := c.Schema("InventoryItem")
+	if p, _ := item.Properties.Get("status"); p == nil || p.GetReference() != "#/components/schemas/PetStatus" {
+		t.Errorf("InventoryItem.status does not refer to PetStatus")
+	}
+}
+
+func TestOperations(t *testing.T) {
+	c, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		method, path, id string
+		deprecated       bool
+		stability        string
+		statuses         []int
+	}{
+		{"GET", "/inventory", "listInventory", false, "", []int{200, 401}},
+		{"PATCH", "/inventory/{petId}", "updateInventory", false, "experimental", []int{200, 400, 401, 404}},
+		{"GET", "/pets/{petId}", "", true, "", []int{200, 401}},
+		{"GET", "/store/orders", "", false, "", []int{200, 401}},
+	}
+	if len(c.Operations) != len(tests) {
+		t.Errorf("operations = %d; want %d", len(c.Operations), len(tests))
+	}
+	for _, tt := range tests {
+		var op *Operation
+		for _, o := range c.Operations {
+			if o.Method == tt.method && o.Path == tt.path {
+				op = o
+			}
+		}
+		if op == nil {
+			t.Errorf("%s %s missing", tt.method, tt.path)
+			continue
+		}
+		if op.ID != tt.id || op.Deprecated != tt.deprecated || op.Stability != tt.stability || !slices.Equal(op.Statuses, tt.statuses) {
+			t.Errorf("%s %s = {id %q deprecated %v stability %q statuses %v}; want {%q %v %q %v}",
+				tt.method, tt.path, op.ID, op.Deprecated, op.Stability, op.Statuses, tt.id, tt.deprecated, tt.stability, tt.statuses)
+		}
+		// Every operation needs the bearer key: none overrides the global requirement.
+		if op.Operation.Security != nil {
+			t.Errorf("%s %s overrides the global security requirement", tt.method, tt.path)
+		}
+		// Operations whose shape the contract does not give carry no response body schema.
+		if tt.id == "" {
+			if r, ok := op.Operation.Responses.Codes.Get("200"); ok && r.Content != nil && r.Content.Len() > 0 {
+				t.Errorf("%s %s invents a response shape", tt.method, tt.path)
+			}
+		}
+	}
+	req := c.Model.Security
+	if len(req) != 1 {
+		t.Fatalf("global security = %d requirements; want 1", len(req))
+	}
+	if _, ok := req[0].Requirements.Get("bearerAuth"); !ok {
+		t.Errorf("global security does not require bearerAuth")
+	}
+	scheme, _ := c.Model.Components.SecuritySchemes.Get("bearerAuth")
+	if scheme == nil || scheme.Type != "http" || scheme.Scheme != "bearer" {
+		t.Errorf("bearerAuth is not an HTTP bearer scheme: %+v", scheme)
+	}
+}
+
+func TestLoadRejectsBrokenDocuments(t *testing.T) {
+	tests := []struct {
+		name, doc, want string
+	}{
+		{"not yaml", "{{{", "parse"},
+		{"swagger 2", "swagger: '2.0'\ninfo: {title: x, version: '1'}\npaths: {}\n", "version"},
+		{"missing info", "openapi: 3.0.3\npaths: {}\n", "not a valid OpenAPI document"},
+		{"bad response code", "openapi: 3.0.3\ninfo: {title: x, version: '1'}\npaths:\n  /a:\n    get:\n      responses:\n        abc: {description: x}\n", "not a valid OpenAPI document"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Load([]byte(tt.doc))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Load() error = %v; want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestValidateValue(t *testing.T) {
+	c, err := Shared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		value string
+		want  string // "" for valid
+	}{
+		{`{"petId":1,"quantity":2,"status":"sold"}`, ""},
+		{`{"petId":1,"quantity":2,"status":"gone"}`, "status"},
+		{`{"petId":1,"quantity":"2","status":"sold"}`, "quantity: got string, want integer"},
+		{`{"petId":1,"status":"sold"}`, "quantity"},
+	}
+	for _, tt := range tests {
+		got := Join(c.ValidateValue("InventoryItem", []byte(tt.value)))
+		if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
+			t.Errorf("ValidateValue(%s) = %q; want %q", tt.value, got, tt.want)
+		}
+	}
+}
+
+func BenchmarkLoad(b *testing.B) {
+	for b.Loop() {
+		if _, err := Default(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
