@@ -14,7 +14,7 @@ import (
 )
 
 var (
-	pendingMu sync.Mutex     // guards pending
+	pendingMu sync.Mutex         // guards pending
 	pending   = map[int64]Item{} // pets written to and not yet restored, with their original record
 )
 
