@@ -1,14 +1,355 @@
 package conformance
 
-import "net/http"
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
 
-// A brokenServer breaks one rule of the contract.
+// A brokenServer is the mock with one rule of the contract broken. The
+// suite run against it must fail the specs named in fails (substrings of
+// the specs' full text) and record the warnings in warns.
 type brokenServer struct {
-	name string
-	wrap func(http.Handler) http.Handler
+	name  string
+	wrap  func(http.Handler) http.Handler
+	fails []string
+	warns []string
 }
 
-var brokenServers = []brokenServer{}
+var brokenServers = []brokenServer{
+	{
+		name:  "auth-ignored",
+		wrap:  requests(func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+testKey) }),
+		fails: []string{"no Authorization header gives 401", "auth precedes lookup", "WWW-Authenticate challenge"},
+	},
+	{
+		name: "empty-credential-accepted",
+		wrap: requests(func(r *http.Request) {
+			if v, ok := r.Header["Authorization"]; ok && (strings.TrimSpace(v[0]) == "" || strings.EqualFold(strings.TrimSpace(v[0]), "Bearer")) {
+				r.Header.Set("Authorization", "Bearer "+testKey)
+			}
+		}),
+		fails: []string{"Bearer without a token gives 401", "an empty Authorization header gives 401"},
+	},
+	{
+		name: "any-bearer-token-accepted",
+		wrap: requests(func(r *http.Request) {
+			if s, tok, _ := strings.Cut(r.Header.Get("Authorization"), " "); strings.EqualFold(s, "Bearer") && tok != "" {
+				r.Header.Set("Authorization", "Bearer "+testKey)
+			}
+		}),
+		fails: []string{"an unknown key gives 401"},
+	},
+	{
+		name: "scheme-ignored",
+		wrap: requests(func(r *http.Request) {
+			if _, tok, _ := strings.Cut(r.Header.Get("Authorization"), " "); tok == testKey {
+				r.Header.Set("Authorization", "Bearer "+testKey)
+			}
+		}),
+		fails: []string{"another scheme (Basic with the key) gives 401"},
+	},
+	{
+		name: "query-key-accepted",
+		wrap: requests(func(r *http.Request) {
+			if r.URL.Query().Get("api_key") == testKey {
+				r.Header.Set("Authorization", "Bearer "+testKey)
+			}
+		}),
+		fails: []string{"the key only in the query string gives 401"},
+	},
+	{
+		name: "bearer-case-sensitive",
+		wrap: requests(func(r *http.Request) {
+			if strings.HasPrefix(r.Header.Get("Authorization"), "bearer ") {
+				r.Header.Set("Authorization", "Bearer rejected")
+			}
+		}),
+		fails: []string{"bearer KEY is accepted"},
+	},
+	{
+		name: "not-found-before-auth",
+		wrap: func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if id, ok := patchedPet(r); ok && !listed(h, id) {
+					writeError(w, http.StatusNotFound, "not_found")
+					return
+				}
+				h.ServeHTTP(w, r)
+			})
+		},
+		fails: []string{"auth precedes lookup"},
+	},
+	{
+		name: "validation-before-auth",
+		wrap: func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodPatch && !json.Valid(peekBody(r)) {
+					writeError(w, http.StatusBadRequest, "invalid_body")
+					return
+				}
+				h.ServeHTTP(w, r)
+			})
+		},
+		fails: []string{"auth precedes validation"},
+	},
+	{
+		name:  "error-status-field-wrong",
+		wrap:  errorBodies(func(e map[string]any) { e["status"] = 500 }),
+		fails: []string{"401: the Error body", "400: the Error body", "no Authorization header gives 401"},
+	},
+	{
+		name:  "error-code-empty",
+		wrap:  errorBodies(func(e map[string]any) { e["code"] = "" }),
+		fails: []string{"401: the Error body", "400: the Error body"},
+	},
+	{
+		name: "content-type-text-plain",
+		wrap: responses(func(_ *http.Request, rec *httptest.ResponseRecorder) {
+			rec.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		}),
+		fails: []string{"Content-Type is application/json", "charset on Content-Type"},
+	},
+	{
+		name: "list-item-unknown-status",
+		wrap: lists(func(items []map[string]any) []map[string]any {
+			items[0]["status"] = "lost"
+			return items
+		}),
+		fails: []string{"200 with an array of InventoryItem", "list order"},
+	},
+	{
+		name: "list-duplicate-pet",
+		wrap: lists(func(items []map[string]any) []map[string]any {
+			return append(items, items[0])
+		}),
+		fails: []string{"petIds are unique"},
+	},
+	{
+		name: "list-huge-pet-id",
+		wrap: lists(func(items []map[string]any) []map[string]any {
+			return append(items, map[string]any{"petId": int64(1<<53 + 1), "quantity": 1, "status": "sold"})
+		}),
+		warns: []string{"exceeds 2^53-1"},
+	},
+	{
+		name:  "patch-not-persisted",
+		wrap:  patchNotPersisted,
+		fails: []string{"a following list shows the new quantity", "the same PATCH twice gives the same result", "20 concurrent writes"},
+	},
+	{
+		name: "patch-echoes-old-quantity",
+		wrap: func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				id, ok := patchedPet(r)
+				before, _ := findItem(listItemsOf(h), id)
+				responses(func(_ *http.Request, rec *httptest.ResponseRecorder) {
+					if ok && rec.Code == http.StatusOK {
+						rewriteJSON(rec, func(m map[string]any) { m["quantity"] = before.Quantity })
+					}
+				})(h).ServeHTTP(w, r)
+			})
+		},
+		fails: []string{"the answer has the same petId, the sent quantity", "20 concurrent writes"},
+	},
+	{
+		name: "status-flips-on-every-other-patch",
+		wrap: func(h http.Handler) http.Handler {
+			var mu sync.Mutex // guards n
+			n := 0
+			return responses(func(r *http.Request, rec *httptest.ResponseRecorder) {
+				if r.Method != http.MethodPatch || rec.Code != http.StatusOK {
+					return
+				}
+				mu.Lock()
+				n++
+				odd := n%2 == 1
+				mu.Unlock()
+				if odd {
+					rewriteJSON(rec, func(m map[string]any) {
+						m["status"] = map[any]string{"available": "sold", "sold": "pending", "pending": "available"}[m["status"]]
+					})
+				}
+			})(h)
+		},
+		fails: []string{"the same PATCH twice gives the same result"},
+	},
+	{
+		name: "patch-touches-neighbour",
+		wrap: func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				id, ok := patchedPet(r)
+				body := peekBody(r)
+				h.ServeHTTP(w, r)
+				if ok && authorized(r) && listed(h, id) && listed(h, id+1) {
+					serve(h, http.MethodPatch, "/v1/inventory/"+strconv.FormatInt(id+1, 10), body)
+				}
+			})
+		},
+		fails: []string{"no other pet changes"},
+	},
+	{
+		name: "unknown-pet-upserted",
+		wrap: func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if id, ok := patchedPet(r); ok && authorized(r) && !listed(h, id) {
+					var u struct{ Quantity int64 }
+					_ = json.Unmarshal(peekBody(r), &u)
+					writeJSON(w, http.StatusOK, Item{PetID: id, Quantity: u.Quantity, Status: "available"})
+					return
+				}
+				h.ServeHTTP(w, r)
+			})
+		},
+		fails: []string{"an unknown but valid int64 petId gives 404"},
+	},
+	{
+		name: "invalid-body-read-as-zero",
+		wrap: requests(func(r *http.Request) {
+			var u struct{ Quantity *int64 }
+			if r.Method == http.MethodPatch && authorized(r) && (json.Unmarshal(peekBody(r), &u) != nil || u.Quantity == nil) {
+				setBody(r, []byte(`{"quantity":0}`))
+				r.Header.Set("Content-Type", "application/json")
+			}
+		}),
+		fails: []string{"updateInventory: no body gives 400", "an empty object {} gives 400", "malformed JSON gives 400", "updateInventory: null gives 400",
+			"an array gives 400", "quantity as a string gives 400", "a fractional quantity gives 400", "a boolean quantity gives 400",
+			"a null quantity gives 400", "a quantity too large for int64 gives 400"},
+	},
+	{
+		name: "bad-input-gets-422",
+		wrap: responses(func(_ *http.Request, rec *httptest.ResponseRecorder) {
+			if rec.Code == http.StatusBadRequest {
+				rec.Code = http.StatusUnprocessableEntity
+				rewriteJSON(rec, func(m map[string]any) { m["status"] = http.StatusUnprocessableEntity })
+			}
+		}),
+		fails: []string{"malformed JSON gives 400", "petId abc gives 400", "400: the Error body"},
+	},
+	{
+		name: "malformed-json-crashes",
+		wrap: func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodPatch && authorized(r) && !json.Valid(peekBody(r)) && len(peekBody(r)) > 0 {
+					http.Error(w, "runtime error: invalid memory address", http.StatusInternalServerError)
+					return
+				}
+				h.ServeHTTP(w, r)
+			})
+		},
+		fails: []string{"malformed JSON gives 400"},
+	},
+	{
+		name: "no-body-size-limit",
+		wrap: requests(func(r *http.Request) {
+			if body := peekBody(r); r.Method == http.MethodPatch && len(body) > 1<<20 {
+				var u struct{ Quantity int64 }
+				_ = json.Unmarshal(body, &u)
+				setBody(r, []byte(fmt.Sprintf(`{"quantity":%d}`, u.Quantity)))
+			}
+		}),
+		fails: []string{"a body of 4 MiB gives 400 or 413"},
+	},
+	{
+		name: "text-plain-crashes",
+		wrap: func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodPatch && authorized(r) && r.Header.Get("Content-Type") == "text/plain" {
+					writeError(w, http.StatusInternalServerError, "internal")
+					return
+				}
+				h.ServeHTTP(w, r)
+			})
+		},
+		fails: []string{"a JSON body sent as text/plain"},
+	},
+	{
+		name:  "lost-updates",
+		wrap:  lostUpdates,
+		fails: []string{"20 concurrent writes each echo their own quantity"},
+	},
+	{
+		name: "shapeless-operations-500",
+		wrap: func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if authorized(r) && (strings.HasPrefix(r.URL.Path, "/v1/pets/") || r.URL.Path == "/v1/store/orders") {
+					writeError(w, http.StatusInternalServerError, "internal")
+					return
+				}
+				h.ServeHTTP(w, r)
+			})
+		},
+		fails: []string{"GET /pets/{petId}: with the key, no 5xx other than 501", "GET /store/orders: with the key, no 5xx other than 501"},
+	},
+	{
+		name: "pet-id-parsed-loosely",
+		wrap: requests(func(r *http.Request) {
+			rest, ok := strings.CutPrefix(r.URL.Path, "/v1/inventory/")
+			if !ok {
+				return
+			}
+			if _, err := strconv.ParseInt(rest, 10, 64); err == nil {
+				return
+			}
+			digits := rest[:len(rest)-len(strings.TrimLeft(rest, "0123456789"))] // leading digits
+			if _, err := strconv.ParseInt(digits, 10, 64); err != nil && digits != "" {
+				digits = strconv.FormatInt(math.MaxInt64, 10)
+			}
+			if digits == "" {
+				digits = "1"
+			}
+			r.URL.Path = "/v1/inventory/" + digits
+			r.URL.RawPath = ""
+		}),
+		fails: []string{"petId abc gives 400", "petId 1.5 gives 400", "petId 9223372036854775808 gives 400", "400: the Error body"},
+	},
+	{
+		name: "silent-cases-crash",
+		wrap: func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body := string(peekBody(r))
+				if r.Method == http.MethodPatch && authorized(r) && (strings.Contains(body, "-1") || strings.Contains(body, "5.0") ||
+					strings.Contains(body, "note") || strings.Count(body, "quantity") > 1 || strings.Contains(body, "21474836") || strings.Contains(body, "90071992")) {
+					writeError(w, http.StatusInternalServerError, "internal")
+					return
+				}
+				h.ServeHTTP(w, r)
+			})
+		},
+		fails: []string{"negative quantity -1", "quantity 2147483648", "quantity 9007199254740993", "quantity 5.0", "an unknown extra field", "duplicate keys"},
+	},
+	{
+		name: "patch-answers-201",
+		wrap: responses(func(r *http.Request, rec *httptest.ResponseRecorder) {
+			if r.Method == http.MethodPatch && rec.Code == http.StatusOK {
+				rec.Code = http.StatusCreated
+			}
+		}),
+		fails: []string{"status after an update", "the answer has the same petId"},
+	},
+	{
+		name: "no-www-authenticate",
+		wrap: responses(func(_ *http.Request, rec *httptest.ResponseRecorder) {
+			rec.Header().Del("WWW-Authenticate")
+		}),
+		warns: []string{"401 without a WWW-Authenticate header"},
+	},
+	{
+		name: "no-deprecation-header",
+		wrap: responses(func(_ *http.Request, rec *httptest.ResponseRecorder) {
+			rec.Header().Del("Deprecation")
+		}),
+		warns: []string{"without a Deprecation header"},
+	},
+}
 
 func brokenServerNamed(name string) (brokenServer, bool) {
 	for _, b := range brokenServers {
@@ -17,4 +358,169 @@ func brokenServerNamed(name string) (brokenServer, bool) {
 		}
 	}
 	return brokenServer{}, false
+}
+
+// requests returns a wrapper that changes each request before the mock
+// sees it.
+func requests(f func(r *http.Request)) func(http.Handler) http.Handler {
+	return func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			r = r.Clone(r.Context())
+			f(r)
+			h.ServeHTTP(w, r)
+		})
+	}
+}
+
+// responses returns a wrapper that changes each response of the mock
+// before the client sees it.
+func responses(f func(r *http.Request, rec *httptest.ResponseRecorder)) func(http.Handler) http.Handler {
+	return func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, r)
+			f(r, rec)
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			w.Header().Del("Content-Length")
+			w.WriteHeader(rec.Code)
+			_, _ = w.Write(rec.Body.Bytes())
+		})
+	}
+}
+
+// errorBodies returns a wrapper that changes every Error body.
+func errorBodies(f func(e map[string]any)) func(http.Handler) http.Handler {
+	return responses(func(_ *http.Request, rec *httptest.ResponseRecorder) {
+		if rec.Code >= 400 {
+			rewriteJSON(rec, f)
+		}
+	})
+}
+
+// lists returns a wrapper that changes the items of each 200 list.
+func lists(f func([]map[string]any) []map[string]any) func(http.Handler) http.Handler {
+	return responses(func(r *http.Request, rec *httptest.ResponseRecorder) {
+		if r.Method != http.MethodGet || r.URL.Path != "/v1/inventory" || rec.Code != http.StatusOK {
+			return
+		}
+		var items []map[string]any
+		if json.Unmarshal(rec.Body.Bytes(), &items) != nil || len(items) == 0 {
+			return
+		}
+		rec.Body = bytes.NewBuffer(mustMarshal(f(items)))
+	})
+}
+
+// rewriteJSON decodes the recorded object body, lets f change it and
+// writes it back.
+func rewriteJSON(rec *httptest.ResponseRecorder, f func(map[string]any)) {
+	var m map[string]any
+	if json.Unmarshal(rec.Body.Bytes(), &m) != nil {
+		return
+	}
+	f(m)
+	rec.Body = bytes.NewBuffer(mustMarshal(m))
+}
+
+// patchNotPersisted answers a valid PATCH as if it were stored, and
+// stores nothing.
+func patchNotPersisted(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, ok := patchedPet(r)
+		var u struct{ Quantity *int64 }
+		if ok && authorized(r) && json.Unmarshal(peekBody(r), &u) == nil && u.Quantity != nil && *u.Quantity >= 0 {
+			if it, found := findItem(listItemsOf(h), id); found {
+				it.Quantity = *u.Quantity
+				writeJSON(w, http.StatusOK, it)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// lostUpdates keeps the latest quantity any client sent in one shared
+// variable and, after a pause, writes that one: concurrent writers see each
+// other's values.
+func lostUpdates(h http.Handler) http.Handler {
+	var mu sync.Mutex // guards latest
+	var latest []byte
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := patchedPet(r); !ok || !authorized(r) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		mu.Lock()
+		latest = peekBody(r)
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		setBody(r, latest)
+		mu.Unlock()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// patchedPet returns the petId of a PATCH /v1/inventory/{petId}.
+func patchedPet(r *http.Request) (int64, bool) {
+	rest, ok := strings.CutPrefix(r.URL.Path, "/v1/inventory/")
+	if r.Method != http.MethodPatch || !ok {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(rest, 10, 64)
+	return id, err == nil
+}
+
+// authorized reports whether r carries the test key as the mock accepts it.
+func authorized(r *http.Request) bool {
+	scheme, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	return strings.EqualFold(scheme, "Bearer") && tok == testKey
+}
+
+// peekBody reads r's body and puts it back.
+func peekBody(r *http.Request) []byte {
+	if r.Body == nil {
+		return nil
+	}
+	b, _ := io.ReadAll(r.Body)
+	setBody(r, b)
+	return b
+}
+
+func setBody(r *http.Request, b []byte) {
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	r.ContentLength = int64(len(b))
+}
+
+// serve makes a keyed request to the mock and returns the recording.
+func serve(h http.Handler, method, path string, body []byte) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, path, bytes.NewReader(body))
+	r.Header.Set("Authorization", "Bearer "+testKey)
+	r.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	return rec
+}
+
+func listItemsOf(h http.Handler) []Item {
+	var items []Item
+	_ = json.Unmarshal(serve(h, http.MethodGet, "/v1/inventory", nil).Body.Bytes(), &items)
+	return items
+}
+
+func listed(h http.Handler, id int64) bool {
+	_, ok := findItem(listItemsOf(h), id)
+	return ok
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(mustMarshal(v))
+}
+
+func writeError(w http.ResponseWriter, status int, code string) {
+	writeJSON(w, status, map[string]any{"code": code, "message": http.StatusText(status), "status": status})
 }

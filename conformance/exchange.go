@@ -8,7 +8,6 @@ import (
 	"mime"
 	"net/http"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -200,11 +199,15 @@ func (x *Exchange) shellQuote(s string) string {
 	return `"` + strings.Join(parts, KeyPlaceholder) + `"`
 }
 
-// printable renders b for a message: invalid UTF-8 and control characters
-// are escaped.
+// printable renders b for a message on one line: invalid UTF-8 becomes
+// U+FFFD and control characters are escaped.
 func printable(b []byte) string {
-	s := strconv.Quote(string(b))
-	return s[1 : len(s)-1]
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '·'
+		}
+		return r
+	}, strings.ToValidUTF8(string(b), "\uFFFD"))
 }
 
 // Got describes the response: status, content type, time and body, the

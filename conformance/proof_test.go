@@ -1,0 +1,158 @@
+package conformance
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/onsi/ginkgo/v2/types"
+)
+
+// correctServer names the unbroken mock among the children.
+const correctServer = "correct"
+
+// warningOnly lists specs that report warnings and cannot fail on their
+// own; a broken server proves each by making it warn.
+var warningOnly = []string{"petIds fit a JavaScript number (warning only)"}
+
+// A childRun is the suite run against one server in a child process.
+type childRun struct {
+	name   string
+	err    error
+	output []byte
+	report types.Report
+}
+
+// runChild runs TestConformance in a child process against the named
+// server and reads its Ginkgo JSON report.
+func runChild(t *testing.T, name, dir string) childRun {
+	report := filepath.Join(dir, name+".json")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestConformance$", "-test.count=1",
+		"-ginkgo.json-report="+report, "-ginkgo.no-color", "-ginkgo.junit-report="+filepath.Join(dir, name+".xml"))
+	cmd.Env = append(os.Environ(), brokenEnv+"="+name)
+	out, err := cmd.CombinedOutput()
+	run := childRun{name: name, err: err, output: out}
+	data, rerr := os.ReadFile(report)
+	if rerr != nil {
+		t.Errorf("%s: no report: %v\n%s", name, rerr, out)
+		return run
+	}
+	var reports []types.Report
+	if err := json.Unmarshal(data, &reports); err != nil || len(reports) != 1 {
+		t.Errorf("%s: report %s: %v", name, report, err)
+		return run
+	}
+	run.report = reports[0]
+	for _, f := range []string{report, filepath.Join(dir, name+".xml")} {
+		if b, _ := os.ReadFile(f); bytes.Contains(b, []byte(testKey)) {
+			t.Errorf("%s: the API key appears in %s", name, filepath.Base(f))
+		}
+	}
+	if bytes.Contains(out, []byte(testKey)) {
+		t.Errorf("%s: the API key appears in the output", name)
+	}
+	return run
+}
+
+// TestBrokenServers runs the suite against the correct mock and against
+// every broken server, each in its own process, and checks that the
+// correct one passes, that each broken one fails the specs for the rule it
+// breaks, and that every spec is failed by at least one broken server.
+func TestBrokenServers(t *testing.T) {
+	if os.Getenv(brokenEnv) != "" {
+		t.Skip("in a child process")
+	}
+	if testing.Short() {
+		t.Skip("-short: skipping the broken-server runs")
+	}
+	dir := t.TempDir()
+	names := []string{correctServer}
+	for _, b := range brokenServers {
+		names = append(names, b.name)
+	}
+	runs := make([]childRun, len(names))
+	sem := make(chan struct{}, 2*runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			runs[i] = runChild(t, name, dir)
+		}()
+	}
+	wg.Wait()
+
+	failedBySomeone := map[string]bool{}
+	var all []string
+	for _, r := range runs {
+		failed, warnings := outcome(r.report)
+		if r.name == correctServer {
+			if r.err != nil || len(failed) > 0 {
+				t.Errorf("the correct mock failed %v (%v):\n%s", failed, r.err, tail(r.output))
+			}
+			for _, s := range r.report.SpecReports {
+				if s.LeafNodeType == types.NodeTypeIt {
+					all = append(all, s.FullText())
+				}
+			}
+			continue
+		}
+		b, _ := brokenServerNamed(r.name)
+		for _, f := range failed {
+			failedBySomeone[f] = true
+		}
+		for _, want := range b.fails {
+			if !slices.ContainsFunc(failed, func(f string) bool { return strings.Contains(f, want) }) {
+				t.Errorf("%s: no failed spec matches %q; failed: %q", b.name, want, failed)
+			}
+		}
+		for _, want := range b.warns {
+			if !slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, want) }) {
+				t.Errorf("%s: no warning matches %q; warnings: %q", b.name, want, warnings)
+			}
+		}
+		if len(b.fails) > 0 && r.err == nil {
+			t.Errorf("%s: the child run passed", b.name)
+		}
+	}
+	if len(all) == 0 {
+		t.Fatal("the correct run listed no specs")
+	}
+	for _, s := range all {
+		if !failedBySomeone[s] && !slices.ContainsFunc(warningOnly, func(w string) bool { return strings.HasSuffix(s, w) }) {
+			t.Errorf("no broken server makes %q fail: remove the check or add a server that proves it", s)
+		}
+	}
+	t.Logf("%d broken servers, %d specs, each failed by at least one", len(brokenServers), len(all))
+}
+
+// outcome lists the full texts of the failed specs and the warnings of a run.
+func outcome(r types.Report) (failed, warnings []string) {
+	for _, s := range r.SpecReports {
+		if s.LeafNodeType == types.NodeTypeIt && s.State.Is(types.SpecStateFailureStates) {
+			failed = append(failed, s.FullText())
+		}
+		for _, e := range s.ReportEntries {
+			if e.Name == EntryWarning {
+				warnings = append(warnings, e.StringRepresentation())
+			}
+		}
+	}
+	return failed, warnings
+}
+
+func tail(b []byte) []byte {
+	if len(b) > 4000 {
+		return b[len(b)-4000:]
+	}
+	return b
+}
