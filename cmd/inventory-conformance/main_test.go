@@ -1,0 +1,239 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/petstore/inventory-kit/fixtures"
+	"github.com/petstore/inventory-kit/mockserver"
+	"github.com/petstore/inventory-kit/spec"
+)
+
+// testKey is the key the test mock accepts; no output may contain it.
+const testKey = "ic-test-key-8c1f0e7d6b5a"
+
+// childArgs, in the environment, makes the test binary run the command
+// with these arguments (JSON) and exit: RunSpecs runs once per process.
+const childArgs = "INVENTORY_CONFORMANCE_TEST_ARGS"
+
+func TestMain(m *testing.M) {
+	if a := os.Getenv(childArgs); a != "" {
+		var args []string
+		if err := json.Unmarshal([]byte(a), &args); err != nil {
+			panic(err)
+		}
+		os.Exit(run(context.Background(), args, os.Getenv, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// newMock starts the mock, optionally wrapped, and returns its /v1 address.
+func newMock(t *testing.T, wrap func(http.Handler) http.Handler) (string, *mockserver.Server) {
+	t.Helper()
+	c, err := spec.Shared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := fixtures.Default(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := mockserver.New(mockserver.Config{Contract: c, Items: items, APIKeys: []string{testKey}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h http.Handler = m
+	if wrap != nil {
+		h = wrap(h)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1", m
+}
+
+// runInProcess calls run for cases that end before the suite starts.
+func runInProcess(args []string, env map[string]string) (int, string, string) {
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), args, func(k string) string { return env[k] }, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestHelp(t *testing.T) {
+	code, out, _ := runInProcess([]string{"--help"}, nil)
+	if code != exitPassed {
+		t.Errorf("--help: exit %d; want 0", code)
+	}
+	for _, f := range []string{"--base-url", "--api-key", "--allow-mutations", "--pet-id", "--ca-cert", "--insecure-skip-verify",
+		"--timeout", "--junit-report", "--json-report", "--label-filter", "--verbose", "INVENTORY_API_KEY", "Exit status"} {
+		if !strings.Contains(out, f) {
+			t.Errorf("--help does not mention %s:\n%s", f, out)
+		}
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "  --") && len(strings.Fields(l)) < 3 {
+			t.Errorf("help line without an explanation: %q", l)
+		}
+	}
+}
+
+// TestCannotRun covers exit status 2: each case says why in its message.
+func TestCannotRun(t *testing.T) {
+	url, _ := newMock(t, nil)
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"unknown flag", []string{"--nope"}, nil, "not defined"},
+		{"bad duration", []string{"--base-url", url, "--timeout", "soon"}, nil, "invalid value"},
+		{"stray argument", []string{"--base-url", url, "extra"}, nil, "unexpected argument"},
+		{"no base URL", []string{"--api-key", testKey}, nil, "--base-url is required"},
+		{"not a URL", []string{"--base-url", "ftp:/x", "--api-key", testKey}, nil, "--base-url"},
+		{"no key", []string{"--base-url", url}, nil, "INVENTORY_API_KEY"},
+		{"bad label filter", []string{"--base-url", url, "--api-key", testKey, "--label-filter", "auth &&"}, nil, "--label-filter"},
+		{"unreachable target", []string{"--base-url", "http://127.0.0.1:1/v1", "--api-key", testKey}, nil, "unreachable"},
+		{"rejected key", []string{"--base-url", url, "--api-key", "wrong-key"}, nil, "API key was rejected"},
+		{"rejected key from the environment", []string{"--base-url", url}, map[string]string{"INVENTORY_API_KEY": "wrong-key"}, "API key was rejected"},
+		{"base URL without /v1", []string{"--base-url", strings.TrimSuffix(url, "/v1"), "--api-key", testKey}, nil, "should end in /v1"},
+		{"unknown pet", []string{"--base-url", url, "--api-key", testKey, "--pet-id", "999999"}, nil, "--pet-id 999999"},
+		{"unwritable JUnit report", []string{"--base-url", url, "--api-key", testKey, "--junit-report", filepath.Join(notDir, "r.xml")}, nil, "--junit-report"},
+		{"unwritable JSON report", []string{"--base-url", url, "--api-key", testKey, "--json-report", filepath.Join(notDir, "r.json")}, nil, "--json-report"},
+		{"missing CA file", []string{"--base-url", url, "--api-key", testKey, "--ca-cert", filepath.Join(notDir, "ca.pem")}, nil, "--ca-cert"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runInProcess(tt.args, tt.env)
+			if code != exitCannotRun {
+				t.Errorf("exit %d; want 2 (stderr %q)", code, errOut)
+			}
+			if !strings.Contains(errOut, tt.want) {
+				t.Errorf("stderr = %q; want it to mention %q", errOut, tt.want)
+			}
+			if strings.Contains(out+errOut, testKey) {
+				t.Errorf("the key appears in the output")
+			}
+		})
+	}
+}
+
+// runChild runs the command in a child process; the key comes from the
+// environment.
+func runChild(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	a, _ := json.Marshal(args)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childArgs+"="+string(a), "INVENTORY_API_KEY="+testKey)
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), testKey) {
+		t.Errorf("the key appears in the output")
+	}
+	return code, string(out)
+}
+
+func noKeyIn(t *testing.T, files ...string) {
+	t.Helper()
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Errorf("report: %v", err)
+			continue
+		}
+		if len(b) == 0 {
+			t.Errorf("%s is empty", filepath.Base(f))
+		}
+		if bytes.Contains(b, []byte(testKey)) {
+			t.Errorf("the key appears in %s", filepath.Base(f))
+		}
+	}
+}
+
+func TestPassesAgainstTheMock(t *testing.T) {
+	url, _ := newMock(t, nil)
+	dir := t.TempDir()
+	junit, js := filepath.Join(dir, "junit.xml"), filepath.Join(dir, "report.json")
+	code, out := runChild(t, "--base-url", url, "--allow-mutations", "--junit-report", junit, "--json-report", js)
+	if code != exitPassed {
+		t.Fatalf("exit %d; want 0\n%s", code, out)
+	}
+	for _, want := range []string{"Conformance summary", "0 failed", "Observations", "list order"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	noKeyIn(t, junit, js)
+	if b, _ := os.ReadFile(junit); !bytes.Contains(b, []byte("<testsuites")) {
+		t.Errorf("junit.xml is not a JUnit report")
+	}
+}
+
+// TestReadOnlyChangesNothing runs without --allow-mutations and checks
+// that the mock's data is exactly as before.
+func TestReadOnlyChangesNothing(t *testing.T) {
+	url, m := newMock(t, nil)
+	before := m.Store().ListJSON()
+	code, out := runChild(t, "--base-url", url)
+	if code != exitPassed {
+		t.Fatalf("exit %d; want 0\n%s", code, out)
+	}
+	if !strings.Contains(out, "mutating checks were skipped") {
+		t.Errorf("the summary does not say the mutating checks were skipped:\n%s", out)
+	}
+	if after := m.Store().ListJSON(); !bytes.Equal(before, after) {
+		t.Errorf("the data changed:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// TestFailsAgainstABrokenServer: a mock that ignores the key breaks the
+// contract; the run exits 1 and the failure shows curl with the key hidden.
+func TestFailsAgainstABrokenServer(t *testing.T) {
+	url, _ := newMock(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			r.Header.Set("Authorization", "Bearer "+testKey)
+			h.ServeHTTP(w, r)
+		})
+	})
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	code, out := runChild(t, "--base-url", url, "--label-filter", "auth", "--junit-report", junit)
+	if code != exitFailed {
+		t.Fatalf("exit %d; want 1\n%s", code, out)
+	}
+	for _, want := range []string{"curl ", "$INVENTORY_API_KEY", "no Authorization header gives 401", "status 200, want 401"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	noKeyIn(t, junit)
+}
+
+// TestRestoresAfterAWrite checks that a mutating run leaves the data as
+// it found it.
+func TestRestoresAfterAWrite(t *testing.T) {
+	url, m := newMock(t, nil)
+	before := m.Store().ListJSON()
+	code, out := runChild(t, "--base-url", url, "--allow-mutations", "--label-filter", "mutating", "--pet-id", "3")
+	if code != exitPassed {
+		t.Fatalf("exit %d; want 0\n%s", code, out)
+	}
+	if after := m.Store().ListJSON(); !bytes.Equal(before, after) {
+		t.Errorf("the data changed:\nbefore %s\nafter  %s", before, after)
+	}
+}
