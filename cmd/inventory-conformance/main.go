@@ -149,7 +149,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	switch {
 	case interrupted:
-		return cannot("interrupted; every pet written to was restored unless reported above")
+		fmt.Fprintln(stderr, "inventory-conformance: interrupted: the run is incomplete; every pet written to was restored unless reported above")
+		return exitCannotRun
 	case !passed:
 		return exitFailed
 	}

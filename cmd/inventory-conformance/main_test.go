@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/mockserver"
@@ -235,5 +236,51 @@ func TestRestoresAfterAWrite(t *testing.T) {
 	}
 	if after := m.Store().ListJSON(); !bytes.Equal(before, after) {
 		t.Errorf("the data changed:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// TestInterruptRestores interrupts a mutating run while a write is in
+// flight and checks that the data is back as it was and the exit status
+// is 2.
+func TestInterruptRestores(t *testing.T) {
+	written := make(chan struct{}, 1)
+	url, m := newMock(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h.ServeHTTP(w, r)
+			if r.Method == http.MethodPatch {
+				select {
+				case written <- struct{}{}:
+				default:
+				}
+				time.Sleep(300 * time.Millisecond) // the write is applied; the answer is slow
+			}
+		})
+	})
+	before := m.Store().ListJSON()
+	a, _ := json.Marshal([]string{"--base-url", url, "--allow-mutations", "--label-filter", "update"})
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childArgs+"="+string(a), "INVENTORY_API_KEY="+testKey)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-written:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no write within 20s")
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitCannotRun {
+		t.Errorf("exit %v; want 2\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "interrupted") {
+		t.Errorf("the output does not say the run was interrupted:\n%s", out.String())
+	}
+	if after := m.Store().ListJSON(); !bytes.Equal(before, after) {
+		t.Errorf("the data was not restored:\nbefore %s\nafter  %s", before, after)
 	}
 }
