@@ -1,6 +1,9 @@
 package spec
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -194,5 +197,37 @@ func BenchmarkLoad(b *testing.B) {
 		if _, err := Default(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestValidateResponse(t *testing.T) {
+	c, err := Shared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, method, path string
+		status             int
+		body               string
+		want               string // "" for valid, else a part of the problems
+	}{
+		{"list", "GET", "/v1/inventory", 200, `[{"petId":1,"quantity":2,"status":"sold"}]`, ""},
+		{"list item wrong type", "GET", "/v1/inventory", 200, `[{"petId":1,"quantity":"2","status":"sold"}]`, "quantity"},
+		{"list not an array", "GET", "/v1/inventory", 200, `{"petId":1,"quantity":2,"status":"sold"}`, "array"},
+		{"update", "PATCH", "/v1/inventory/1", 200, `{"petId":1,"quantity":2,"status":"sold"}`, ""},
+		{"update bad status", "PATCH", "/v1/inventory/1", 200, `{"petId":1,"quantity":2,"status":"gone"}`, "status"},
+		{"error", "PATCH", "/v1/inventory/1", 404, `{"code":"not_found","message":"x","status":404}`, ""},
+		{"error missing code", "PATCH", "/v1/inventory/1", 400, `{"message":"x","status":400}`, "code"},
+		{"undocumented status", "GET", "/v1/inventory", 404, `{"code":"not_found","message":"x","status":404}`, "404"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest(tt.method, tt.path, nil)
+			resp := &http.Response{StatusCode: tt.status, Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(strings.NewReader(tt.body)), Request: r}
+			got := Join(c.ValidateResponse(r, resp))
+			if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
+				t.Errorf("ValidateResponse = %q; want %q", got, tt.want)
+			}
+		})
 	}
 }

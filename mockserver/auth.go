@@ -1,0 +1,78 @@
+package mockserver
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"net/http"
+	"strings"
+)
+
+// DevKey is the API key the mock accepts when it is given none. It is
+// published in the README: it protects nothing.
+const DevKey = "inventory-dev-key"
+
+// A keyring holds the SHA-256 digests of the accepted keys, so every
+// comparison is of equal length and takes the same time.
+type keyring [][sha256.Size]byte
+
+func newKeyring(keys []string) keyring {
+	k := make(keyring, 0, len(keys))
+	for _, key := range keys {
+		if key != "" {
+			k = append(k, sha256.Sum256([]byte(key)))
+		}
+	}
+	return k
+}
+
+// accepts compares token with every key in constant time, without stopping
+// at the first match.
+func (k keyring) accepts(token string) bool {
+	sum := sha256.Sum256([]byte(token))
+	match := 0
+	for i := range k {
+		match |= subtle.ConstantTimeCompare(sum[:], k[i][:])
+	}
+	return match == 1
+}
+
+// bearerToken returns the token of the request's one Authorization header,
+// or a sentence saying what is wrong with the header. The scheme word is
+// case-insensitive.
+func bearerToken(r *http.Request) (token, problem string) {
+	values := r.Header.Values("Authorization")
+	switch {
+	case len(values) == 0:
+		return "", "missing Authorization header; send Authorization: Bearer <API key>"
+	case len(values) > 1:
+		return "", "more than one Authorization header"
+	}
+	scheme, token, _ := strings.Cut(strings.TrimSpace(values[0]), " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "", "Authorization scheme must be Bearer"
+	}
+	if token = strings.TrimSpace(token); token == "" {
+		return "", "Authorization header has an empty bearer token"
+	}
+	return token, ""
+}
+
+// requireKey answers 401 with an Error body and a Bearer challenge unless
+// the request carries a key that keys accepts. It runs before any other
+// check, so a request without a valid key learns nothing else.
+func requireKey(keys keyring, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, problem := bearerToken(r)
+		challenge := `Bearer realm="inventory"`
+		if problem == "" && !keys.accepts(token) {
+			problem = "API key is not valid"
+			challenge += `, error="invalid_token"`
+		}
+		if problem != "" {
+			w.Header().Set("WWW-Authenticate", challenge)
+			writeError(w, http.StatusUnauthorized, CodeUnauthorized, problem)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,104 @@
+package mockserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/petstore/inventory-kit/fixtures"
+)
+
+// TestConcurrentWrites has many clients write and read at once over real
+// connections. Each writer owns one pet and writes a rising sequence; all
+// writers also fight over pet 1. No update may be lost or mixed: every
+// owned pet ends at its writer's last value, pet 1 ends at one of the
+// values sent to it, and every list a reader saw was a valid snapshot.
+func TestConcurrentWrites(t *testing.T) {
+	s := newServer(t)
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	client := srv.Client()
+	client.Transport.(*http.Transport).MaxIdleConnsPerHost = 64
+
+	const writers, rounds = 16, 25
+	patch := func(petID int64, q int) (fixtures.Item, error) {
+		r, _ := http.NewRequest("PATCH", fmt.Sprintf("%s/v1/inventory/%d", srv.URL, petID), strings.NewReader(fmt.Sprintf(`{"quantity":%d}`, q)))
+		r.Header.Set("Authorization", "Bearer "+testKey)
+		r.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(r)
+		if err != nil {
+			return fixtures.Item{}, err
+		}
+		defer resp.Body.Close()
+		var it fixtures.Item
+		if resp.StatusCode != 200 {
+			return it, fmt.Errorf("PATCH %d: status %d", petID, resp.StatusCode)
+		}
+		return it, json.NewDecoder(resp.Body).Decode(&it)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*rounds*2+64)
+	shared := map[int64]bool{}
+	var sharedMu sync.Mutex
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			own := int64(w + 2)
+			for i := range rounds {
+				q := w*1000 + i
+				it, err := patch(own, q)
+				if err == nil && (it.PetID != own || it.Quantity != int64(q)) {
+					err = fmt.Errorf("PATCH %d with %d answered %+v", own, q, it)
+				}
+				if err != nil {
+					errs <- err
+				}
+				sharedMu.Lock()
+				shared[int64(q)] = true
+				sharedMu.Unlock()
+				if it, err := patch(1, q); err != nil || it.Quantity != int64(q) {
+					errs <- fmt.Errorf("PATCH 1 with %d answered %+v, %v", q, it, err)
+				}
+			}
+		}()
+	}
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range rounds {
+				r, _ := http.NewRequest("GET", srv.URL+"/v1/inventory", nil)
+				r.Header.Set("Authorization", "Bearer "+testKey)
+				resp, err := client.Do(r)
+				if err != nil {
+					errs <- err
+					continue
+				}
+				var items []fixtures.Item
+				err = json.NewDecoder(resp.Body).Decode(&items)
+				resp.Body.Close()
+				if err != nil || len(items) != len(testItems(t)) {
+					errs <- fmt.Errorf("list: %d items, %v", len(items), err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for w := range writers {
+		if it, _ := s.Store().Get(int64(w + 2)); it.Quantity != int64(w*1000+rounds-1) {
+			t.Errorf("pet %d = %d; want its writer's last value %d", w+2, it.Quantity, w*1000+rounds-1)
+		}
+	}
+	if it, _ := s.Store().Get(1); !shared[it.Quantity] {
+		t.Errorf("pet 1 = %d, a value nobody sent", it.Quantity)
+	}
+}

@@ -1,0 +1,58 @@
+package mockserver
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// cors lets browser pages call the mock. With no origins configured any
+// origin may call it without credentials; otherwise only the listed origins,
+// with credentials. Preflight requests are answered here, before auth,
+// because browsers send them without the Authorization header.
+func cors(origins []string, next http.Handler) http.Handler {
+	anyOrigin := len(origins) == 0 || slices.Contains(origins, "*")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if origin == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		h := w.Header()
+		h.Add("Vary", "Origin")
+		switch {
+		case anyOrigin:
+			h.Set("Access-Control-Allow-Origin", "*")
+		case slices.Contains(origins, origin):
+			h.Set("Access-Control-Allow-Origin", origin)
+			h.Set("Access-Control-Allow-Credentials", "true")
+		default:
+			next.ServeHTTP(w, r) // no CORS headers: the browser blocks the page
+			return
+		}
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			h.Add("Vary", "Access-Control-Request-Method, Access-Control-Request-Headers")
+			h.Set("Access-Control-Allow-Methods", "GET, PATCH, POST, OPTIONS")
+			h.Set("Access-Control-Allow-Headers", allowHeaders(r.Header.Get("Access-Control-Request-Headers")))
+			h.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		h.Set("Access-Control-Expose-Headers", "WWW-Authenticate, Deprecation, Allow")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// allowHeaders returns the headers a preflight may use: Authorization and
+// Content-Type, plus whatever else the page asked for (the mock ignores
+// headers it does not know, so allowing them is harmless).
+func allowHeaders(requested string) string {
+	allowed := []string{"Authorization", "Content-Type"}
+	for _, h := range strings.Split(requested, ",") {
+		h = strings.TrimSpace(h)
+		if h != "" && !slices.ContainsFunc(allowed, func(a string) bool { return strings.EqualFold(a, h) }) {
+			allowed = append(allowed, h)
+		}
+	}
+	return strings.Join(allowed, ", ")
+}

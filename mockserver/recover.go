@@ -1,0 +1,26 @@
+package mockserver
+
+import (
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+)
+
+// recoverPanics turns a panic in a handler into a 500 Error body and a log
+// line with the stack, instead of a dropped connection.
+func recoverPanics(logger *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			logger.Error("panic", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+			writeError(w, http.StatusInternalServerError, CodeInternal, "the mock failed on this request; see its log")
+		}()
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,500 @@
+package mockserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/petstore/inventory-kit/fixtures"
+	"github.com/petstore/inventory-kit/spec"
+)
+
+const testKey = "test-key-1"
+
+func contract(t testing.TB) *spec.Contract {
+	t.Helper()
+	c, err := spec.Shared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func testItems(t testing.TB) []fixtures.Item {
+	t.Helper()
+	items, err := fixtures.Default(contract(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return items
+}
+
+func newServer(t testing.TB, mod ...func(*Config)) *Server {
+	t.Helper()
+	cfg := Config{Contract: contract(t), Items: testItems(t), APIKeys: []string{testKey, "test-key-2"}}
+	for _, m := range mod {
+		m(&cfg)
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// A req describes one request; auth "" sends the test key, "-" sends no header.
+type req struct {
+	method, path, auth, contentType, body string
+	header                                http.Header
+}
+
+type result struct {
+	status int
+	header http.Header
+	body   []byte
+	errorBody
+}
+
+type errorBody struct {
+	Code    any `json:"code"`
+	Message any `json:"message"`
+	Status  any `json:"status"`
+}
+
+// serve sends r to s and checks what every response must satisfy: an error
+// is the contract's Error body with status equal to the HTTP status, and a
+// response to one of the contract's operations is valid against the spec.
+func serve(t *testing.T, s *Server, r req) result {
+	t.Helper()
+	var body io.Reader
+	if r.body != "" {
+		body = strings.NewReader(r.body)
+	}
+	hr := httptest.NewRequest(r.method, "http://mock.test"+r.path, body)
+	switch r.auth {
+	case "":
+		hr.Header.Set("Authorization", "Bearer "+testKey)
+	case "-":
+	default:
+		hr.Header.Set("Authorization", r.auth)
+	}
+	if r.contentType != "" {
+		hr.Header.Set("Content-Type", r.contentType)
+	} else if r.body != "" {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range r.header {
+		hr.Header[k] = v
+	}
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, hr)
+	resp := rec.Result()
+	out := result{status: resp.StatusCode, header: resp.Header, body: rec.Body.Bytes()}
+	if out.status >= 400 {
+		if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+			t.Errorf("%s %s: Content-Type = %q; want application/json", r.method, r.path, ct)
+		}
+		if err := json.Unmarshal(out.body, &out.errorBody); err != nil {
+			t.Fatalf("%s %s: error body is not JSON: %s", r.method, r.path, out.body)
+		}
+		if ps := s.contract.ValidateValue("Error", out.body); len(ps) > 0 {
+			t.Errorf("%s %s: body is not an Error: %s: %s", r.method, r.path, spec.Join(ps), out.body)
+		}
+		if st, _ := out.Status.(float64); int(st) != out.status {
+			t.Errorf("%s %s: Error.status = %v; want %d", r.method, r.path, out.Status, out.status)
+		}
+		if m, _ := out.Message.(string); m == "" {
+			t.Errorf("%s %s: Error.message is empty", r.method, r.path)
+		}
+	}
+	if op := operationOf(s.contract, r.method, r.path); op != nil {
+		if op.ID != "" && !op.Documents(out.status) {
+			t.Errorf("%s %s: status %d is not documented for %s (documented: %v)", r.method, r.path, out.status, op.ID, op.Statuses)
+		}
+		if op.Documents(out.status) {
+			hr.Body = io.NopCloser(strings.NewReader(r.body))
+			resp.Body = io.NopCloser(bytes.NewReader(out.body))
+			if ps := s.contract.ValidateResponse(hr, resp); len(ps) > 0 {
+				t.Errorf("%s %s: response %d breaks the contract: %s\n%s", r.method, r.path, out.status, spec.Join(ps), out.body)
+			}
+		}
+	}
+	return out
+}
+
+// operationOf finds the contract operation a request path names, if any.
+func operationOf(c *spec.Contract, method, path string) *spec.Operation {
+	path, _, _ = strings.Cut(path, "?")
+	segs := strings.Split(strings.TrimPrefix(path, c.BasePath), "/")
+	for _, op := range c.Operations {
+		tmpl := strings.Split(op.Path, "/")
+		if op.Method != method || len(tmpl) != len(segs) || !strings.HasPrefix(path, c.BasePath+"/") {
+			continue
+		}
+		match := true
+		for i := range tmpl {
+			if !strings.HasPrefix(tmpl[i], "{") && tmpl[i] != segs[i] {
+				match = false
+			}
+		}
+		if match {
+			return op
+		}
+	}
+	return nil
+}
+
+func TestAuth(t *testing.T) {
+	s := newServer(t)
+	tests := []struct {
+		name      string
+		r         req
+		status    int
+		challenge string // the WWW-Authenticate header wanted on a 401
+	}{
+		{"no header", req{method: "GET", path: "/v1/inventory", auth: "-"}, 401, `Bearer realm="inventory"`},
+		{"scheme only", req{method: "GET", path: "/v1/inventory", auth: "Bearer"}, 401, `Bearer realm="inventory"`},
+		{"empty token", req{method: "GET", path: "/v1/inventory", auth: "Bearer   "}, 401, `Bearer realm="inventory"`},
+		{"unknown key", req{method: "GET", path: "/v1/inventory", auth: "Bearer nope"}, 401, `Bearer realm="inventory", error="invalid_token"`},
+		{"key prefix", req{method: "GET", path: "/v1/inventory", auth: "Bearer " + testKey[:5]}, 401, `Bearer realm="inventory", error="invalid_token"`},
+		{"key with suffix", req{method: "GET", path: "/v1/inventory", auth: "Bearer " + testKey + "x"}, 401, `Bearer realm="inventory", error="invalid_token"`},
+		{"no space", req{method: "GET", path: "/v1/inventory", auth: "Bearer" + testKey}, 401, `Bearer realm="inventory"`},
+		{"basic", req{method: "GET", path: "/v1/inventory", auth: "Basic dGVzdDp0ZXN0"}, 401, `Bearer realm="inventory"`},
+		{"key in query", req{method: "GET", path: "/v1/inventory?api_key=" + testKey, auth: "-"}, 401, `Bearer realm="inventory"`},
+		{"dev key when keys are set", req{method: "GET", path: "/v1/inventory", auth: "Bearer " + DevKey}, 401, `Bearer realm="inventory", error="invalid_token"`},
+		{"two headers", req{method: "GET", path: "/v1/inventory", header: http.Header{"Authorization": {"Bearer " + testKey, "Bearer " + testKey}}, auth: "-"}, 401, `Bearer realm="inventory"`},
+		{"lower-case scheme", req{method: "GET", path: "/v1/inventory", auth: "bearer " + testKey}, 200, ""},
+		{"upper-case scheme", req{method: "GET", path: "/v1/inventory", auth: "BEARER " + testKey}, 200, ""},
+		{"second key", req{method: "GET", path: "/v1/inventory", auth: "Bearer test-key-2"}, 200, ""},
+		// Auth comes first: nothing else is revealed without a key.
+		{"unknown pet", req{method: "PATCH", path: "/v1/inventory/424242", auth: "-", body: `{"quantity":1}`}, 401, `Bearer realm="inventory"`},
+		{"bad body", req{method: "PATCH", path: "/v1/inventory/1", auth: "-", body: `{`}, 401, `Bearer realm="inventory"`},
+		{"bad petId", req{method: "PATCH", path: "/v1/inventory/abc", auth: "Bearer x", body: `{"quantity":1}`}, 401, `Bearer realm="inventory", error="invalid_token"`},
+		{"unknown path", req{method: "GET", path: "/v1/nope", auth: "-"}, 401, `Bearer realm="inventory"`},
+		{"wrong method", req{method: "DELETE", path: "/v1/inventory", auth: "-"}, 401, `Bearer realm="inventory"`},
+		{"deprecated pet detail", req{method: "GET", path: "/v1/pets/1", auth: "-"}, 401, `Bearer realm="inventory"`},
+		{"orders", req{method: "GET", path: "/v1/store/orders", auth: "Basic x"}, 401, `Bearer realm="inventory"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := serve(t, s, tt.r)
+			if got.status != tt.status {
+				t.Fatalf("status = %d; want %d: %s", got.status, tt.status, got.body)
+			}
+			if tt.status == 401 {
+				if got.Code != CodeUnauthorized {
+					t.Errorf("code = %v; want %s", got.Code, CodeUnauthorized)
+				}
+				if h := got.header.Get("WWW-Authenticate"); h != tt.challenge {
+					t.Errorf("WWW-Authenticate = %q; want %q", h, tt.challenge)
+				}
+			}
+		})
+	}
+	// Nothing was written by the unauthenticated PATCHes.
+	if it, _ := s.Store().Get(1); it.Quantity != testItems(t)[0].Quantity {
+		t.Errorf("pet 1 changed to %d by unauthenticated requests", it.Quantity)
+	}
+}
+
+func TestDevKeyWhenNoneConfigured(t *testing.T) {
+	s := newServer(t, func(c *Config) { c.APIKeys = nil })
+	if got := serve(t, s, req{method: "GET", path: "/v1/inventory", auth: "Bearer " + DevKey}); got.status != 200 {
+		t.Errorf("dev key: status = %d; want 200", got.status)
+	}
+	if got := serve(t, s, req{method: "GET", path: "/v1/inventory", auth: "Bearer other"}); got.status != 401 {
+		t.Errorf("other key: status = %d; want 401", got.status)
+	}
+}
+
+func TestList(t *testing.T) {
+	s := newServer(t)
+	got := serve(t, s, req{method: "GET", path: "/v1/inventory"})
+	if got.status != 200 {
+		t.Fatalf("status = %d; want 200", got.status)
+	}
+	var items []fixtures.Item
+	if err := json.Unmarshal(got.body, &items); err != nil {
+		t.Fatal(err)
+	}
+	want := testItems(t)
+	if len(items) != len(want) {
+		t.Errorf("len = %d; want %d", len(items), len(want))
+	}
+	if !slices.IsSortedFunc(items, func(a, b fixtures.Item) int { return int(a.PetID - b.PetID) }) {
+		t.Error("list is not in ascending petId order")
+	}
+	if h := got.header.Get("Cache-Control"); h != "no-store" {
+		t.Errorf("Cache-Control = %q; want no-store", h)
+	}
+	// Unknown query parameters are ignored: the contract defines none.
+	if got := serve(t, s, req{method: "GET", path: "/v1/inventory?status=sold"}); got.status != 200 {
+		t.Errorf("with a query: status = %d; want 200", got.status)
+	}
+}
+
+func TestUpdate(t *testing.T) {
+	tests := []struct {
+		name, path, contentType, body string
+		status                        int
+		code, message                 string // on error: the code and a part of the message
+		quantity                      int64  // on 200: the quantity wanted
+	}{
+		{"set", "/v1/inventory/3", "", `{"quantity": 42}`, 200, "", "", 42},
+		{"zero", "/v1/inventory/3", "", `{"quantity": 0}`, 200, "", "", 0},
+		{"largest", "/v1/inventory/3", "", `{"quantity": 2147483647}`, 200, "", "", MaxQuantity},
+		{"whole float", "/v1/inventory/3", "", `{"quantity": 5.0}`, 200, "", "", 5},
+		{"exponent", "/v1/inventory/3", "", `{"quantity": 1e2}`, 200, "", "", 100},
+		{"extra field ignored", "/v1/inventory/3", "", `{"quantity": 7, "status": "sold"}`, 200, "", "", 7},
+		{"charset", "/v1/inventory/3", "application/json; charset=utf-8", `{"quantity": 8}`, 200, "", "", 8},
+		{"no body", "/v1/inventory/3", "application/json", ``, 400, CodeInvalidBody, "body: required", 0},
+		{"empty object", "/v1/inventory/3", "", `{}`, 400, CodeInvalidBody, "quantity", 0},
+		{"malformed", "/v1/inventory/3", "", `{"quantity":`, 400, CodeInvalidBody, "malformed JSON", 0},
+		{"trailing garbage", "/v1/inventory/3", "", `{"quantity":1} x`, 400, CodeInvalidBody, "malformed JSON", 0},
+		{"null", "/v1/inventory/3", "", `null`, 400, CodeInvalidBody, "got null, want object", 0},
+		{"array", "/v1/inventory/3", "", `[{"quantity":1}]`, 400, CodeInvalidBody, "got array, want object", 0},
+		{"string quantity", "/v1/inventory/3", "", `{"quantity":"5"}`, 400, CodeInvalidBody, "quantity: got string, want integer", 0},
+		{"fraction", "/v1/inventory/3", "", `{"quantity":1.5}`, 400, CodeInvalidBody, "quantity: got number, want integer", 0},
+		{"boolean", "/v1/inventory/3", "", `{"quantity":true}`, 400, CodeInvalidBody, "quantity: got boolean, want integer", 0},
+		{"null quantity", "/v1/inventory/3", "", `{"quantity":null}`, 400, CodeInvalidBody, "quantity: got null, want integer", 0},
+		{"negative", "/v1/inventory/3", "", `{"quantity":-1}`, 400, CodeInvalidBody, "must be between 0 and 2147483647", 0},
+		{"past int32", "/v1/inventory/3", "", `{"quantity":2147483648}`, 400, CodeInvalidBody, "out of range", 0},
+		{"past int64", "/v1/inventory/3", "", `{"quantity":9223372036854775808}`, 400, CodeInvalidBody, "out of range", 0},
+		{"past float64", "/v1/inventory/3", "", `{"quantity":1e400}`, 400, CodeInvalidBody, "out of range", 0},
+		{"duplicate key", "/v1/inventory/3", "", `{"quantity":1,"quantity":2}`, 400, CodeInvalidBody, "more than once", 0},
+		{"text/plain", "/v1/inventory/3", "text/plain", `{"quantity":1}`, 400, CodeUnsupportedMediaType, `"text/plain" is not accepted; send application/json`, 0},
+		{"form", "/v1/inventory/3", "application/x-www-form-urlencoded", `quantity=1`, 400, CodeUnsupportedMediaType, "send application/json", 0},
+		{"petId abc", "/v1/inventory/abc", "", `{"quantity":1}`, 400, CodeInvalidParameter, "petId", 0},
+		{"petId fraction", "/v1/inventory/1.5", "", `{"quantity":1}`, 400, CodeInvalidParameter, "petId", 0},
+		{"petId past int64", "/v1/inventory/9223372036854775808", "", `{"quantity":1}`, 400, CodeInvalidParameter, "petId", 0},
+		{"unknown pet", "/v1/inventory/424242", "", `{"quantity":1}`, 404, CodeNotFound, "no pet with petId 424242", 0},
+		{"largest int64 pet", "/v1/inventory/9223372036854775807", "", `{"quantity":1}`, 404, CodeNotFound, "9223372036854775807", 0},
+		{"negative pet", "/v1/inventory/-3", "", `{"quantity":1}`, 404, CodeNotFound, "-3", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(t)
+			before := s.Store().ListJSON()
+			got := serve(t, s, req{method: "PATCH", path: tt.path, contentType: tt.contentType, body: tt.body})
+			if got.status != tt.status {
+				t.Fatalf("status = %d; want %d: %s", got.status, tt.status, got.body)
+			}
+			if tt.status != 200 {
+				if got.Code != tt.code || !strings.Contains(got.Message.(string), tt.message) {
+					t.Errorf("error = %s; want code %s and a message with %q", got.body, tt.code, tt.message)
+				}
+				if after := s.Store().ListJSON(); !bytes.Equal(before, after) {
+					t.Error("a rejected update changed the store")
+				}
+				return
+			}
+			var it fixtures.Item
+			json.Unmarshal(got.body, &it)
+			orig, _ := NewStore(testItems(t)).Get(3)
+			if it.PetID != 3 || it.Quantity != tt.quantity || it.Status != orig.Status {
+				t.Errorf("response = %+v; want petId 3, quantity %d, status %s (unchanged)", it, tt.quantity, orig.Status)
+			}
+			if stored, _ := s.Store().Get(3); stored != it {
+				t.Errorf("stored %+v; response said %+v", stored, it)
+			}
+		})
+	}
+}
+
+func TestBodyTooLarge(t *testing.T) {
+	s := newServer(t)
+	big := `{"quantity":1,"pad":"` + strings.Repeat("x", 2<<20) + `"}`
+	got := serve(t, s, req{method: "PATCH", path: "/v1/inventory/3", body: big})
+	if got.status != 400 || got.Code != CodePayloadTooLarge {
+		t.Errorf("Content-Length 2 MiB: %d %v; want 400 %s", got.status, got.Code, CodePayloadTooLarge)
+	}
+	// Without Content-Length (chunked), the limit still holds.
+	hr := httptest.NewRequest("PATCH", "/v1/inventory/3", io.MultiReader(strings.NewReader(big)))
+	hr.ContentLength = -1
+	hr.Header.Set("Authorization", "Bearer "+testKey)
+	hr.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, hr)
+	if rec.Code != 400 || !strings.Contains(rec.Body.String(), CodePayloadTooLarge) {
+		t.Errorf("chunked 2 MiB: %d %s; want 400 %s", rec.Code, rec.Body, CodePayloadTooLarge)
+	}
+}
+
+func TestWritesAreKept(t *testing.T) {
+	s := newServer(t)
+	for range 2 { // the same PATCH twice gives the same answer
+		got := serve(t, s, req{method: "PATCH", path: "/v1/inventory/5", body: `{"quantity": 77}`})
+		if got.status != 200 || !strings.Contains(string(got.body), `"quantity":77`) {
+			t.Fatalf("PATCH: %d %s", got.status, got.body)
+		}
+	}
+	list := serve(t, s, req{method: "GET", path: "/v1/inventory"})
+	var items []fixtures.Item
+	json.Unmarshal(list.body, &items)
+	want := testItems(t)
+	for i, it := range items {
+		w := want[i]
+		if w.PetID == 5 {
+			w.Quantity = 77
+		}
+		if it != w {
+			t.Errorf("after PATCH of pet 5, list has %+v; want %+v", it, w)
+		}
+	}
+	if got := serve(t, s, req{method: "POST", path: "/__admin/reset"}); got.status != 204 {
+		t.Fatalf("reset: %d %s", got.status, got.body)
+	}
+	if it, _ := s.Store().Get(5); it != want[4] {
+		t.Errorf("after reset pet 5 = %+v; want %+v", it, want[4])
+	}
+}
+
+func TestRouting(t *testing.T) {
+	s := newServer(t)
+	tests := []struct {
+		r                 req
+		status            int
+		code, allow, depr string
+	}{
+		{req{method: "GET", path: "/v1/nope"}, 404, CodeNotFound, "", ""},
+		{req{method: "GET", path: "/nope", auth: "-"}, 404, CodeNotFound, "", ""},
+		{req{method: "GET", path: "/v1/inventory/"}, 404, CodeNotFound, "", ""},
+		{req{method: "GET", path: "//v1/inventory"}, 404, CodeNotFound, "", ""},
+		{req{method: "GET", path: "/v1/./inventory"}, 404, CodeNotFound, "", ""},
+		{req{method: "PATCH", path: "/v1/inventory/1/x", body: `{"quantity":1}`}, 404, CodeNotFound, "", ""},
+		{req{method: "DELETE", path: "/v1/inventory"}, 405, CodeMethodNotAllowed, "GET", ""},
+		{req{method: "POST", path: "/v1/inventory"}, 405, CodeMethodNotAllowed, "GET", ""},
+		{req{method: "GET", path: "/v1/inventory/1"}, 405, CodeMethodNotAllowed, "PATCH", ""},
+		{req{method: "PUT", path: "/v1/inventory/1"}, 405, CodeMethodNotAllowed, "PATCH", ""},
+		{req{method: "GET", path: "/__admin/reset"}, 405, CodeMethodNotAllowed, "POST", ""},
+		{req{method: "GET", path: "/v1/pets/1"}, 501, CodeNotImplemented, "", "true"},
+		{req{method: "GET", path: "/v1/pets/abc"}, 400, CodeInvalidParameter, "", "true"},
+		{req{method: "GET", path: "/v1/store/orders"}, 501, CodeNotImplemented, "", ""},
+		{req{method: "GET", path: "/healthz", auth: "-"}, 200, "", "", ""},
+		{req{method: "GET", path: "/openapi.yaml", auth: "-"}, 200, "", "", ""},
+		{req{method: "POST", path: "/__admin/reset", auth: "-"}, 401, CodeUnauthorized, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.r.method+" "+tt.r.path, func(t *testing.T) {
+			got := serve(t, s, tt.r)
+			if got.status != tt.status {
+				t.Fatalf("status = %d; want %d: %s", got.status, tt.status, got.body)
+			}
+			if tt.code != "" && got.Code != tt.code {
+				t.Errorf("code = %v; want %s", got.Code, tt.code)
+			}
+			if h := got.header.Get("Allow"); h != tt.allow {
+				t.Errorf("Allow = %q; want %q", h, tt.allow)
+			}
+			if h := got.header.Get("Deprecation"); h != tt.depr {
+				t.Errorf("Deprecation = %q; want %q", h, tt.depr)
+			}
+		})
+	}
+	spec := serve(t, s, req{method: "GET", path: "/openapi.yaml", auth: "-"})
+	if !bytes.Equal(spec.body, s.contract.Raw) {
+		t.Error("/openapi.yaml does not serve the loaded document")
+	}
+}
+
+func TestAdminKey(t *testing.T) {
+	s := newServer(t, func(c *Config) { c.AdminKey = "admin-secret" })
+	if got := serve(t, s, req{method: "POST", path: "/__admin/reset"}); got.status != 401 {
+		t.Errorf("reset with an API key: %d; want 401 when an admin key is set", got.status)
+	}
+	if got := serve(t, s, req{method: "POST", path: "/__admin/reset", auth: "Bearer admin-secret"}); got.status != 204 {
+		t.Errorf("reset with the admin key: %d; want 204", got.status)
+	}
+	if got := serve(t, s, req{method: "GET", path: "/v1/inventory", auth: "Bearer admin-secret"}); got.status != 401 {
+		t.Errorf("the admin key on the API: %d; want 401", got.status)
+	}
+}
+
+func TestCORS(t *testing.T) {
+	tests := []struct {
+		name       string
+		origins    []string
+		r          req
+		status     int
+		allowOrig  string
+		allowCreds string
+	}{
+		{"preflight, any origin", nil, req{method: "OPTIONS", path: "/v1/inventory/3", auth: "-", header: http.Header{"Origin": {"http://localhost:3000"}, "Access-Control-Request-Method": {"PATCH"}, "Access-Control-Request-Headers": {"authorization,content-type"}}}, 204, "*", ""},
+		{"401 readable by the page", nil, req{method: "GET", path: "/v1/inventory", auth: "-", header: http.Header{"Origin": {"http://localhost:3000"}}}, 401, "*", ""},
+		{"allowed origin", []string{"http://app.test"}, req{method: "GET", path: "/v1/inventory", header: http.Header{"Origin": {"http://app.test"}}}, 200, "http://app.test", "true"},
+		{"other origin", []string{"http://app.test"}, req{method: "GET", path: "/v1/inventory", header: http.Header{"Origin": {"http://evil.test"}}}, 200, "", ""},
+		{"preflight, allowed origin", []string{"http://app.test"}, req{method: "OPTIONS", path: "/v1/inventory", auth: "-", header: http.Header{"Origin": {"http://app.test"}, "Access-Control-Request-Method": {"GET"}}}, 204, "http://app.test", "true"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(t, func(c *Config) { c.CORSOrigins = tt.origins })
+			got := serve(t, s, tt.r)
+			if got.status != tt.status {
+				t.Fatalf("status = %d; want %d", got.status, tt.status)
+			}
+			if h := got.header.Get("Access-Control-Allow-Origin"); h != tt.allowOrig {
+				t.Errorf("Access-Control-Allow-Origin = %q; want %q", h, tt.allowOrig)
+			}
+			if h := got.header.Get("Access-Control-Allow-Credentials"); h != tt.allowCreds {
+				t.Errorf("Access-Control-Allow-Credentials = %q; want %q", h, tt.allowCreds)
+			}
+			if tt.status == 204 {
+				if h := got.header.Get("Access-Control-Allow-Headers"); !strings.Contains(h, "Authorization") {
+					t.Errorf("Access-Control-Allow-Headers = %q; want Authorization in it", h)
+				}
+				if h := got.header.Get("Access-Control-Allow-Methods"); !strings.Contains(h, "PATCH") {
+					t.Errorf("Access-Control-Allow-Methods = %q; want PATCH in it", h)
+				}
+			}
+		})
+	}
+}
+
+func TestPanicBecomesError(t *testing.T) {
+	var logs bytes.Buffer
+	h := recoverPanics(slog.New(slog.NewTextHandler(&logs, nil)), http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/v1/inventory", nil))
+	if rec.Code != 500 || !strings.Contains(rec.Body.String(), `"code":"internal"`) || !strings.Contains(rec.Body.String(), `"status":500`) {
+		t.Errorf("panic: %d %s; want a 500 Error body", rec.Code, rec.Body)
+	}
+	if !strings.Contains(logs.String(), "boom") {
+		t.Error("the panic was not logged")
+	}
+}
+
+func TestAccessLogHidesKeys(t *testing.T) {
+	var logs bytes.Buffer
+	s := newServer(t, func(c *Config) { c.Logger = slog.New(slog.NewJSONHandler(&logs, nil)) })
+	serve(t, s, req{method: "GET", path: "/v1/inventory"})
+	serve(t, s, req{method: "GET", path: "/v1/inventory?api_key=" + testKey, auth: "-"})
+	out := logs.String()
+	if strings.Contains(out, testKey) {
+		t.Errorf("the log holds the API key:\n%s", out)
+	}
+	for _, want := range []string{`"method":"GET"`, `"path":"/v1/inventory"`, `"status":200`, `"status":401`, `"duration"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %s:\n%s", want, out)
+		}
+	}
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	if _, err := New(Config{}); err == nil {
+		t.Error("New without a contract: error = nil")
+	}
+	doc := strings.Replace(string(spec.Document), "/store/orders:", "/files/{name}.json:", 1)
+	c, err := spec.Load([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(Config{Contract: c}); err == nil || !strings.Contains(err.Error(), "/files/{name}.json") {
+		t.Errorf("New with an unservable path: error = %v; want one naming the path", err)
+	}
+}
