@@ -16,12 +16,14 @@ import (
 
 // A brokenServer is the mock with one rule of the contract broken. The
 // suite run against it must fail the specs named in fails (substrings of
-// the specs' full text) and record the warnings in warns.
+// the specs' full text), record the warnings in warns and report the
+// failed restores in restores. One that names no failing spec must pass.
 type brokenServer struct {
-	name  string
-	wrap  func(http.Handler) http.Handler
-	fails []string
-	warns []string
+	name     string
+	wrap     func(http.Handler) http.Handler
+	fails    []string
+	warns    []string
+	restores []string
 }
 
 var brokenServers = []brokenServer{
@@ -334,6 +336,54 @@ var brokenServers = []brokenServer{
 			}
 		}),
 		fails: []string{"status after an update", "the answer has the same petId"},
+	},
+	{
+		// Not broken: a rate limit now and then must not fail a run.
+		name: "rate-limited-now-and-then",
+		wrap: func(h http.Handler) http.Handler {
+			var mu sync.Mutex // guards n
+			n := 0
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				n++
+				limited := n%25 == 0
+				mu.Unlock()
+				if limited {
+					w.Header().Set("Retry-After", "0")
+					writeError(w, http.StatusTooManyRequests, "rate_limited")
+					return
+				}
+				h.ServeHTTP(w, r)
+			})
+		},
+	},
+	{
+		// Only the first write to a pet is stored, so the restore cannot
+		// work and must be reported with the petId and original quantity.
+		name: "first-write-sticks",
+		wrap: func(h http.Handler) http.Handler {
+			var mu sync.Mutex // guards written
+			written := map[int64]bool{}
+			stick := patchNotPersisted(h)
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				id, ok := patchedPet(r)
+				if !ok || !authorized(r) {
+					h.ServeHTTP(w, r)
+					return
+				}
+				mu.Lock()
+				first := !written[id]
+				written[id] = true
+				mu.Unlock()
+				if first {
+					h.ServeHTTP(w, r)
+					return
+				}
+				stick.ServeHTTP(w, r)
+			})
+		},
+		fails:    []string{"a following list shows the new quantity"},
+		restores: []string{"petId 1: could not restore quantity 5"},
 	},
 	{
 		name: "no-www-authenticate",

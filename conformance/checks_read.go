@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 
 	. "github.com/onsi/ginkgo/v2"
 )
@@ -56,6 +58,7 @@ var _ = Describe("list", Label("list"), func() {
 			failWith(x, "a JSON array of InventoryItem", []string{err.Error()})
 		}
 		var ps []string
+		extra := map[string]bool{}
 		for i, r := range raw {
 			var it Item
 			d := json.NewDecoder(bytes.NewReader(mustMarshal(r)))
@@ -68,6 +71,11 @@ var _ = Describe("list", Label("list"), func() {
 					ps = append(ps, fmt.Sprintf("item %d: %s is missing", i, f))
 				}
 			}
+			for f := range r {
+				if f != "petId" && f != "quantity" && f != "status" {
+					extra[f] = true
+				}
+			}
 			switch it.Status {
 			case "available", "pending", "sold":
 			default:
@@ -76,6 +84,9 @@ var _ = Describe("list", Label("list"), func() {
 		}
 		if len(ps) > 0 {
 			failWith(x, "every item has petId (int64), quantity (integer) and status (available, pending or sold)", ps)
+		}
+		if len(extra) > 0 {
+			observe("fields of InventoryItem beyond the contract's", "%v", slices.Sorted(maps.Keys(extra)))
 		}
 	})
 

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -83,19 +84,49 @@ func (t *Target) send(ctx context.Context, r Request) *Exchange {
 		return x
 	}
 	req.Header = x.Header.Clone()
+	for attempt := 1; ; attempt++ {
+		t.roundTrip(req, x)
+		if x.Err != nil || x.Status != http.StatusTooManyRequests || attempt == maxAttempts {
+			return x
+		}
+		// A rate limit is the target's right, not a contract failure: wait and retry.
+		select {
+		case <-ctx.Done():
+			return x
+		case <-time.After(retryAfter(x.RespHead.Get("Retry-After"))):
+		}
+		if r.Body != nil {
+			req.Body = io.NopCloser(bytes.NewReader(r.Body))
+		}
+	}
+}
+
+// maxAttempts bounds the tries of a request answered 429.
+const maxAttempts = 4
+
+// retryAfter reads a Retry-After header in seconds, between 100ms and 5s.
+func retryAfter(v string) time.Duration {
+	d := 500 * time.Millisecond
+	if s, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+		d = time.Duration(s) * time.Second
+	}
+	return min(max(d, 100*time.Millisecond), 5*time.Second)
+}
+
+// roundTrip makes one attempt of req and records it in x.
+func (t *Target) roundTrip(req *http.Request, x *Exchange) {
 	start := time.Now()
 	resp, err := t.client.Do(req)
+	x.Err = err
 	if err != nil {
 		x.Elapsed = time.Since(start)
-		x.Err = err
-		return x
+		return
 	}
 	defer resp.Body.Close()
 	x.RespBody, x.Err = io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	x.Elapsed = time.Since(start)
 	x.Status = resp.StatusCode
 	x.RespHead = resp.Header
-	return x
 }
 
 // operation returns the contract operation method and path address, or nil.

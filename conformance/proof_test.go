@@ -94,7 +94,7 @@ func TestBrokenServers(t *testing.T) {
 	failedBySomeone := map[string]bool{}
 	var all []string
 	for _, r := range runs {
-		failed, warnings := outcome(r.report)
+		failed, warnings, restores := outcome(r.report)
 		if r.name == correctServer {
 			if r.err != nil || len(failed) > 0 {
 				t.Errorf("the correct mock failed %v (%v):\n%s", failed, r.err, tail(r.output))
@@ -120,8 +120,16 @@ func TestBrokenServers(t *testing.T) {
 				t.Errorf("%s: no warning matches %q; warnings: %q", b.name, want, warnings)
 			}
 		}
-		if len(b.fails) > 0 && r.err == nil {
+		for _, want := range b.restores {
+			if !slices.ContainsFunc(restores, func(w string) bool { return strings.Contains(w, want) }) {
+				t.Errorf("%s: no failed restore matches %q; reported: %q", b.name, want, restores)
+			}
+		}
+		switch {
+		case len(b.fails) > 0 && r.err == nil:
 			t.Errorf("%s: the child run passed", b.name)
+		case len(b.fails) == 0 && r.err != nil:
+			t.Errorf("%s: the child run failed %q (%v)", b.name, failed, r.err)
 		}
 	}
 	if len(all) == 0 {
@@ -135,19 +143,23 @@ func TestBrokenServers(t *testing.T) {
 	t.Logf("%d broken servers, %d specs, each failed by at least one", len(brokenServers), len(all))
 }
 
-// outcome lists the full texts of the failed specs and the warnings of a run.
-func outcome(r types.Report) (failed, warnings []string) {
+// outcome lists the full texts of the failed specs, the warnings and the
+// failed restores of a run.
+func outcome(r types.Report) (failed, warnings, restores []string) {
 	for _, s := range r.SpecReports {
 		if s.LeafNodeType == types.NodeTypeIt && s.State.Is(types.SpecStateFailureStates) {
 			failed = append(failed, s.FullText())
 		}
 		for _, e := range s.ReportEntries {
-			if e.Name == EntryWarning {
+			switch e.Name {
+			case EntryWarning:
 				warnings = append(warnings, e.StringRepresentation())
+			case EntryRestoreFailed:
+				restores = append(restores, e.StringRepresentation())
 			}
 		}
 	}
-	return failed, warnings
+	return failed, warnings, restores
 }
 
 func tail(b []byte) []byte {
