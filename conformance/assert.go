@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 )
 
 // do sends r and fails the spec unless the response keeps the rules every
@@ -28,9 +29,7 @@ func do(ctx context.Context, r Request, tolerated ...int) *Exchange {
 // expectStatus fails the spec unless x's status is one of want.
 func expectStatus(x *Exchange, why string, want ...int) {
 	GinkgoHelper()
-	if !contains(want, x.Status) {
-		failWith(x, why, []string{fmt.Sprintf("status %d, want %s", x.Status, orList(want))})
-	}
+	Expect(x.Status).To(BeElementOf(want), x.Want("%s", why))
 }
 
 // failWith fails the spec with the exchange and the problems found.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 )
 
 // newQuantity picks a quantity different from q for a write.
@@ -39,14 +40,14 @@ var _ = Describe("update", Label("update", "mutating"), func() {
 	})
 
 	It("updateInventory: a following list shows the new quantity", func(ctx SpecContext) {
+		var listed Item
 		orig := protect(ctx, petID)
 		q := newQuantity(orig.Quantity)
 		x := do(ctx, patch(petID, q))
 		expectStatus(x, "200", http.StatusOK)
 		items, lx := listItems(ctx)
-		if it, _ := findItem(items, petID); it.Quantity != q {
-			failWith(lx, fmt.Sprintf("after PATCH quantity %d, the list shows petId %d with quantity %d", q, petID, q), []string{fmt.Sprintf("listed %+v", it)})
-		}
+		Expect(items).To(ContainElement(HaveField("PetID", petID), &listed), lx.Want("petId %d listed", petID))
+		Expect(listed.Quantity).To(Equal(q), lx.Want("after PATCH quantity %d, the list shows petId %d with quantity %d", q, petID, q))
 	})
 
 	It("updateInventory: the same PATCH twice gives the same result", func(ctx SpecContext) {
@@ -137,9 +138,7 @@ var _ = Describe("bad input", Label("bad-input"), func() {
 		body := fmt.Sprintf(`{"quantity": %d, "pad": "%s"}`, orig.Quantity, strings.Repeat("x", 4<<20))
 		x := do(ctx, Request{Method: http.MethodPatch, Path: petPath(orig.PetID), Body: []byte(body)}, http.StatusRequestEntityTooLarge)
 		expectStatus(x, "400 or 413: a size limit, answered promptly", http.StatusBadRequest, http.StatusRequestEntityTooLarge)
-		if x.Elapsed > 5*time.Second {
-			failWith(x, "an answer within 5 seconds", []string{fmt.Sprintf("took %s", x.Elapsed)})
-		}
+		Expect(x.Elapsed).To(BeNumerically("<", 5*time.Second), x.Want("an answer within 5 seconds"))
 		expectUnchanged(ctx, x, orig)
 	})
 

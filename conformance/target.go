@@ -13,6 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+
 	"github.com/petstore/inventory-kit/spec"
 )
 
@@ -156,8 +159,12 @@ func findItem(items []Item, id int64) (Item, bool) {
 
 var current *Target
 
-// Use makes t the target of the specs. Call it before RunSpecs.
-func Use(t *Target) { current = t }
+// Use makes t the target of the specs and routes Gomega's failures to
+// Ginkgo. Call it before RunSpecs.
+func Use(t *Target) {
+	current = t
+	gomega.RegisterFailHandler(ginkgo.Fail)
+}
 
 // target returns the target the specs run against.
 func target() *Target {
