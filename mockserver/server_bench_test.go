@@ -1,0 +1,167 @@
+package mockserver
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/petstore/inventory-kit/fixtures"
+)
+
+// The benchmarks of the mock's hot paths: auth, list encoding, update, and
+// the whole handler as an http.Handler (request validation alone is
+// benchmarked in spec). Run them with
+//
+//	go test -run '^$' -bench . -benchmem ./mockserver
+//
+// They check nothing about time; they are for comparing a change with the
+// code before it (benchstat), and for profiles (-cpuprofile).
+
+// benchRequest builds a request the whole chain accepts.
+func benchRequest(method, path, body string) *http.Request {
+	var r *http.Request
+	if body == "" {
+		r = httptest.NewRequest(method, "http://mock.test"+path, nil)
+	} else {
+		r = httptest.NewRequest(method, "http://mock.test"+path, strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+	}
+	r.Header.Set("Authorization", "Bearer "+testKey)
+	return r
+}
+
+// A discardWriter is a ResponseWriter that keeps only the status, so the
+// benchmarks measure the mock rather than httptest.ResponseRecorder.
+type discardWriter struct {
+	h    http.Header
+	code int
+}
+
+func (w *discardWriter) Header() http.Header         { return w.h }
+func (w *discardWriter) WriteHeader(code int)        { w.code = code }
+func (w *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+
+func (w *discardWriter) reset() {
+	clear(w.h)
+	w.code = 0
+}
+
+// serveBench serves requests made by next b.N times and fails on a status
+// other than want.
+func serveBench(b *testing.B, h http.Handler, want int, next func(i int) *http.Request) {
+	b.Helper()
+	w := &discardWriter{h: http.Header{}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		w.reset()
+		h.ServeHTTP(w, next(i))
+		if w.code != want {
+			b.Fatalf("status %d; want %d", w.code, want)
+		}
+	}
+}
+
+func BenchmarkAuth(b *testing.B) {
+	keys := newKeyring([]string{testKey, "test-key-2"})
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	h := requireKey(keys, ok)
+	b.Run("valid", func(b *testing.B) {
+		r := benchRequest("GET", "/v1/inventory", "")
+		serveBench(b, h, http.StatusNoContent, func(int) *http.Request { return r })
+	})
+	b.Run("invalid", func(b *testing.B) {
+		r := benchRequest("GET", "/v1/inventory", "")
+		r.Header.Set("Authorization", "Bearer wrong-key")
+		serveBench(b, h, http.StatusUnauthorized, func(int) *http.Request { return r })
+	})
+}
+
+func BenchmarkEncodeList(b *testing.B) {
+	for _, n := range []int{64, 10_000, 100_000} {
+		items := fixtures.Generate(n, 1)
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			b.ReportAllocs()
+			var size int
+			for i := 0; i < b.N; i++ {
+				size = len(encodeList(items))
+			}
+			b.SetBytes(int64(size))
+		})
+	}
+}
+
+// BenchmarkStoreListAfterWrite is one write followed by one read of the
+// list: the cost the 90/10 mix pays on every write.
+func BenchmarkStoreListAfterWrite(b *testing.B) {
+	for _, n := range []int{64, 10_000, 100_000} {
+		s := NewStore(fixtures.Generate(n, 1))
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				s.SetQuantity(int64(i%n)+1, int64(i))
+				s.ListJSON()
+			}
+		})
+	}
+}
+
+// BenchmarkHandler is the whole chain, as a user's server runs it, with
+// access logging to io.Discard through slog's text handler.
+func BenchmarkHandler(b *testing.B) {
+	logged := func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil)) }
+	b.Run("list", func(b *testing.B) {
+		s := newServer(b, logged)
+		r := benchRequest("GET", "/v1/inventory", "")
+		serveBench(b, s, http.StatusOK, func(int) *http.Request { return r })
+	})
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("list-%d", n), func(b *testing.B) {
+			s := newServer(b, logged, func(c *Config) { c.Items = fixtures.Generate(n, 1) })
+			r := benchRequest("GET", "/v1/inventory", "")
+			serveBench(b, s, http.StatusOK, func(int) *http.Request { return r })
+		})
+	}
+	b.Run("update", func(b *testing.B) {
+		s := newServer(b, logged)
+		serveBench(b, s, http.StatusOK, func(i int) *http.Request {
+			return benchRequest("PATCH", "/v1/inventory/3", `{"quantity":`+strconv.Itoa(i%1000)+`}`)
+		})
+	})
+	b.Run("unauthorized", func(b *testing.B) {
+		s := newServer(b, logged)
+		r := benchRequest("GET", "/v1/inventory", "")
+		r.Header.Set("Authorization", "Bearer wrong-key")
+		serveBench(b, s, http.StatusUnauthorized, func(int) *http.Request { return r })
+	})
+	b.Run("bad-request", func(b *testing.B) {
+		s := newServer(b, logged)
+		serveBench(b, s, http.StatusBadRequest, func(i int) *http.Request {
+			return benchRequest("PATCH", "/v1/inventory/3", `{"quantity":"many"}`)
+		})
+	})
+	b.Run("mix-100000", func(b *testing.B) {
+		// 9 lists then 1 update, as in inventory-bench's mix scenario.
+		s := newServer(b, logged, func(c *Config) { c.Items = fixtures.Generate(100_000, 1) })
+		list := benchRequest("GET", "/v1/inventory", "")
+		w := &discardWriter{h: http.Header{}}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			w.reset()
+			r := list
+			if i%10 == 9 {
+				r = benchRequest("PATCH", "/v1/inventory/"+strconv.Itoa(i%100_000+1), `{"quantity":`+strconv.Itoa(i%1000)+`}`)
+			}
+			s.ServeHTTP(w, r)
+			if w.code != http.StatusOK {
+				b.Fatalf("status %d", w.code)
+			}
+		}
+	})
+}
