@@ -1,0 +1,146 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/petstore/inventory-kit/fixtures"
+)
+
+// runBaseline serves the baseline: the least a correct server could do on
+// the two operations, with net/http and nothing else. It checks the bearer
+// key; a list writes the same bytes as the mock, encoded with encoding/json
+// and kept until the next update; an update decodes the body, sets the
+// quantity under a lock and encodes the record. It does not validate against the spec and does not
+// log. inventory-bench starts it as a child process, as it does the mock.
+func runBaseline(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("inventory-bench baseline", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8081", "`host:port` to listen on")
+	key := fs.String("api-key", benchKey, "the accepted API `key`")
+	generate := fs.Int("generate", 0, "serve `N` generated pets instead of the default fixtures")
+	seed := fs.Uint64("seed", 1, "`seed` for --generate")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var items []fixtures.Item
+	if *generate > 0 {
+		items = fixtures.Generate(*generate, *seed)
+	} else if err := json.Unmarshal(fixtures.Inventory, &items); err != nil {
+		return err
+	}
+	b := newBaseline(items, *key)
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: b, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// A baseline is the bare handler.
+type baseline struct {
+	auth []byte
+
+	mu    sync.RWMutex // guards items, index and list
+	items []fixtures.Item
+	index map[int64]int // petId to position in items
+	list  []byte        // items encoded with encoding/json; nil after a write
+}
+
+func newBaseline(items []fixtures.Item, key string) http.Handler {
+	items = slices.Clone(items)
+	slices.SortFunc(items, func(a, b fixtures.Item) int { return cmp.Compare(a.PetID, b.PetID) })
+	b := &baseline{auth: []byte("Bearer " + key), items: items, index: make(map[int64]int, len(items))}
+	for i, it := range items {
+		b.index[it.PetID] = i
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/inventory", b.serveList)
+	mux.HandleFunc("PATCH /v1/inventory/{petId}", b.serveUpdate)
+	return b.checkKey(mux)
+}
+
+func (b *baseline) checkKey(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), b.auth) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="inventory"`)
+			writeBody(w, http.StatusUnauthorized, []byte(`{"code":"unauthorized","message":"API key is not valid","status":401}`+"\n"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// serveList writes the list, encoded once after each change: a correct
+// server has to show updates, and the simplest one re-encodes lazily.
+func (b *baseline) serveList(w http.ResponseWriter, r *http.Request) {
+	b.mu.RLock()
+	list := b.list
+	b.mu.RUnlock()
+	if list == nil {
+		b.mu.Lock()
+		if b.list == nil {
+			b.list, _ = json.Marshal(b.items)
+			b.list = append(b.list, '\n')
+		}
+		list = b.list
+		b.mu.Unlock()
+	}
+	writeBody(w, http.StatusOK, list)
+}
+
+func (b *baseline) serveUpdate(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.PathValue("petId"), 10, 64)
+	var u struct {
+		Quantity *int64 `json:"quantity"`
+	}
+	if err == nil {
+		err = json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&u)
+	}
+	if err != nil || u.Quantity == nil || *u.Quantity < 0 {
+		writeBody(w, http.StatusBadRequest, []byte(`{"code":"invalid_body","message":"bad request","status":400}`+"\n"))
+		return
+	}
+	b.mu.Lock()
+	i, ok := b.index[id]
+	var it fixtures.Item
+	if ok {
+		b.items[i].Quantity = *u.Quantity
+		b.list = nil
+		it = b.items[i]
+	}
+	b.mu.Unlock()
+	if !ok {
+		writeBody(w, http.StatusNotFound, []byte(`{"code":"not_found","message":"no such pet","status":404}`+"\n"))
+		return
+	}
+	body, _ := json.Marshal(it)
+	writeBody(w, http.StatusOK, append(body, '\n'))
+}
+
+func writeBody(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	w.Write(body)
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestMain lets the test binary serve the baseline: run starts its own
+// executable with "baseline" as the first argument, and under go test that
+// executable is this binary.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "baseline" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		err := runBaseline(ctx, os.Args[2:], os.Stderr)
+		stop()
+		if err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestSmoke runs the smoke run CI uses and checks the report has its parts.
+// It checks no figure: timings on a shared machine prove nothing.
+func TestSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes and builds the mock")
+	}
+	var stdout, stderr bytes.Buffer
+	err := run(t.Context(), []string{"--duration", "200ms", "--warmup", "50ms", "--rounds", "1", "--scenarios", "list,errors"}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, &stdout, &stderr)
+	}
+	out := stdout.String()
+	for _, want := range []string{
+		"scenario list:",
+		"scenario errors:",
+		"ratio mock/baseline: rps ",
+		"| list |",
+		"| errors |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "ratio mock/baseline:"); n != 2 {
+		t.Errorf("%d ratio lines; want 2:\n%s", n, out)
+	}
+}
+
+func TestParse(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string // part of the error; "" for none
+	}{
+		{nil, ""},
+		{[]string{"--scenarios", "list, startup"}, ""},
+		{[]string{"--scenarios", "lists"}, `unknown scenario "lists"`},
+		{[]string{"--scenarios", ","}, "none given"},
+		{[]string{"--rounds", "0"}, "must be positive"},
+		{[]string{"extra"}, `unexpected argument "extra"`},
+	} {
+		_, err := parse(tt.args, &bytes.Buffer{})
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("parse(%q) = %v; want no error", tt.args, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("parse(%q) = %v; want an error with %q", tt.args, err, tt.want)
+		}
+	}
+}

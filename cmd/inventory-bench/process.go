@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A server is one child process under test: the mock or the baseline.
+type server struct {
+	name string
+	addr string
+	cmd  *exec.Cmd
+	// exited is closed when the process has exited and been waited for.
+	exited chan struct{}
+	// startup is the time from exec to the first 200 on GET /v1/inventory.
+	startup time.Duration
+}
+
+// start execs argv with --addr set to a free port, its output to
+// /dev/null, and waits until GET /v1/inventory answers 200.
+func start(ctx context.Context, name string, argv []string) (*server, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer devnull.Close()
+	cmd := exec.Command(argv[0], append(argv[1:], "--addr", addr)...)
+	cmd.Stdout, cmd.Stderr = devnull, devnull
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	s := &server{name: name, addr: addr, cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		cmd.Wait()
+		close(s.exited)
+	}()
+	req := listRequest(addr, benchKey).raw
+	for {
+		select {
+		case <-s.exited:
+			return nil, fmt.Errorf("%s: exited before it served (%s)", name, cmd.ProcessState)
+		case <-ctx.Done():
+			s.stop()
+			return nil, ctx.Err()
+		default:
+		}
+		if time.Since(t0) > 60*time.Second {
+			s.stop()
+			return nil, fmt.Errorf("%s: no 200 on GET /v1/inventory within 60s", name)
+		}
+		c, err := dial(addr)
+		if err != nil {
+			time.Sleep(200 * time.Microsecond)
+			continue
+		}
+		status, err := c.do(req, nil)
+		c.close()
+		if err == nil && status == 200 {
+			s.startup = time.Since(t0)
+			return s, nil
+		}
+		if err == nil {
+			s.stop()
+			return nil, fmt.Errorf("%s: GET /v1/inventory: status %d; want 200", name, status)
+		}
+	}
+}
+
+// stop interrupts the child, and kills it if it is still there after 5s.
+func (s *server) stop() {
+	select {
+	case <-s.exited:
+		return
+	default:
+	}
+	s.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-s.exited:
+	case <-time.After(5 * time.Second):
+		s.cmd.Process.Kill()
+		<-s.exited
+	}
+}
+
+// rss returns the child's resident memory in bytes, from /proc/PID/status.
+func (s *server) rss() (int64, error) {
+	f, err := os.Open("/proc/" + strconv.Itoa(s.cmd.Process.Pid) + "/status")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", s.cmd.Process.Pid)
+}
+
+// freeAddr returns a loopback address with a port that was free a moment ago.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}

@@ -1,0 +1,409 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// options are the settings of one run.
+type options struct {
+	mock        string
+	scenarios   []string
+	duration    time.Duration
+	warmup      time.Duration
+	rounds      int
+	clients     int
+	startupRuns int
+}
+
+func parse(args []string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("inventory-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var names string
+	fs.StringVar(&o.mock, "mock", "", "inventory-mock `binary` to measure; empty: go build ./cmd/inventory-mock into a temporary directory")
+	fs.StringVar(&names, "scenarios", "all", "comma-separated `list` of scenarios: "+strings.Join(scenarioNames(), ", ")+", or all")
+	fs.DurationVar(&o.duration, "duration", 2*time.Second, "length of one round against one server")
+	fs.DurationVar(&o.warmup, "warmup", 300*time.Millisecond, "load on each server before the first round of a scenario, not measured")
+	fs.IntVar(&o.rounds, "rounds", 3, "rounds per server and scenario, alternating mock and baseline")
+	fs.IntVar(&o.clients, "clients", 32, "concurrent clients, each on its own keep-alive connection")
+	fs.IntVar(&o.startupRuns, "startup-runs", 5, "starts of the mock per start-up figure (the one with 1,000,000 pets runs at most 3 times)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: inventory-bench [flags]\n\nMeasures inventory-mock against a bare net/http baseline; see the README, Performance.\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q; see --help", fs.Arg(0))
+	}
+	if names == "all" {
+		names = strings.Join(scenarioNames(), ",")
+	}
+	for _, n := range strings.Split(names, ",") {
+		if n = strings.TrimSpace(n); n == "" {
+			continue
+		}
+		if !slices.Contains(scenarioNames(), n) {
+			return nil, fmt.Errorf("--scenarios: unknown scenario %q; want %s", n, strings.Join(scenarioNames(), ", "))
+		}
+		o.scenarios = append(o.scenarios, n)
+	}
+	switch {
+	case len(o.scenarios) == 0:
+		return nil, errors.New("--scenarios: none given")
+	case o.duration <= 0 || o.rounds < 1 || o.clients < 1 || o.startupRuns < 1 || o.warmup < 0:
+		return nil, errors.New("--duration, --rounds, --clients and --startup-runs must be positive")
+	}
+	return o, nil
+}
+
+func scenarioNames() []string {
+	var names []string
+	for _, s := range scenarios {
+		names = append(names, s.name)
+	}
+	return append(names, startupName)
+}
+
+// run measures what o asks for and prints the report to stdout. With
+// "baseline" as its first argument it serves the baseline instead.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "baseline" {
+		return runBaseline(ctx, args[1:], stderr)
+	}
+	o, err := parse(args, stderr)
+	if err != nil {
+		return err
+	}
+	mock := o.mock
+	if mock == "" {
+		dir, err := os.MkdirTemp("", "inventory-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		if mock, err = buildMock(ctx, dir, stderr); err != nil {
+			return err
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	b := &bench{o: o, out: stdout, mock: []string{mock, "--api-key", benchKey}, baseline: []string{self, "baseline", "--api-key", benchKey}}
+	b.header()
+	var failed []string
+	for _, name := range o.scenarios {
+		if name == startupName {
+			err = b.startup(ctx)
+		} else {
+			i := slices.IndexFunc(scenarios, func(s scenario) bool { return s.name == name })
+			err = b.scenario(ctx, scenarios[i])
+		}
+		if err != nil {
+			fmt.Fprintf(stdout, "  FAILED: %v\n\n", err)
+			failed = append(failed, name)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	b.summary()
+	if len(failed) > 0 {
+		return fmt.Errorf("failed: %s", strings.Join(failed, ", "))
+	}
+	return nil
+}
+
+// buildMock builds cmd/inventory-mock into dir, as a user's go build would.
+func buildMock(ctx context.Context, dir string, stderr io.Writer) (string, error) {
+	out := filepath.Join(dir, "inventory-mock")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "github.com/petstore/inventory-kit/cmd/inventory-mock")
+	cmd.Stdout, cmd.Stderr = stderr, stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/inventory-mock (run inside the module, or pass --mock): %w", err)
+	}
+	return out, nil
+}
+
+// A bench is one run: its settings and the figures it has gathered.
+type bench struct {
+	o              *options
+	out            io.Writer
+	mock, baseline []string // argv of each server, without --addr
+	rows           []row
+	startupRows    [][3]string // what, figure, target
+}
+
+// A row is the medians of one scenario.
+type row struct {
+	s                  scenario
+	mock, base         figures
+	rpsRatio, p99Ratio float64
+}
+
+// figures are the medians of one server's rounds.
+type figures struct {
+	rps      float64
+	p50, p99 time.Duration
+}
+
+func (b *bench) header() {
+	o := b.o
+	fmt.Fprintf(b.out, `inventory-bench: the mock against a baseline, with the same client, concurrency and duration
+  mock:     %s (child process; auth and request validation on; text access log to /dev/null, as users run it)
+  baseline: inventory-bench baseline (child process; bare net/http: checks the key, writes the same list bytes, updates under a lock; no log, no validation)
+  client:   this process, %d keep-alive connections, each sending requests back to back (hand-written HTTP/1.1)
+  machine:  %d cores, %s/%s, %s; client and both servers share these cores, and each server gets the same treatment
+  rounds:   %d of %s per server and scenario, alternating mock and baseline, after %s of warm-up each; figures are medians over rounds,
+            ratios are mock/baseline per pair of rounds, then the median
+
+`, filepath.Base(b.mock[0]), o.clients, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(),
+		o.rounds, o.duration, o.warmup)
+}
+
+// scenario starts both servers, checks they send the same list, and runs
+// the alternating rounds.
+func (b *bench) scenario(ctx context.Context, s scenario) error {
+	fmt.Fprintf(b.out, "scenario %s: %s\n", s.name, s.about)
+	var gen []string
+	if s.pets > 0 {
+		gen = []string{"--generate", strconv.Itoa(s.pets), "--seed", "1"}
+	}
+	mock, err := start(ctx, "mock", append(slices.Clone(b.mock), gen...))
+	if err != nil {
+		return err
+	}
+	defer mock.stop()
+	base, err := start(ctx, "baseline", append(slices.Clone(b.baseline), gen...))
+	if err != nil {
+		return err
+	}
+	defer base.stop()
+	if err := sameList(mock.addr, base.addr); err != nil {
+		return err
+	}
+	servers := []*server{mock, base}
+	for _, srv := range servers {
+		if b.o.warmup > 0 {
+			if r := load(ctx, srv.addr, b.o.clients, b.o.warmup, s.requests(srv.addr)); r.failures > 0 {
+				return fmt.Errorf("%s: %d failed requests in warm-up, the first: %v", srv.name, r.failures, r.firstErr)
+			}
+		}
+	}
+	var mockRounds, baseRounds []result
+	var rpsRatios, p99Ratios []float64
+	for round := range b.o.rounds {
+		order := servers
+		if round%2 == 1 {
+			order = []*server{base, mock}
+		}
+		got := map[*server]result{}
+		for _, srv := range order {
+			r := load(ctx, srv.addr, b.o.clients, b.o.duration, s.requests(srv.addr))
+			if r.failures > 0 {
+				return fmt.Errorf("%s: %d of %d requests failed, the first: %v", srv.name, r.failures, r.requests, r.firstErr)
+			}
+			got[srv] = r
+		}
+		m, bs := got[mock], got[base]
+		mockRounds, baseRounds = append(mockRounds, m), append(baseRounds, bs)
+		rpsRatios = append(rpsRatios, m.rps()/bs.rps())
+		p99Ratios = append(p99Ratios, float64(m.percentile(0.99))/float64(bs.percentile(0.99)))
+		fmt.Fprintf(b.out, "  round %d   mock %s   baseline %s   ratio rps %.2f p99 %.2f\n", round+1,
+			describe(m), describe(bs), rpsRatios[round], p99Ratios[round])
+	}
+	r := row{s: s, mock: medians(mockRounds), base: medians(baseRounds), rpsRatio: median(rpsRatios), p99Ratio: median(p99Ratios)}
+	b.rows = append(b.rows, r)
+	fmt.Fprintf(b.out, "  median    mock %s   baseline %s\n", describeFigures(r.mock), describeFigures(r.base))
+	fmt.Fprintf(b.out, "  ratio mock/baseline: rps %.2f%s, p50 %.2f, p99 %.2f%s\n",
+		r.rpsRatio, verdict(s.rpsTarget > 0, r.rpsRatio >= s.rpsTarget, fmt.Sprintf(">= %.1f", s.rpsTarget)),
+		float64(r.mock.p50)/float64(r.base.p50),
+		r.p99Ratio, verdict(true, r.p99Ratio <= p99Target, fmt.Sprintf("<= %.0f", p99Target)))
+	for _, srv := range servers {
+		if rss, err := srv.rss(); err == nil {
+			fmt.Fprintf(b.out, "  %s resident memory after the rounds: %s\n", srv.name, mib(rss))
+		}
+	}
+	fmt.Fprintln(b.out)
+	return nil
+}
+
+// sameList checks that the mock and the baseline send the same list bytes.
+func sameList(mockAddr, baseAddr string) error {
+	var bodies [2]bytes.Buffer
+	for i, addr := range []string{mockAddr, baseAddr} {
+		c, err := dial(addr)
+		if err != nil {
+			return err
+		}
+		status, err := c.do(listRequest(addr, benchKey).raw, &bodies[i])
+		c.close()
+		if err != nil || status != 200 {
+			return fmt.Errorf("GET /v1/inventory: status %d, %v", status, err)
+		}
+	}
+	if !bytes.Equal(bodies[0].Bytes(), bodies[1].Bytes()) {
+		return fmt.Errorf("the mock and the baseline send different lists (%d and %d bytes)", bodies[0].Len(), bodies[1].Len())
+	}
+	return nil
+}
+
+// startup measures the mock's start-up, from exec to the first 200 on GET
+// /v1/inventory, and its resident memory after that first list.
+func (b *bench) startup(ctx context.Context) error {
+	fmt.Fprintln(b.out, "start-up: from exec to the first 200 on GET /v1/inventory (polled every 0.2 ms); resident memory (VmRSS) after it")
+	measure := func(pets, runs int) (time.Duration, int64, error) {
+		var gen []string
+		if pets > 0 {
+			gen = []string{"--generate", strconv.Itoa(pets), "--seed", "1"}
+		}
+		var times []float64
+		var rss []float64
+		for range runs {
+			s, err := start(ctx, "mock", append(slices.Clone(b.mock), gen...))
+			if err != nil {
+				return 0, 0, err
+			}
+			r, err := s.rss()
+			s.stop()
+			if err != nil {
+				return 0, 0, err
+			}
+			times = append(times, float64(s.startup))
+			rss = append(rss, float64(r))
+		}
+		return time.Duration(median(times)), int64(median(rss)), nil
+	}
+	type target struct {
+		what     string
+		pets     int
+		runs     int
+		maxStart time.Duration
+		maxRSS   int64
+	}
+	for _, t := range []target{
+		{"default fixtures (64 pets)", 0, b.o.startupRuns, 50 * time.Millisecond, 0},
+		{"10,000 pets", 10_000, b.o.startupRuns, 0, 0},
+		{"1,000,000 pets", 1_000_000, min(b.o.startupRuns, 3), 3 * time.Second, 300 << 20},
+	} {
+		d, rss, err := measure(t.pets, t.runs)
+		if err != nil {
+			return err
+		}
+		startTarget, rssTarget := "", ""
+		if t.maxStart > 0 {
+			startTarget = "< " + t.maxStart.String() + verdict(true, d < t.maxStart, "")
+		}
+		if t.maxRSS > 0 {
+			rssTarget = "< " + mib(t.maxRSS) + verdict(true, rss < t.maxRSS, "")
+		}
+		fmt.Fprintf(b.out, "  %-28s start-up %-10s %-22s resident %-10s %s  (median of %d)\n", t.what,
+			round(d), startTarget, mib(rss), rssTarget, t.runs)
+		b.startupRows = append(b.startupRows,
+			[3]string{"start-up, " + t.what, round(d).String(), startTarget},
+			[3]string{"resident memory, " + t.what, mib(rss), rssTarget})
+	}
+	fmt.Fprintln(b.out)
+	return nil
+}
+
+// summary prints the figures as a Markdown table, for the README.
+func (b *bench) summary() {
+	if len(b.rows) > 0 {
+		fmt.Fprintf(b.out, "summary (%d clients, %d rounds of %s, medians; %d cores):\n\n", b.o.clients, b.o.rounds, b.o.duration, runtime.NumCPU())
+		fmt.Fprintln(b.out, "| scenario | mock rps | mock p50 | mock p99 | baseline rps | baseline p50 | baseline p99 | ratio rps | ratio p99 |")
+		fmt.Fprintln(b.out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+		for _, r := range b.rows {
+			fmt.Fprintf(b.out, "| %s | %.0f | %s | %s | %.0f | %s | %s | %.2f%s | %.2f%s |\n", r.s.name,
+				r.mock.rps, ms(r.mock.p50), ms(r.mock.p99), r.base.rps, ms(r.base.p50), ms(r.base.p99),
+				r.rpsRatio, verdict(r.s.rpsTarget > 0, r.rpsRatio >= r.s.rpsTarget, ""),
+				r.p99Ratio, verdict(true, r.p99Ratio <= p99Target, ""))
+		}
+		fmt.Fprintln(b.out)
+	}
+	if len(b.startupRows) > 0 {
+		fmt.Fprintln(b.out, "| mock start-up and memory | median | target |")
+		fmt.Fprintln(b.out, "|---|---:|---|")
+		for _, r := range b.startupRows {
+			fmt.Fprintf(b.out, "| %s | %s | %s |\n", r[0], r[1], r[2])
+		}
+		fmt.Fprintln(b.out)
+	}
+}
+
+// verdict says whether a target is met, if there is one.
+func verdict(has, met bool, target string) string {
+	switch {
+	case !has:
+		return ""
+	case target == "" && met:
+		return " (met)"
+	case target == "":
+		return " (MISSED)"
+	case met:
+		return " (target " + target + ": met)"
+	}
+	return " (target " + target + ": MISSED)"
+}
+
+func describe(r result) string {
+	return describeFigures(figures{rps: r.rps(), p50: r.percentile(0.50), p99: r.percentile(0.99)})
+}
+
+func describeFigures(f figures) string {
+	return fmt.Sprintf("%7.0f rps p50 %s p99 %s", f.rps, ms(f.p50), ms(f.p99))
+}
+
+func medians(rs []result) figures {
+	var rps, p50, p99 []float64
+	for _, r := range rs {
+		rps = append(rps, r.rps())
+		p50 = append(p50, float64(r.percentile(0.50)))
+		p99 = append(p99, float64(r.percentile(0.99)))
+	}
+	return figures{rps: median(rps), p50: time.Duration(median(p50)), p99: time.Duration(median(p99))}
+}
+
+// median returns the middle value, or the mean of the two middle values.
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n == 0 {
+		return 0
+	}
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond)) }
+
+func mib(n int64) string { return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20)) }
+
+// round keeps three significant digits of a start-up time.
+func round(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond)
+	case d >= 10*time.Millisecond:
+		return d.Round(100 * time.Microsecond)
+	}
+	return d.Round(10 * time.Microsecond)
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"strconv"
+)
+
+// benchKey is the API key both servers accept during a run.
+const benchKey = "inventory-bench-key"
+
+// A scenario is one kind of load, run against the mock and the baseline.
+type scenario struct {
+	name  string
+	about string
+	pets  int // 0: the default fixtures (64 pets); else --generate pets
+	// rpsTarget is the least mock/baseline ratio of requests per second the
+	// issue asks for; 0 where it sets none.
+	rpsTarget float64
+	// requests returns the n-th request of client c against addr.
+	requests func(addr string) func(c, n int) request
+}
+
+// p99Target is the largest mock/baseline ratio of p99 latency the issue
+// allows, in every load scenario.
+const p99Target = 2.0
+
+// startupName is the name of the start-up and memory measurement, which
+// --scenarios takes like a load scenario.
+const startupName = "startup"
+
+var scenarios = []scenario{
+	{
+		name: "list", about: "GET /v1/inventory, default fixtures (64 pets)", rpsTarget: 0.5,
+		requests: func(addr string) func(c, n int) request {
+			r := listRequest(addr, benchKey)
+			return func(int, int) request { return r }
+		},
+	},
+	{
+		name: "list-10k", about: "GET /v1/inventory, 10,000 pets", pets: 10_000,
+		requests: func(addr string) func(c, n int) request {
+			r := listRequest(addr, benchKey)
+			return func(int, int) request { return r }
+		},
+	},
+	{
+		name: "list-100k", about: "GET /v1/inventory, 100,000 pets", pets: 100_000, rpsTarget: 0.5,
+		requests: func(addr string) func(c, n int) request {
+			r := listRequest(addr, benchKey)
+			return func(int, int) request { return r }
+		},
+	},
+	{
+		name: "update", about: "PATCH /v1/inventory/{petId} with {\"quantity\":N}, 64 pets", rpsTarget: 0.5,
+		requests: func(addr string) func(c, n int) request {
+			return func(c, n int) request { return updateRequest(addr, benchKey, int64((c*7+n)%64+1), n%1000) }
+		},
+	},
+	{
+		name: "mix", about: "90% list, 10% update, 64 pets",
+		requests: func(addr string) func(c, n int) request {
+			list := listRequest(addr, benchKey)
+			return func(c, n int) request {
+				if n%10 == 9 {
+					return updateRequest(addr, benchKey, int64((c*7+n)%64+1), n%1000)
+				}
+				return list
+			}
+		},
+	},
+	{
+		name: "mix-100k", about: "90% list, 10% update, 100,000 pets", pets: 100_000,
+		requests: func(addr string) func(c, n int) request {
+			list := listRequest(addr, benchKey)
+			return func(c, n int) request {
+				if n%10 == 9 {
+					return updateRequest(addr, benchKey, int64((c*7919+n)%100_000+1), n%1000)
+				}
+				return list
+			}
+		},
+	},
+	{
+		name: "errors", about: "half 401 (GET with an unknown key), half 400 (PATCH with a string quantity)",
+		requests: func(addr string) func(c, n int) request {
+			unauthorized := request{raw: get(addr, "/v1/inventory", "wrong-key"), status: 401}
+			bad := request{raw: patch(addr, "/v1/inventory/3", benchKey, `{"quantity":"many"}`), status: 400}
+			return func(c, n int) request {
+				if n%2 == 0 {
+					return unauthorized
+				}
+				return bad
+			}
+		},
+	},
+}
+
+func listRequest(addr, key string) request {
+	return request{raw: get(addr, "/v1/inventory", key), status: 200}
+}
+
+func updateRequest(addr, key string, petID int64, quantity int) request {
+	body := `{"quantity":` + strconv.Itoa(quantity) + `}`
+	return request{raw: patch(addr, "/v1/inventory/"+strconv.FormatInt(petID, 10), key, body), status: 200}
+}
+
+func get(addr, path, key string) []byte {
+	return []byte("GET " + path + " HTTP/1.1\r\nHost: " + addr + "\r\nAuthorization: Bearer " + key + "\r\n\r\n")
+}
+
+func patch(addr, path, key, body string) []byte {
+	return []byte("PATCH " + path + " HTTP/1.1\r\nHost: " + addr + "\r\nAuthorization: Bearer " + key +
+		"\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)
+}
