@@ -227,6 +227,21 @@ var brokenServers = []brokenServer{
 			"a null quantity gives 400", "a quantity too large for int64 gives 400"},
 	},
 	{
+		name: "rejects-but-writes",
+		wrap: func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				id, ok := patchedPet(r)
+				body := peekBody(r)
+				h.ServeHTTP(w, r)
+				var u struct{ Quantity *int64 }
+				if ok && authorized(r) && (json.Unmarshal(body, &u) != nil || u.Quantity == nil) {
+					serve(h, http.MethodPatch, "/v1/inventory/"+strconv.FormatInt(id, 10), []byte(`{"quantity":0}`))
+				}
+			})
+		},
+		fails: []string{"an empty object {} gives 400 and leaves the record unchanged", "a null quantity gives 400 and leaves the record unchanged"},
+	},
+	{
 		name: "bad-input-gets-422",
 		wrap: responses(func(_ *http.Request, rec *httptest.ResponseRecorder) {
 			if rec.Code == http.StatusBadRequest {
@@ -358,12 +373,12 @@ var brokenServers = []brokenServer{
 		},
 	},
 	{
-		// Only the first write to a pet is stored, so the restore cannot
+		// Only the first change to a pet is stored, so the restore cannot
 		// work and must be reported with the petId and original quantity.
-		name: "first-write-sticks",
+		name: "first-change-sticks",
 		wrap: func(h http.Handler) http.Handler {
-			var mu sync.Mutex // guards written
-			written := map[int64]bool{}
+			var mu sync.Mutex // guards changed and serialises writes
+			changed := map[int64]bool{}
 			stick := patchNotPersisted(h)
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				id, ok := patchedPet(r)
@@ -372,14 +387,15 @@ var brokenServers = []brokenServer{
 					return
 				}
 				mu.Lock()
-				first := !written[id]
-				written[id] = true
-				mu.Unlock()
-				if first {
-					h.ServeHTTP(w, r)
+				defer mu.Unlock()
+				if changed[id] {
+					stick.ServeHTTP(w, r)
 					return
 				}
-				stick.ServeHTTP(w, r)
+				before, _ := findItem(listItemsOf(h), id)
+				h.ServeHTTP(w, r)
+				after, _ := findItem(listItemsOf(h), id)
+				changed[id] = before != after
 			})
 		},
 		fails:    []string{"a following list shows the new quantity"},

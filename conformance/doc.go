@@ -8,10 +8,11 @@
 // accepts the key), hands it to Use, and runs the specs with Ginkgo's
 // RunSpecs:
 //
-//	t, err := conformance.Prepare(ctx, conformance.Config{BaseURL: url, APIKey: key})
+//	target, err := conformance.Prepare(ctx, conformance.Config{BaseURL: url, APIKey: key})
 //	if err != nil { ... } // a *SetupError: the run could not be made
-//	conformance.Use(t)
-//	RunSpecs(tt, conformance.SuiteName, suiteConfig, reporterConfig)
+//	conformance.Use(target)
+//	conformance.SummaryTo(os.Stdout)
+//	ginkgo.RunSpecs(t, conformance.SuiteName, suiteConfig, reporterConfig)
 //
 // Specs that write are labelled "mutating" and skip unless
 // Config.AllowMutations is set; each of them records the original quantity

@@ -145,9 +145,6 @@ func newClient(cfg Config) (*http.Client, error) {
 // PetID returns the pet mutating specs touch, or 0 when none is known.
 func (t *Target) PetID() int64 { return t.petID }
 
-// Key returns the API key, for redaction by callers that print.
-func (t *Target) Key() string { return t.cfg.APIKey }
-
 func findItem(items []Item, id int64) (Item, bool) {
 	for _, it := range items {
 		if it.PetID == id {
