@@ -15,8 +15,9 @@ import (
 	"github.com/petstore/inventory-kit/spec"
 )
 
-// maxBody bounds how much of a response body is kept.
-const maxBody = 1 << 20
+// maxBody bounds how much of a response body is kept: 64 MiB, room for a
+// large production list.
+const maxBody = 64 << 20
 
 // A Request is what a spec sends, relative to the target's base URL.
 type Request struct {

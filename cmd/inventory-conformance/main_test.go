@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/pem"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -282,5 +285,41 @@ func TestInterruptRestores(t *testing.T) {
 	}
 	if after := m.Store().ListJSON(); !bytes.Equal(before, after) {
 		t.Errorf("the data was not restored:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// TestTLS: a target with a certificate the system does not trust cannot
+// be checked (exit 2) unless --ca-cert names its CA or
+// --insecure-skip-verify is given.
+func TestTLS(t *testing.T) {
+	c, err := spec.Shared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, _ := fixtures.Default(c)
+	m, err := mockserver.New(mockserver.Config{Contract: c, Items: items, APIKeys: []string{testKey}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(m)
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is expected
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	url := srv.URL + "/v1"
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	if err := os.WriteFile(ca, certPEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	code, _, errOut := runInProcess([]string{"--base-url", url, "--api-key", testKey}, nil)
+	if code != exitCannotRun || !strings.Contains(errOut, "certificate") {
+		t.Errorf("untrusted certificate: exit %d, stderr %q; want 2 and a word on the certificate", code, errOut)
+	}
+	for _, extra := range [][]string{{"--ca-cert", ca}, {"--insecure-skip-verify"}} {
+		args := append([]string{"--base-url", url, "--label-filter", "list"}, extra...)
+		if code, out := runChild(t, args...); code != exitPassed {
+			t.Errorf("%v: exit %d; want 0\n%s", extra, code, out)
+		}
 	}
 }
