@@ -23,12 +23,21 @@ const (
 
 // observe records what the target chose where the contract is silent.
 func observe(what, format string, args ...any) {
-	AddReportEntry(EntryObservation, what+": "+fmt.Sprintf(format, args...), ReportEntryVisibilityFailureOrVerbose)
+	AddReportEntry(EntryObservation, redactKey(what+": "+fmt.Sprintf(format, args...)), ReportEntryVisibilityFailureOrVerbose)
 }
 
 // warn records a shortfall the contract does not make a failure.
 func warn(format string, args ...any) {
-	AddReportEntry(EntryWarning, fmt.Sprintf(format, args...), ReportEntryVisibilityFailureOrVerbose)
+	AddReportEntry(EntryWarning, redactKey(fmt.Sprintf(format, args...)), ReportEntryVisibilityFailureOrVerbose)
+}
+
+// redactKey replaces the target's key in s, in case the target echoed it
+// into a value the suite records.
+func redactKey(s string) string {
+	if current == nil || current.cfg.APIKey == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, current.cfg.APIKey, KeyPlaceholder)
 }
 
 var (
