@@ -140,7 +140,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if o.allowMutations {
 		mode = fmt.Sprintf("mutations allowed on petId %d, restored afterwards", target.PetID())
 	}
-	fmt.Fprintf(stdout, "Checking %s: %s\n", o.baseURL, mode)
+	shown := o.baseURL
+	if o.apiKey != "" {
+		shown = strings.ReplaceAll(shown, o.apiKey, conformance.KeyPlaceholder)
+	}
+	fmt.Fprintf(stdout, "Checking %s: %s\n", shown, mode)
 
 	passed, interrupted := runSuite(o, stderr)
 	if failed := conformance.RestoreAll(); len(failed) > 0 {
