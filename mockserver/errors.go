@@ -34,11 +34,15 @@ func writeError(w http.ResponseWriter, status int, code, message string) {
 	writeJSON(w, status, b)
 }
 
+// applicationJSON is the Content-Type of every JSON body, made once and
+// never written to.
+var applicationJSON = []string{"application/json"}
+
 // writeJSON sends a JSON body that is already encoded.
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h["Content-Type"] = applicationJSON
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(status)
 	w.Write(body)
 }

@@ -50,6 +50,15 @@ func (s *Server) updateInventory(w http.ResponseWriter, r *http.Request, body []
 // service: no field twice, and a quantity that is a whole number from
 // MinQuantity to MaxQuantity (5.0 counts as 5). Unknown fields are ignored.
 func parseInventoryUpdate(body []byte) (quantity int64, problem string) {
+	if q, ok := plainUpdate(body); ok {
+		return q, ""
+	}
+	return decodeInventoryUpdate(body)
+}
+
+// decodeInventoryUpdate is parseInventoryUpdate for any body, with a JSON
+// decoder.
+func decodeInventoryUpdate(body []byte) (quantity int64, problem string) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
@@ -82,6 +91,55 @@ func parseInventoryUpdate(body []byte) (quantity int64, problem string) {
 		return 0, "quantity: required, want an integer"
 	}
 	return parseQuantity(number)
+}
+
+// plainUpdate reads the body almost every client sends, {"quantity":N}
+// with N a plain non-negative integer within bounds, with optional spaces,
+// without the cost of a JSON decoder. It reports false for anything else,
+// which parseInventoryUpdate then reads in full: it never accepts a body
+// the full reading would refuse, nor reads one differently.
+func plainUpdate(b []byte) (int64, bool) {
+	i := skipSpace(b, 0)
+	const key = `{"quantity"`
+	if len(b)-i < len(key) || string(b[i:i+len(key)]) != key {
+		return 0, false
+	}
+	i = skipSpace(b, i+len(key))
+	if i == len(b) || b[i] != ':' {
+		return 0, false
+	}
+	i = skipSpace(b, i+1)
+	start := i
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	digits := b[start:i]
+	// At most 10 digits, and no leading zero: JSON forbids 012, and
+	// MaxQuantity has 10 digits.
+	if len(digits) == 0 || len(digits) > 10 || (digits[0] == '0' && len(digits) > 1) {
+		return 0, false
+	}
+	i = skipSpace(b, i)
+	if i == len(b) || b[i] != '}' || skipSpace(b, i+1) != len(b) {
+		return 0, false
+	}
+	var q int64
+	for _, d := range digits {
+		q = q*10 + int64(d-'0')
+	}
+	if q < MinQuantity || q > MaxQuantity {
+		return 0, false
+	}
+	return q, true
+}
+
+// skipSpace returns the index of the first byte at or after i that is not
+// JSON white space.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 // parseQuantity checks a JSON number against the mock's quantity rules.

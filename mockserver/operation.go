@@ -12,6 +12,14 @@ import (
 	"github.com/petstore/inventory-kit/spec"
 )
 
+// Header values every response of an operation carries, made once: a
+// handler that changes one sets a new slice (Header.Set), so they are
+// never written to.
+var (
+	noStore         = []string{"no-store"}
+	deprecationTrue = []string{"true"}
+)
+
 // An opHandler serves one operation of the contract once the request has
 // passed the key check and the contract's validation. body is the request
 // body, already read and bounded; nil for operations without one.
@@ -29,10 +37,10 @@ func (s *Server) operation(op *spec.Operation, h opHandler) http.Handler {
 	bodyRequired := hasBody && op.Operation.RequestBody.Required != nil && *op.Operation.RequestBody.Required
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hdr := w.Header()
-		hdr.Set("Cache-Control", "no-store")
+		hdr["Cache-Control"] = noStore
 		if op.Deprecated {
 			// The contract marks the operation deprecated but gives no date.
-			hdr.Set("Deprecation", "true")
+			hdr["Deprecation"] = deprecationTrue
 		}
 		var body []byte
 		if hasBody {
@@ -63,12 +71,32 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if r.ContentLength > MaxBodyBytes {
 		return nil, errors.New("too large")
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	// io.ReadAll, but starting from the announced length (plus one byte, to
+	// see the end without growing), not from 512 bytes.
+	body, err := readAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes), max(r.ContentLength, 0)+1)
 	if err != nil {
 		return nil, err
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	return body, nil
+}
+
+// readAll is io.ReadAll with a first buffer of size bytes.
+func readAll(r io.Reader, size int64) ([]byte, error) {
+	b := make([]byte, 0, size)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+	}
 }
 
 // describe turns the contract's problems with a request into an Error code

@@ -100,9 +100,18 @@ type result struct {
 	elapsed   time.Duration
 	latencies []time.Duration // sorted
 	firstErr  error
+	serverCPU time.Duration // CPU time the server used in the round, to 10ms
 }
 
 func (r result) rps() float64 { return float64(r.requests) / r.elapsed.Seconds() }
+
+// cpuPerRequest is the server's CPU time per request.
+func (r result) cpuPerRequest() time.Duration {
+	if r.requests == 0 {
+		return 0
+	}
+	return r.serverCPU / time.Duration(r.requests)
+}
 
 // percentile returns the p-th percentile (0 < p <= 1) of the latencies.
 func (r result) percentile(p float64) time.Duration {

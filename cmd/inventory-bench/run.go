@@ -160,6 +160,7 @@ type row struct {
 type figures struct {
 	rps      float64
 	p50, p99 time.Duration
+	cpu      time.Duration // the server's CPU time per request
 }
 
 func (b *bench) header() {
@@ -214,7 +215,10 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 		}
 		got := map[*server]result{}
 		for _, srv := range order {
+			cpu0, _ := srv.cpu()
 			r := load(ctx, srv.addr, b.o.clients, b.o.duration, s.requests(srv.addr))
+			cpu1, _ := srv.cpu()
+			r.serverCPU = cpu1 - cpu0
 			if r.failures > 0 {
 				return fmt.Errorf("%s: %d of %d requests failed, the first: %v", srv.name, r.failures, r.requests, r.firstErr)
 			}
@@ -362,21 +366,22 @@ func verdict(has, met bool, target string) string {
 }
 
 func describe(r result) string {
-	return describeFigures(figures{rps: r.rps(), p50: r.percentile(0.50), p99: r.percentile(0.99)})
+	return describeFigures(figures{rps: r.rps(), p50: r.percentile(0.50), p99: r.percentile(0.99), cpu: r.cpuPerRequest()})
 }
 
 func describeFigures(f figures) string {
-	return fmt.Sprintf("%7.0f rps p50 %s p99 %s", f.rps, ms(f.p50), ms(f.p99))
+	return fmt.Sprintf("%7.0f rps p50 %s p99 %s cpu/req %s", f.rps, ms(f.p50), ms(f.p99), us(f.cpu))
 }
 
 func medians(rs []result) figures {
-	var rps, p50, p99 []float64
+	var rps, p50, p99, cpu []float64
 	for _, r := range rs {
 		rps = append(rps, r.rps())
 		p50 = append(p50, float64(r.percentile(0.50)))
 		p99 = append(p99, float64(r.percentile(0.99)))
+		cpu = append(cpu, float64(r.cpuPerRequest()))
 	}
-	return figures{rps: median(rps), p50: time.Duration(median(p50)), p99: time.Duration(median(p99))}
+	return figures{rps: median(rps), p50: time.Duration(median(p50)), p99: time.Duration(median(p99)), cpu: time.Duration(median(cpu))}
 }
 
 // median returns the middle value, or the mean of the two middle values.
@@ -392,6 +397,8 @@ func median(xs []float64) float64 {
 	}
 	return (s[n/2-1] + s[n/2]) / 2
 }
+
+func us(d time.Duration) string { return fmt.Sprintf("%.1fµs", float64(d)/float64(time.Microsecond)) }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond)) }
 
