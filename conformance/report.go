@@ -120,7 +120,7 @@ func Summarize(w io.Writer, r types.Report) {
 	sort.Strings(observations)
 	section("Observations (the contract is silent; what the target chose):", observations)
 	if len(restores) > 0 {
-		fmt.Fprintf(w, "\n!!! %d pets could NOT be restored; set them back by hand:\n  %s\n", len(restores), strings.Join(restores, "\n  "))
+		fmt.Fprintf(w, "\n!!! Data could NOT be restored; set it back by hand:\n  %s\n", strings.Join(dedupe(restores), "\n  "))
 	}
 }
 

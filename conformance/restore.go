@@ -37,6 +37,7 @@ func protect(ctx context.Context, petID int64) Item {
 	DeferCleanup(func() {
 		if err := t.restore(petID); err != nil {
 			AddReportEntry(EntryRestoreFailed, err.Error(), ReportEntryVisibilityAlways)
+			Fail("the check changed data it could not restore: " + err.Error())
 		}
 	})
 	return orig
