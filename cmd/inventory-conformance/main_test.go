@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -320,6 +322,43 @@ func TestTLS(t *testing.T) {
 		args := append([]string{"--base-url", url, "--label-filter", "list"}, extra...)
 		if code, out := runChild(t, args...); code != exitPassed {
 			t.Errorf("%v: exit %d; want 0\n%s", extra, code, out)
+		}
+	}
+}
+
+// TestRestoreFailureIsLoud: a target that keeps the first write and then
+// only pretends to write cannot be restored; the run says so with the
+// petId and the original quantity, and exits 1.
+func TestRestoreFailureIsLoud(t *testing.T) {
+	var mu sync.Mutex // guards wrote
+	wrote := false
+	url, _ := newMock(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPatch {
+				h.ServeHTTP(w, r)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if !wrote {
+				wrote = true
+				h.ServeHTTP(w, r)
+				return
+			}
+			body, _ := io.ReadAll(r.Body)
+			var u struct{ Quantity int64 }
+			_ = json.Unmarshal(body, &u)
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"petId":3,"quantity":%d,"status":"available"}`, u.Quantity)
+		})
+	})
+	code, out := runChild(t, "--base-url", url, "--allow-mutations", "--pet-id", "3", "--label-filter", "update && !bad-input")
+	if code != exitFailed {
+		t.Errorf("exit %d; want 1\n%s", code, out)
+	}
+	for _, want := range []string{"RESTORE FAILED: petId 3: could not restore quantity 25", "could NOT be restored"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
 }
