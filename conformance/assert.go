@@ -38,14 +38,6 @@ func failWith(x *Exchange, want string, problems []string) {
 	Fail(x.Want("%s", want) + "problems:\n  - " + x.redact(strings.Join(problems, "\n  - ")))
 }
 
-func orList(v []int) string {
-	s := make([]string, len(v))
-	for i, n := range v {
-		s[i] = fmt.Sprint(n)
-	}
-	return strings.Join(s, " or ")
-}
-
 // listItems lists the inventory with the key and decodes it, failing the
 // spec if the answer is not a valid list.
 func listItems(ctx context.Context) ([]Item, *Exchange) {

@@ -115,6 +115,7 @@ var _ = Describe("list", Label("list"), func() {
 	})
 })
 
+// mustMarshal encodes v, which cannot fail for the values used here.
 func mustMarshal(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -92,6 +92,7 @@ var _ = Describe("update", Label("update", "mutating"), func() {
 	})
 })
 
+// validStatus reports whether s is one of the PetStatus values.
 func validStatus(s string) bool { return s == "available" || s == "pending" || s == "sold" }
 
 // badBodies are request bodies the update must answer with 400.

@@ -53,6 +53,7 @@ func (t *Target) responseProblems(x *Exchange, tolerated ...int) []string {
 	return ps
 }
 
+// statuses returns the documented statuses of o, nil for no operation.
 func statuses(o *spec.Operation) []int {
 	if o == nil {
 		return nil
@@ -111,6 +112,7 @@ func errorProblems(x *Exchange) []string {
 	return ps
 }
 
+// contains reports whether v is in s.
 func contains(s []int, v int) bool {
 	for _, e := range s {
 		if e == v {

@@ -41,9 +41,8 @@ func redactKey(s string) string {
 }
 
 var (
-	summaryMu  sync.Mutex // guards summaryOut and lastReport
+	summaryMu  sync.Mutex // guards summaryOut
 	summaryOut io.Writer  = os.Stdout
-	lastReport *types.Report
 )
 
 // SummaryTo sets where the summary goes at the end of a run (default os.Stdout).
@@ -53,17 +52,9 @@ func SummaryTo(w io.Writer) {
 	summaryOut = w
 }
 
-// LastReport returns the report of the run that ended, or nil.
-func LastReport() *types.Report {
-	summaryMu.Lock()
-	defer summaryMu.Unlock()
-	return lastReport
-}
-
 var _ = ReportAfterSuite("conformance summary", func(r Report) {
 	summaryMu.Lock()
 	defer summaryMu.Unlock()
-	lastReport = &r
 	Summarize(summaryOut, r)
 })
 

@@ -67,6 +67,7 @@ func (t *Target) restore(petID int64) error {
 	return nil
 }
 
+// putBack sets the pet's quantity to orig's and checks the list shows it.
 func (t *Target) putBack(ctx context.Context, orig Item) error {
 	x := t.send(ctx, Request{Method: http.MethodPatch, Path: petPath(orig.PetID), Body: quantityBody(orig.Quantity)})
 	if x.Err != nil {
@@ -108,6 +109,8 @@ func RestoreAll() []string {
 	return failed
 }
 
+// petPath is the update path of a pet.
 func petPath(id int64) string { return "/inventory/" + strconv.FormatInt(id, 10) }
 
+// quantityBody is an InventoryUpdate setting quantity q.
 func quantityBody(q int64) []byte { return []byte(`{"quantity":` + strconv.FormatInt(q, 10) + `}`) }

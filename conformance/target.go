@@ -62,8 +62,10 @@ type Item struct {
 // unreachable target, or a key the target rejects.
 type SetupError struct{ Msg string }
 
+// Error returns the message.
 func (e *SetupError) Error() string { return e.Msg }
 
+// setupErrorf formats a SetupError.
 func setupErrorf(format string, args ...any) *SetupError {
 	return &SetupError{Msg: fmt.Sprintf(format, args...)}
 }
@@ -145,6 +147,7 @@ func newClient(cfg Config) (*http.Client, error) {
 // PetID returns the pet mutating specs touch, or 0 when none is known.
 func (t *Target) PetID() int64 { return t.petID }
 
+// findItem returns the record of petId id in items.
 func findItem(items []Item, id int64) (Item, bool) {
 	for _, it := range items {
 		if it.PetID == id {

@@ -223,4 +223,5 @@ func plain(s string) string {
 // failer is the testing.T stand-in RunSpecs reports to.
 type failer struct{ failed bool }
 
+// Fail records that a spec failed.
 func (f *failer) Fail() { f.failed = true }
