@@ -96,21 +96,6 @@ func BenchmarkEncodeList(b *testing.B) {
 	}
 }
 
-// BenchmarkStoreListAfterWrite is one write followed by one read of the
-// list: the cost the 90/10 mix pays on every write.
-func BenchmarkStoreListAfterWrite(b *testing.B) {
-	for _, n := range []int{64, 10_000, 100_000} {
-		s := NewStore(fixtures.Generate(n, 1))
-		b.Run(strconv.Itoa(n), func(b *testing.B) {
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				s.SetQuantity(int64(i%n)+1, int64(i))
-				s.ListJSON()
-			}
-		})
-	}
-}
-
 // BenchmarkHandler is the whole chain, as a user's server runs it, with
 // access logging to io.Discard through slog's text handler.
 func BenchmarkHandler(b *testing.B) {

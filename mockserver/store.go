@@ -9,16 +9,28 @@ import (
 
 // A Store holds the stock records in memory, sorted by petId. Writes are
 // atomic: a reader sees a record before or after an update, never between.
-// The encoded list is kept until the next write, so an unchanged list is not
-// encoded again on every read.
+//
+// The encoded list is kept between reads, so an unchanged list is not
+// encoded again on every read. A write only marks the chunk of
+// listChunk records it changed; the next read builds a new list from the
+// old one, copying the unchanged chunks and encoding the changed ones, so
+// a write to one pet of 100,000 costs a copy of the list, not its encoding.
+// A list once returned is never modified.
 type Store struct {
 	seed []fixtures.Item // what Reset restores; never modified
 
-	mu    sync.RWMutex // guards items, index and list
-	items []fixtures.Item
-	index map[int64]int // petId to position in items
-	list  []byte        // items encoded as a JSON array; nil after a write
+	mu     sync.RWMutex // guards items, index, list, starts, stale and nstale
+	items  []fixtures.Item
+	index  map[int64]int // petId to position in items
+	list   []byte        // items encoded as a JSON array; nil: encode it all
+	starts []int         // starts[c]: offset in list of chunk c; the last: where "]" is
+	stale  []bool        // stale[c]: chunk c has changed since list was made
+	nstale int           // the number of stale chunks
 }
+
+// listChunk is the number of records in one chunk of the encoded list:
+// about 45 KB, encoded in about 50 µs.
+const listChunk = 1024
 
 // NewStore returns a store holding a copy of items.
 func NewStore(items []fixtures.Item) *Store {
@@ -44,8 +56,10 @@ func (s *Store) Reset() {
 	for i, it := range items {
 		index[it.PetID] = i
 	}
+	chunks := (len(items) + listChunk - 1) / listChunk
 	s.mu.Lock()
 	s.items, s.index, s.list = items, index, nil
+	s.starts, s.stale, s.nstale = make([]int, chunks+1), make([]bool, chunks), 0
 	s.mu.Unlock()
 }
 
@@ -61,19 +75,50 @@ func (s *Store) Len() int {
 func (s *Store) ListJSON() []byte {
 	s.mu.RLock()
 	list := s.list
+	fresh := list != nil && s.nstale == 0
 	s.mu.RUnlock()
-	if list != nil {
+	if fresh {
 		return list
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.list == nil {
-		s.list = encodeList(s.items)
+	if s.list == nil || s.nstale > 0 {
+		s.list = s.encode()
 	}
 	return s.list
 }
 
-// encodeList encodes items as a JSON array.
+// encode returns a new encoded list and records where its chunks start.
+// A chunk that has not changed is copied from the old list. s.mu must be
+// held for writing.
+func (s *Store) encode() []byte {
+	size := 2 + len(s.items)*52
+	if s.list != nil {
+		size = len(s.list) + 4*min(s.nstale*listChunk, len(s.items)) // room for longer quantities
+	}
+	b := make([]byte, 0, size)
+	b = append(b, '[')
+	for c := range s.stale {
+		start := len(b)
+		if s.list != nil && !s.stale[c] {
+			b = append(b, s.list[s.starts[c]:s.starts[c+1]]...)
+		} else {
+			for i := c * listChunk; i < min((c+1)*listChunk, len(s.items)); i++ {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = appendItem(b, s.items[i])
+			}
+		}
+		s.starts[c] = start
+		s.stale[c] = false
+	}
+	s.starts[len(s.stale)] = len(b)
+	s.nstale = 0
+	return append(b, "]\n"...)
+}
+
+// encodeList encodes items as a JSON array, all at once.
 func encodeList(items []fixtures.Item) []byte {
 	b := make([]byte, 0, 2+len(items)*52)
 	b = append(b, '[')
@@ -108,7 +153,10 @@ func (s *Store) SetQuantity(petID, quantity int64) (fixtures.Item, bool) {
 	}
 	if s.items[i].Quantity != quantity {
 		s.items[i].Quantity = quantity
-		s.list = nil
+		if c := i / listChunk; !s.stale[c] {
+			s.stale[c] = true
+			s.nstale++
+		}
 	}
 	return s.items[i], true
 }
