@@ -1,0 +1,121 @@
+package conformance
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCurlHidesTheKey(t *testing.T) {
+	const key = "k3y-s3cr3t"
+	tests := []struct {
+		name string
+		x    Exchange
+		want string
+	}{
+		{
+			name: "bearer header",
+			x:    Exchange{Method: "GET", URL: "https://h/v1/inventory", Header: http.Header{"Authorization": {"Bearer " + key}}},
+			want: `curl -sS -i -X GET 'https://h/v1/inventory' -H "Authorization: Bearer $INVENTORY_API_KEY"`,
+		},
+		{
+			name: "key in the query string",
+			x:    Exchange{Method: "GET", URL: "https://h/v1/inventory?api_key=" + key, Header: http.Header{}},
+			want: `curl -sS -i -X GET "https://h/v1/inventory?api_key=$INVENTORY_API_KEY"`,
+		},
+		{
+			name: "shell characters around the key are escaped",
+			x:    Exchange{Method: "GET", URL: "https://h/v1/x", Header: http.Header{"Authorization": {"Basic $`\"" + key}}},
+			want: `curl -sS -i -X GET 'https://h/v1/x' -H "Authorization: Basic \$\` + "`" + `\"$INVENTORY_API_KEY"`,
+		},
+		{
+			name: "single quote in a body",
+			x:    Exchange{Method: "PATCH", URL: "https://h/v1/inventory/1", Header: http.Header{}, Body: []byte(`{"q":"it's"}`)},
+			want: `curl -sS -i -X PATCH 'https://h/v1/inventory/1' --data-binary '{"q":"it'\''s"}'`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.x.key = key
+			if got := tt.x.Curl(); got != tt.want {
+				t.Errorf("Curl() =\n  %s\nwant\n  %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestWantHidesTheKey(t *testing.T) {
+	const key = "k3y-s3cr3t"
+	x := Exchange{
+		Method: "GET", URL: "https://h/v1/inventory?k=" + key, Header: http.Header{"Authorization": {"Bearer " + key}},
+		Status: 200, RespHead: http.Header{"Content-Type": {"application/json"}}, RespBody: []byte(`{"echo":"` + key + `"}`),
+		Err: errors.New("dial https://h/v1/inventory?k=" + key), key: key,
+	}
+	msg := x.Want("wanted %s", key)
+	x.Err = nil
+	msg += x.Want("again")
+	if strings.Contains(msg, key) {
+		t.Errorf("the key appears in:\n%s", msg)
+	}
+}
+
+func TestGotCutsLongBodies(t *testing.T) {
+	x := Exchange{Status: 200, RespHead: http.Header{}, RespBody: []byte(strings.Repeat("a", 5000) + "\x00\xff")}
+	got := x.Got()
+	if !strings.Contains(got, "(5002 bytes in all)") || len(got) > 1000 {
+		t.Errorf("Got() = %d bytes, %q...; want a cut body and its size", len(got), got[:80])
+	}
+	x.RespBody = []byte("a\nb\x00\xff")
+	if got := x.Got(); !strings.Contains(got, "a·b·\uFFFD") {
+		t.Errorf("Got() = %q; want control characters and invalid UTF-8 made printable", got)
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	tests := []struct {
+		in   string
+		want time.Duration
+	}{
+		{"", 500 * time.Millisecond},
+		{"0", 100 * time.Millisecond},
+		{"2", 2 * time.Second},
+		{"3600", 5 * time.Second},
+		{"Wed, 21 Oct 2015 07:28:00 GMT", 500 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		if got := retryAfter(tt.in); got != tt.want {
+			t.Errorf("retryAfter(%q) = %s; want %s", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestErrorProblems(t *testing.T) {
+	tests := []struct {
+		body string
+		want string // a substring of the problems; empty: none
+	}{
+		{`{"code":"unauthorized","message":"no key","status":401}`, ""},
+		{`{"code":"unauthorized","message":"no key","status":401,"extra":true}`, ""},
+		{``, "want a JSON object"},
+		{`null`, "want a JSON object"},
+		{`[]`, "want a JSON object"},
+		{`{"message":"no key","status":401}`, "code is missing"},
+		{`{"code":"","message":"no key","status":401}`, "code is empty"},
+		{`{"code":7,"message":"no key","status":401}`, "code is 7, want a string"},
+		{`{"code":null,"message":"no key","status":401}`, "code is null, want a string"},
+		{`{"code":"x","message":" ","status":401}`, "message is empty"},
+		{`{"code":"x","message":"m"}`, "status is missing"},
+		{`{"code":"x","message":"m","status":"401"}`, `status is "401", want an integer`},
+		{`{"code":"x","message":"m","status":401.5}`, "want an integer"},
+		{`{"code":"x","message":"m","status":400}`, "status is 400, want the HTTP status 401"},
+	}
+	for _, tt := range tests {
+		x := &Exchange{Status: 401, RespBody: []byte(tt.body)}
+		got := strings.Join(errorProblems(x), "; ")
+		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+			t.Errorf("errorProblems(%s) = %q; want %q", tt.body, got, tt.want)
+		}
+	}
+}
