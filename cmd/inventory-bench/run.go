@@ -37,7 +37,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&names, "scenarios", "all", "comma-separated `list` of scenarios: "+strings.Join(scenarioNames(), ", ")+", or all")
 	fs.DurationVar(&o.duration, "duration", 2*time.Second, "length of one round against one server")
 	fs.DurationVar(&o.warmup, "warmup", 300*time.Millisecond, "load on each server before the first round of a scenario, not measured")
-	fs.IntVar(&o.rounds, "rounds", 3, "rounds per server and scenario, alternating mock and baseline")
+	fs.IntVar(&o.rounds, "rounds", 5, "rounds per server and scenario, alternating mock and baseline")
 	fs.IntVar(&o.clients, "clients", 32, "concurrent clients, each on its own keep-alive connection")
 	fs.IntVar(&o.startupRuns, "startup-runs", 5, "starts of the mock per start-up figure (the one with 1,000,000 pets runs at most 3 times)")
 	fs.Usage = func() {
@@ -104,7 +104,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	b := &bench{o: o, out: stdout, mock: []string{mock, "--api-key", benchKey}, baseline: []string{self, "baseline", "--api-key", benchKey}}
+	b := &bench{o: o, out: stdout, args: args, mock: []string{mock, "--api-key", benchKey}, baseline: []string{self, "baseline", "--api-key", benchKey}}
 	b.header()
 	var failed []string
 	for _, name := range o.scenarios {
@@ -143,6 +143,7 @@ func buildMock(ctx context.Context, dir string, stderr io.Writer) (string, error
 // A bench is one run: its settings and the figures it has gathered.
 type bench struct {
 	o              *options
+	args           []string // as given, for the report
 	out            io.Writer
 	mock, baseline []string // argv of each server, without --addr
 	rows           []row
@@ -166,6 +167,7 @@ type figures struct {
 func (b *bench) header() {
 	o := b.o
 	fmt.Fprintf(b.out, `inventory-bench: the mock against a baseline, with the same client, concurrency and duration
+  run:      %s
   mock:     %s (child process; auth and request validation on; text access log to /dev/null, as users run it)
   baseline: inventory-bench baseline (child process; bare net/http: checks the key, writes the same list bytes, updates under a lock; no log, no validation)
   client:   this process, %d keep-alive connections, each sending requests back to back (hand-written HTTP/1.1)
@@ -173,7 +175,7 @@ func (b *bench) header() {
   rounds:   %d of %s per server and scenario, alternating mock and baseline, after %s of warm-up each; figures are medians over rounds,
             ratios are mock/baseline per pair of rounds, then the median
 
-`, filepath.Base(b.mock[0]), o.clients, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(),
+`, strings.Join(append([]string{"inventory-bench"}, b.args...), " "), filepath.Base(b.mock[0]), o.clients, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(),
 		o.rounds, o.duration, o.warmup)
 }
 
@@ -330,11 +332,12 @@ func (b *bench) startup(ctx context.Context) error {
 func (b *bench) summary() {
 	if len(b.rows) > 0 {
 		fmt.Fprintf(b.out, "summary (%d clients, %d rounds of %s, medians; %d cores):\n\n", b.o.clients, b.o.rounds, b.o.duration, runtime.NumCPU())
-		fmt.Fprintln(b.out, "| scenario | mock rps | mock p50 | mock p99 | baseline rps | baseline p50 | baseline p99 | ratio rps | ratio p99 |")
-		fmt.Fprintln(b.out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+		fmt.Fprintln(b.out, "| scenario | mock rps | mock p50 | mock p99 | mock CPU/req | baseline rps | baseline p50 | baseline p99 | baseline CPU/req | ratio rps | ratio p99 |")
+		fmt.Fprintln(b.out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		for _, r := range b.rows {
-			fmt.Fprintf(b.out, "| %s | %.0f | %s | %s | %.0f | %s | %s | %.2f%s | %.2f%s |\n", r.s.name,
-				r.mock.rps, ms(r.mock.p50), ms(r.mock.p99), r.base.rps, ms(r.base.p50), ms(r.base.p99),
+			fmt.Fprintf(b.out, "| %s | %.0f | %s | %s | %s | %.0f | %s | %s | %s | %.2f%s | %.2f%s |\n", r.s.name,
+				r.mock.rps, ms(r.mock.p50), ms(r.mock.p99), us(r.mock.cpu),
+				r.base.rps, ms(r.base.p50), ms(r.base.p99), us(r.base.cpu),
 				r.rpsRatio, verdict(r.s.rpsTarget > 0, r.rpsRatio >= r.s.rpsTarget, ""),
 				r.p99Ratio, verdict(true, r.p99Ratio <= p99Target, ""))
 		}
