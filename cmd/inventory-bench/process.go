@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -24,8 +25,22 @@ type server struct {
 }
 
 // start execs argv with --addr set to a free port, its output to
-// /dev/null, and waits until GET /v1/inventory answers 200.
-func start(ctx context.Context, name string, argv []string) (*server, error) {
+// /dev/null, and waits until GET /v1/inventory answers 200. A child that
+// exits before it serves is started again, twice at most, on another port:
+// the free port may have been taken in between.
+func start(ctx context.Context, name string, argv []string) (s *server, err error) {
+	for range 3 {
+		if s, err = startOnce(ctx, name, argv); err == nil || !errors.Is(err, errExited) {
+			break
+		}
+	}
+	return s, err
+}
+
+// errExited is the error of a child that exited before it served.
+var errExited = errors.New("exited before it served; run it alone to see why")
+
+func startOnce(ctx context.Context, name string, argv []string) (*server, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -50,7 +65,7 @@ func start(ctx context.Context, name string, argv []string) (*server, error) {
 	for {
 		select {
 		case <-s.exited:
-			return nil, fmt.Errorf("%s: exited before it served (%s)", name, cmd.ProcessState)
+			return nil, fmt.Errorf("%s: %w (%s)", name, errExited, cmd.ProcessState)
 		case <-ctx.Done():
 			s.stop()
 			return nil, ctx.Err()
