@@ -100,7 +100,11 @@ func decodeInventoryUpdate(body []byte) (quantity int64, problem string) {
 // the full reading would refuse, nor reads one differently.
 func plainUpdate(b []byte) (int64, bool) {
 	i := skipSpace(b, 0)
-	const key = `{"quantity"`
+	if i == len(b) || b[i] != '{' {
+		return 0, false
+	}
+	i = skipSpace(b, i+1)
+	const key = `"quantity"`
 	if len(b)-i < len(key) || string(b[i:i+len(key)]) != key {
 		return 0, false
 	}

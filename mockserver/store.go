@@ -118,19 +118,6 @@ func (s *Store) encode() []byte {
 	return append(b, "]\n"...)
 }
 
-// encodeList encodes items as a JSON array, all at once.
-func encodeList(items []fixtures.Item) []byte {
-	b := make([]byte, 0, 2+len(items)*52)
-	b = append(b, '[')
-	for i, it := range items {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendItem(b, it)
-	}
-	return append(b, "]\n"...)
-}
-
 // Get returns the record of petId.
 func (s *Store) Get(petID int64) (fixtures.Item, bool) {
 	s.mu.RLock()
