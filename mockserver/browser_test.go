@@ -3,10 +3,12 @@ package mockserver
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -38,15 +40,20 @@ func TestBrowser(t *testing.T) {
 	if err != nil {
 		t.Skip("chromium is not installed (apt-get install chromium)")
 	}
-	page := httptest.NewServer(nil)
+	// The page's body names the mocks, which need the page's origin first;
+	// the handler reads it through an atomic, as Chromium's requests come
+	// from another process.
+	var body atomic.Pointer[string]
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, *body.Load())
+	}))
 	defer page.Close()
 	anyOrigin := httptest.NewServer(newServer(t))
 	defer anyOrigin.Close()
 	oneOrigin := httptest.NewServer(newServer(t, func(c *Config) { c.CORSOrigins = []string{page.URL} }))
 	defer oneOrigin.Close()
-	page.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, browserPage, testKey, anyOrigin.URL, oneOrigin.URL)
-	})
+	html := fmt.Sprintf(browserPage, testKey, anyOrigin.URL, oneOrigin.URL)
+	body.Store(&html)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
