@@ -176,6 +176,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		_, err := stdout.Write(fixtures.Encode(items))
 		return err
 	}
+	tuneGC(getenv, len(items))
 
 	var handler slog.Handler = slog.NewTextHandler(stderr, nil)
 	if o.logFormat == "json" {
@@ -362,4 +363,19 @@ func healthCheck(ctx context.Context, o *options) error {
 		return fmt.Errorf("health check: status %d", resp.StatusCode)
 	}
 	return nil
+}
+
+// smallDataSet is the largest number of pets for which tuneGC trades memory
+// for speed.
+const smallDataSet = 100_000
+
+// tuneGC lets the heap grow to five times the live data before a
+// collection (GOGC=400) when the data set is small: the live heap is then a
+// few MiB, and request validation allocates enough that collections cost
+// the mock a third of its time under load. Resident memory grows by about
+// 10 MiB. A GOGC set by the user, or a large data set, keeps Go's default.
+func tuneGC(getenv func(string) string, pets int) {
+	if getenv("GOGC") == "" && pets <= smallDataSet {
+		debug.SetGCPercent(400)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -232,5 +233,26 @@ func TestHelpAndVersion(t *testing.T) {
 	}
 	if err := run(context.Background(), []string{"--version"}, env(nil), &stdout, io.Discard, nil); err != nil || !strings.HasPrefix(stdout.String(), "inventory-mock ") {
 		t.Errorf("--version = %q, %v", stdout.String(), err)
+	}
+}
+
+func TestTuneGC(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	tests := []struct {
+		name string
+		env  map[string]string
+		pets int
+		want int
+	}{
+		{"small data set", nil, 64, 400},
+		{"GOGC set by the user", map[string]string{"GOGC": "50"}, 64, 100},
+		{"a million pets", nil, 1_000_000, 100},
+	}
+	for _, tt := range tests {
+		debug.SetGCPercent(100)
+		tuneGC(env(tt.env), tt.pets)
+		if got := debug.SetGCPercent(100); got != tt.want {
+			t.Errorf("%s: GC percent = %d; want %d", tt.name, got, tt.want)
+		}
 	}
 }
