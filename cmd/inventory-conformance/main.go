@@ -53,7 +53,7 @@ type options struct {
 // flags declares the flags on fs, one line of help each.
 func flags(fs *flag.FlagSet, o *options) {
 	fs.StringVar(&o.baseURL, "base-url", "", "`URL` of the implementation, ending in /v1 (required)")
-	fs.StringVar(&o.apiKey, "api-key", "", "API `KEY` sent as a bearer token (default $INVENTORY_API_KEY); never printed")
+	fs.StringVar(&o.apiKey, "api-key", "", "the API `KEY`, sent as a bearer token (default $INVENTORY_API_KEY); never printed")
 	fs.BoolVar(&o.allowMutations, "allow-mutations", false, "run the checks that write (each restores the quantity it changed)")
 	fs.Int64Var(&o.petID, "pet-id", 0, "`ID` of the pet the mutating checks may touch (default: the first listed)")
 	fs.StringVar(&o.caCert, "ca-cert", "", "PEM `FILE` of extra CA certificates to trust for the target")
