@@ -144,22 +144,10 @@ func TestBrokenServers(t *testing.T) {
 }
 
 // outcome lists the full texts of the failed specs, the warnings and the
-// failed restores of a run.
+// failed restores of a run, as the summary counts them.
 func outcome(r types.Report) (failed, warnings, restores []string) {
-	for _, s := range r.SpecReports {
-		if s.LeafNodeType == types.NodeTypeIt && s.State.Is(types.SpecStateFailureStates) {
-			failed = append(failed, s.FullText())
-		}
-		for _, e := range s.ReportEntries {
-			switch e.Name {
-			case EntryWarning:
-				warnings = append(warnings, e.StringRepresentation())
-			case EntryRestoreFailed:
-				restores = append(restores, e.StringRepresentation())
-			}
-		}
-	}
-	return failed, warnings, restores
+	t := tallyReport(r)
+	return t.failed, t.warnings, t.restores
 }
 
 func tail(b []byte) []byte {

@@ -58,45 +58,55 @@ var _ = ReportAfterSuite("conformance summary", func(r Report) {
 	Summarize(summaryOut, r)
 })
 
-// Summarize writes a short summary of a run: counts, skipped mutating
-// checks, warnings, observations and any pet that could not be restored.
-func Summarize(w io.Writer, r types.Report) {
-	var passed, failed, skipped, skippedMutating int
-	var warnings, observations, restores []string
+// A tally is what a run's report says: the counts, the full texts of the
+// failed checks, and the report entries the suite added. Summarize prints
+// it; the proof test reads it to see which checks a broken server failed.
+type tally struct {
+	passed, skipped, skippedMutating int
+	failed                           []string
+	warnings, observations, restores []string
+}
+
+// tallyReport counts the checks of r and gathers its entries. A restore
+// failure may be recorded outside any check (RestoreAll after the suite),
+// so entries are read from every node.
+func tallyReport(r types.Report) tally {
+	var t tally
 	for _, s := range r.SpecReports {
-		if s.LeafNodeType != types.NodeTypeIt {
-			for _, e := range s.ReportEntries {
-				if e.Name == EntryRestoreFailed {
-					restores = append(restores, e.StringRepresentation())
+		if s.LeafNodeType == types.NodeTypeIt {
+			switch {
+			case s.State == types.SpecStatePassed:
+				t.passed++
+			case s.State == types.SpecStateSkipped || s.State == types.SpecStatePending:
+				t.skipped++
+				if slices.Contains(s.Labels(), "mutating") && strings.Contains(s.Failure.Message, "--allow-mutations") {
+					t.skippedMutating++
 				}
+			case s.State.Is(types.SpecStateFailureStates):
+				t.failed = append(t.failed, s.FullText())
 			}
-			continue
-		}
-		switch {
-		case s.State == types.SpecStatePassed:
-			passed++
-		case s.State == types.SpecStateSkipped || s.State == types.SpecStatePending:
-			skipped++
-			if slices.Contains(s.Labels(), "mutating") && strings.Contains(s.Failure.Message, "--allow-mutations") {
-				skippedMutating++
-			}
-		case s.State.Is(types.SpecStateFailureStates):
-			failed++
 		}
 		for _, e := range s.ReportEntries {
 			switch e.Name {
 			case EntryWarning:
-				warnings = append(warnings, e.StringRepresentation())
+				t.warnings = append(t.warnings, e.StringRepresentation())
 			case EntryObservation:
-				observations = append(observations, e.StringRepresentation())
+				t.observations = append(t.observations, e.StringRepresentation())
 			case EntryRestoreFailed:
-				restores = append(restores, e.StringRepresentation())
+				t.restores = append(t.restores, e.StringRepresentation())
 			}
 		}
 	}
-	fmt.Fprintf(w, "\n== Conformance summary: %d passed, %d failed, %d skipped ==\n", passed, failed, skipped)
-	if skippedMutating > 0 {
-		fmt.Fprintf(w, "%d mutating checks were skipped: no request changed data. Pass --allow-mutations to run them.\n", skippedMutating)
+	return t
+}
+
+// Summarize writes a short summary of a run: counts, skipped mutating
+// checks, warnings, observations and any pet that could not be restored.
+func Summarize(w io.Writer, r types.Report) {
+	t := tallyReport(r)
+	fmt.Fprintf(w, "\n== Conformance summary: %d passed, %d failed, %d skipped ==\n", t.passed, len(t.failed), t.skipped)
+	if t.skippedMutating > 0 {
+		fmt.Fprintf(w, "%d mutating checks were skipped: no request changed data. Pass --allow-mutations to run them.\n", t.skippedMutating)
 	}
 	section := func(title string, lines []string) {
 		if len(lines) == 0 {
@@ -107,11 +117,11 @@ func Summarize(w io.Writer, r types.Report) {
 			fmt.Fprintf(w, "  - %s\n", l)
 		}
 	}
-	section("Warnings (not required by the contract):", warnings)
-	sort.Strings(observations)
-	section("Observations (the contract is silent; what the target chose):", observations)
-	if len(restores) > 0 {
-		fmt.Fprintf(w, "\n!!! Data could NOT be restored; set it back by hand:\n  %s\n", strings.Join(dedupe(restores), "\n  "))
+	section("Warnings (not required by the contract):", t.warnings)
+	sort.Strings(t.observations)
+	section("Observations (the contract is silent; what the target chose):", t.observations)
+	if len(t.restores) > 0 {
+		fmt.Fprintf(w, "\n!!! Data could NOT be restored; set it back by hand:\n  %s\n", strings.Join(dedupe(t.restores), "\n  "))
 	}
 }
 
