@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/petstore/inventory-kit/spec"
@@ -37,7 +38,7 @@ func (t *Target) responseProblems(x *Exchange, tolerated ...int) []string {
 	switch {
 	case x.Status >= 500 && !notImplemented:
 		ps = append(ps, fmt.Sprintf("status %d: no 5xx is allowed", x.Status))
-	case !documented && !notImplemented && !contains(tolerated, x.Status):
+	case !documented && !notImplemented && !slices.Contains(tolerated, x.Status):
 		ps = append(ps, fmt.Sprintf("status %d is not documented for %s (documented: %v)", x.Status, opName(x.Op), statuses(x.Op)))
 	}
 	if mt := x.MediaType(); mt != "application/json" {
@@ -110,14 +111,4 @@ func errorProblems(x *Exchange) []string {
 		ps = append(ps, fmt.Sprintf("Error body: status is %d, want the HTTP status %d", status, x.Status))
 	}
 	return ps
-}
-
-// contains reports whether v is in s.
-func contains(s []int, v int) bool {
-	for _, e := range s {
-		if e == v {
-			return true
-		}
-	}
-	return false
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,12 +61,7 @@ type Operation struct {
 
 // Documents reports whether status is one of the operation's documented responses.
 func (o *Operation) Documents(status int) bool {
-	for _, s := range o.Statuses {
-		if s == status {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(o.Statuses, status)
 }
 
 // Default loads the embedded contract.
