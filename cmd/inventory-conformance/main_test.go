@@ -222,7 +222,7 @@ func TestFailsAgainstABrokenServer(t *testing.T) {
 	if code != exitFailed {
 		t.Fatalf("exit %d; want 1\n%s", code, out)
 	}
-	for _, want := range []string{"curl ", "$INVENTORY_API_KEY", "no Authorization header gives 401", "<int>: 200"} {
+	for _, want := range []string{"curl ", "$INVENTORY_API_KEY", "no Authorization header gives 401", "status 200; want 401"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)
 		}

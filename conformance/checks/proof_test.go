@@ -1,4 +1,4 @@
-package conformance
+package checks
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/petstore/inventory-kit/conformance"
 )
 
 // correctServer names the unbroken mock among the children.
@@ -20,7 +22,7 @@ const correctServer = "correct"
 
 // warningOnly lists specs that report warnings and cannot fail on their
 // own; a broken server proves each by making it warn.
-var warningOnly = []string{"petIds fit a JavaScript number (warning only)"}
+var warningOnly = []string{"identifiers fit a JavaScript number (warning only)", "the scheme word is case-insensitive (bearer KEY)"}
 
 // A childRun is the suite run against one server in a child process.
 type childRun struct {
@@ -34,9 +36,8 @@ type childRun struct {
 // server and reads its Ginkgo JSON report.
 func runChild(t *testing.T, name, dir string) childRun {
 	report := filepath.Join(dir, name+".json")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestConformance$", "-test.count=1",
-		"-ginkgo.json-report="+report, "-ginkgo.no-color", "-ginkgo.junit-report="+filepath.Join(dir, name+".xml"))
-	cmd.Env = append(os.Environ(), brokenEnv+"="+name)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestConformance$", "-test.count=1", "-ginkgo.no-color")
+	cmd.Env = append(os.Environ(), brokenEnv+"="+name, reportEnv+"="+report, junitEnv+"="+filepath.Join(dir, name+".xml"))
 	out, err := cmd.CombinedOutput()
 	run := childRun{name: name, err: err, output: out}
 	data, rerr := os.ReadFile(report)
@@ -101,7 +102,7 @@ func TestBrokenServers(t *testing.T) {
 			}
 			for _, s := range r.report.SpecReports {
 				if s.LeafNodeType == types.NodeTypeIt {
-					all = append(all, s.FullText())
+					all = append(all, conformance.FullName(s))
 				}
 			}
 			continue
@@ -146,8 +147,8 @@ func TestBrokenServers(t *testing.T) {
 // outcome lists the full texts of the failed specs, the warnings and the
 // failed restores of a run, as the summary counts them.
 func outcome(r types.Report) (failed, warnings, restores []string) {
-	t := tallyReport(r)
-	return t.failed, t.warnings, t.restores
+	t := conformance.TallyReport(r, true)
+	return t.Failed, t.Warnings, t.Restores
 }
 
 func tail(b []byte) []byte {

@@ -8,48 +8,47 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/petstore/inventory-kit/spec"
 )
 
-// shapeGiven reports whether the contract gives a body for o's 200
-// response. Where it does not (GET /pets/{petId}, GET /store/orders), 501 is
-// an honest answer.
-func shapeGiven(o *spec.Operation) bool {
-	if o == nil || o.Operation.Responses == nil || o.Operation.Responses.Codes == nil {
-		return false
-	}
-	r, ok := o.Operation.Responses.Codes.Get("200")
-	return ok && r != nil && r.Content != nil && r.Content.Len() > 0
-}
-
-// responseProblems lists how x's response breaks the rules every response
+// ResponseProblems lists how x's response breaks the rules every response
 // keeps: an answer at all, no 5xx (but 501 where the contract gives no
-// shape), a status documented for the operation (or one of tolerated), JSON
-// content, headers and body valid against the contract, and an Error body on
-// every error.
-func (t *Target) responseProblems(x *Exchange, tolerated ...int) []string {
+// shape), a status documented for the operation (or one of tolerated),
+// JSON content where the document gives a body for that status, headers
+// and body valid against the contract, and an Error body on every error.
+func (t *Target) ResponseProblems(x *Exchange, tolerated ...int) []string {
+	if x.Status == 0 && x.Err != nil {
+		return []string{"no response: " + x.Err.Error()}
+	}
 	if x.Err != nil {
-		return []string{"no response: " + x.redactErr()}
+		return []string{x.Err.Error()}
 	}
 	var ps []string
-	notImplemented := x.Status == http.StatusNotImplemented && !shapeGiven(x.Op)
+	op := t.shape.Op(x.Op)
+	notImplemented := x.Status == http.StatusNotImplemented && op != nil && !op.Shaped
 	documented := x.Op != nil && x.Op.Documents(x.Status)
 	switch {
+	case x.Status == http.StatusTooManyRequests:
+		ps = append(ps, fmt.Sprintf("status 429: still rate limited after %d tries and %s of waiting (the run's allowance, --max-retry-wait, is %s)", maxAttempts, x.Waited.Round(time.Millisecond), t.cfg.MaxRetryWait))
 	case x.Status >= 500 && !notImplemented:
 		ps = append(ps, fmt.Sprintf("status %d: no 5xx is allowed", x.Status))
 	case !documented && !notImplemented && !slices.Contains(tolerated, x.Status):
-		ps = append(ps, fmt.Sprintf("status %d is not documented for %s (documented: %v)", x.Status, opName(x.Op), statuses(x.Op)))
+		ps = append(ps, fmt.Sprintf("status %d is not documented for %s (documented: %v)", x.Status, OpName(x.Op), statuses(x.Op)))
 	}
-	if mt := x.MediaType(); mt != "application/json" {
-		ps = append(ps, fmt.Sprintf("Content-Type %q: want application/json", x.RespHead.Get("Content-Type")))
-	} else if documented && x.Op != nil {
-		for _, p := range t.contract.ValidateResponse(t.validationRequest(x), x.response()) {
-			ps = append(ps, "response: "+p.String())
+	content := documented && ResponseContent(x.Op, x.Status)
+	if content || x.Status >= 400 {
+		if mt := x.MediaType(); mt != "application/json" {
+			ps = append(ps, fmt.Sprintf("Content-Type %s: want application/json", Quote(x.RespHead.Get("Content-Type"))))
+		} else if documented {
+			for _, p := range t.contract.ValidateResponse(t.validationRequest(x), x.response()) {
+				ps = append(ps, "response: "+Printable([]byte(p.String())))
+			}
 		}
 	}
-	if x.Status >= 400 {
-		ps = append(ps, errorProblems(x)...)
+	if x.Status >= 400 && x.Status != http.StatusTooManyRequests {
+		ps = append(ps, ErrorProblems(x)...)
 	}
 	return ps
 }
@@ -80,9 +79,9 @@ func (x *Exchange) response() *http.Response {
 	}
 }
 
-// errorProblems lists how x's body falls short of the Error envelope: code
+// ErrorProblems lists how x's body falls short of the Error envelope: code
 // and message non-empty strings, status an integer equal to the HTTP status.
-func errorProblems(x *Exchange) []string {
+func ErrorProblems(x *Exchange) []string {
 	var e map[string]json.RawMessage
 	if err := json.Unmarshal(x.RespBody, &e); err != nil || e == nil {
 		return []string{"Error body: want a JSON object with code, message and status"}
@@ -95,7 +94,7 @@ func errorProblems(x *Exchange) []string {
 		case !ok:
 			ps = append(ps, fmt.Sprintf("Error body: %s is missing", f))
 		case json.Unmarshal(raw, &s) != nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null")):
-			ps = append(ps, fmt.Sprintf("Error body: %s is %s, want a string", f, raw))
+			ps = append(ps, fmt.Sprintf("Error body: %s is %s, want a string", f, Printable(raw)))
 		case strings.TrimSpace(s) == "":
 			ps = append(ps, fmt.Sprintf("Error body: %s is empty", f))
 		}
@@ -106,7 +105,7 @@ func errorProblems(x *Exchange) []string {
 	case !ok:
 		ps = append(ps, "Error body: status is missing")
 	case json.Unmarshal(raw, &status) != nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null")):
-		ps = append(ps, fmt.Sprintf("Error body: status is %s, want an integer", raw))
+		ps = append(ps, fmt.Sprintf("Error body: status is %s, want an integer", Printable(raw)))
 	case status != x.Status:
 		ps = append(ps, fmt.Sprintf("Error body: status is %d, want the HTTP status %d", status, x.Status))
 	}
