@@ -137,7 +137,7 @@ func (t *Target) Explore(ctx context.Context) *ExploreResult {
 		res.Stopped = "the time budget"
 	}
 	if f := e.firstFailing; f != nil && ctx.Err() == nil {
-		last, shrunk := e.lastFailing, tb.reproduced()
+		last, shrunk := e.lastFailing, e.reproduced
 		if last == nil || last.rule != f.rule || !shrunk {
 			last, shrunk = f, false
 		}
@@ -176,18 +176,6 @@ func (tb *rapidTB) note(m string) {
 	if m != "" {
 		tb.msgs = append(tb.msgs, m)
 	}
-}
-
-// reproduced reports whether rapid could make the failure happen again.
-func (tb *rapidTB) reproduced() bool {
-	tb.mu.Lock()
-	defer tb.mu.Unlock()
-	for _, m := range tb.msgs {
-		if strings.Contains(m, "flaky test") {
-			return false
-		}
-	}
-	return true
 }
 
 // rapidSettings are rapid's own settings, which it reads from its
@@ -255,6 +243,8 @@ type explorer struct {
 	// serially.
 	steps, sequences          int
 	shrinking                 bool
+	shrinkUntil, seqStart     time.Time
+	reproChecked, reproduced  bool
 	firstFailing, lastFailing *sequenceRun
 	run                       *sequenceRun
 }
@@ -279,7 +269,9 @@ func (e *explorer) idle() bool {
 		return true
 	}
 	if e.shrinking {
-		return false
+		// rapid bounds shrinking only between its passes; a slow target
+		// would stretch one pass, so the property bounds it too.
+		return time.Now().After(e.shrinkUntil)
 	}
 	return e.steps >= e.cfg.Steps || time.Now().After(e.deadline)
 }
@@ -294,6 +286,14 @@ func (e *explorer) sequence(rt *rapid.T) {
 	}
 	run := &sequenceRun{orig: map[int64]Record{}}
 	e.run = run
+	e.seqStart = time.Now()
+	if e.shrinking && !e.reproChecked {
+		// rapid first replays the failing sequence to see it fail again.
+		defer func() {
+			e.reproChecked = true
+			e.reproduced = run.rule == e.firstFailing.rule
+		}()
+	}
 	defer e.restore(rt, run)
 	e.load(rt, run)
 	actions := map[string]func(*rapid.T){
@@ -396,8 +396,13 @@ func (e *explorer) fail(rt *rapid.T, rule string, x *Exchange, problem string) {
 	if e.firstFailing == nil {
 		e.firstFailing = run
 		e.shrinking = true
+		// Room for rapid to replay the sequence at least twice (to see
+		// that it fails again), then the time budget for shrinking.
+		e.shrinkUntil = time.Now().Add(e.cfg.Time + 2*time.Since(e.seqStart))
 	}
-	e.lastFailing = run
+	if rule == e.firstFailing.rule {
+		e.lastFailing = run
+	}
 	rt.Fatalf("%s", rule)
 }
 
