@@ -219,27 +219,8 @@ func (t *Target) trace(x *Exchange) {
 // operation returns the contract operation method and path address, or nil.
 func (t *Target) operation(method, path string) *spec.Operation {
 	path, _, _ = strings.Cut(path, "?")
-	segs := strings.Split(strings.Trim(path, "/"), "/")
-	for _, o := range t.contract.Operations {
-		if o.Method != method {
-			continue
-		}
-		tmpl := strings.Split(strings.Trim(o.Path, "/"), "/")
-		if len(tmpl) != len(segs) {
-			continue
-		}
-		match := true
-		for i, s := range tmpl {
-			if !strings.HasPrefix(s, "{") && s != segs[i] {
-				match = false
-				break
-			}
-		}
-		if match {
-			return o
-		}
-	}
-	return nil
+	op, _, _ := t.contract.Match(method, t.contract.BasePath+path)
+	return op
 }
 
 // MediaType returns the response's media type without parameters.

@@ -293,11 +293,11 @@ func readOp(o *spec.Operation) (*OpShape, error) {
 // ResponseContent reports whether the document gives a body for status
 // on o: false where it documents the status without content, or not at all.
 func ResponseContent(o *spec.Operation, status int) bool {
-	if o == nil || o.Operation == nil || o.Operation.Responses == nil || o.Operation.Responses.Codes == nil {
+	if o == nil {
 		return false
 	}
-	r, ok := o.Operation.Responses.Codes.Get(fmt.Sprint(status))
-	return ok && r != nil && r.Content != nil && r.Content.Len() > 0
+	r := o.Response(status)
+	return r != nil && len(r.MediaTypes) > 0
 }
 
 // okSchema returns the application/json schema of o's 200 answer, or nil.

@@ -1,15 +1,28 @@
 package mockserver
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// accessLog writes one line per request: method, path, status, bytes and
-// duration. It logs the path without the query string and no headers, so an
-// API key sent in either never reaches the log.
+// RequestIDHeader carries a request's id: the caller's, if it sent a
+// usable one, else one the mock makes. The access log line has it too.
+const RequestIDHeader = "X-Request-Id"
+
+// maxLoggedPath is the most of a path one log line holds.
+const maxLoggedPath = 256
+
+// accessLog writes one line per request, also for a request whose handler
+// panicked (the line is written in a defer, and the recoverer is inside
+// this): method, path (no query string, cut to maxLoggedPath), status,
+// bytes, duration, the Error code of an error, and the request id. No
+// header and no body reaches the log, so neither does an API key.
 //
 // It hands the record straight to the logger's handler: Logger.LogAttrs
 // would also look up the caller on every request, which costs as much as
@@ -20,49 +33,96 @@ func accessLog(logger *slog.Logger, next http.Handler) http.Handler {
 		start := time.Now()
 		rec := recorders.Get().(*statusRecorder)
 		*rec = statusRecorder{ResponseWriter: w}
+		id := requestID(r)
+		w.Header()[RequestIDHeader] = []string{id}
 		defer func() {
+			ctx := r.Context()
+			if h.Enabled(ctx, slog.LevelInfo) {
+				end := time.Now()
+				line := slog.NewRecord(end, slog.LevelInfo, "request", 0)
+				p := r.URL.Path
+				if len(p) > maxLoggedPath {
+					p = p[:maxLoggedPath] + "...(" + strconv.Itoa(len(r.URL.Path)) + " bytes)"
+				}
+				line.AddAttrs(
+					slog.String("method", r.Method),
+					slog.String("path", p),
+					slog.Int("status", rec.status()),
+					slog.Int("bytes", rec.bytes),
+					slog.Duration("duration", end.Sub(start)),
+				)
+				if rec.code != "" {
+					line.AddAttrs(slog.String("code", rec.code))
+				}
+				line.AddAttrs(slog.String("request_id", id))
+				h.Handle(ctx, line)
+			}
 			*rec = statusRecorder{}
 			recorders.Put(rec)
 		}()
 		next.ServeHTTP(rec, r)
-		ctx := r.Context()
-		if !h.Enabled(ctx, slog.LevelInfo) {
-			return
-		}
-		end := time.Now()
-		line := slog.NewRecord(end, slog.LevelInfo, "request", 0)
-		line.AddAttrs(
-			slog.String("method", r.Method),
-			slog.String("path", r.URL.Path),
-			slog.Int("status", rec.status()),
-			slog.Int("bytes", rec.bytes),
-			slog.Duration("duration", end.Sub(start)),
-		)
-		h.Handle(ctx, line)
 	})
+}
+
+// requestID returns the caller's request id if it is a short token of
+// visible ASCII, else a new one: a random prefix made at start-up and a
+// counter, unique within the process and cheap to make.
+func requestID(r *http.Request) string {
+	if v := r.Header[RequestIDHeader]; len(v) == 1 && len(v[0]) <= 128 && visible(v[0]) {
+		return v[0]
+	}
+	b := make([]byte, 0, 24)
+	b = append(b, idPrefix...)
+	b = append(b, '-')
+	b = strconv.AppendUint(b, idCounter.Add(1), 36)
+	return string(b)
+}
+
+var (
+	idPrefix  = newIDPrefix()
+	idCounter atomic.Uint64
+)
+
+func newIDPrefix() string {
+	var b [4]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// visible reports whether s is non-empty and printable ASCII without
+// spaces or quotes.
+func visible(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c > '~' || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // recorders holds statusRecorders between requests; a handler does not keep
 // its ResponseWriter once it has returned.
 var recorders = sync.Pool{New: func() any { return new(statusRecorder) }}
 
-// A statusRecorder remembers the status and size of a response.
+// A statusRecorder remembers the status, size and Error code of a
+// response.
 type statusRecorder struct {
 	http.ResponseWriter
-	code  int
-	bytes int
+	statusCode int
+	bytes      int
+	code       string // the Error code, if the answer was an error
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
-	if r.code == 0 {
-		r.code = code
+	if r.statusCode == 0 {
+		r.statusCode = code
 	}
 	r.ResponseWriter.WriteHeader(code)
 }
 
 func (r *statusRecorder) Write(b []byte) (int, error) {
-	if r.code == 0 {
-		r.code = http.StatusOK
+	if r.statusCode == 0 {
+		r.statusCode = http.StatusOK
 	}
 	n, err := r.ResponseWriter.Write(b)
 	r.bytes += n
@@ -70,11 +130,32 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 }
 
 func (r *statusRecorder) status() int {
-	if r.code == 0 {
+	if r.statusCode == 0 {
 		return http.StatusOK
 	}
-	return r.code
+	return r.statusCode
 }
 
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// recorderOf finds the statusRecorder beneath w, or nil.
+func recorderOf(w http.ResponseWriter) *statusRecorder {
+	for {
+		switch v := w.(type) {
+		case *statusRecorder:
+			return v
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = v.Unwrap()
+		default:
+			return nil
+		}
+	}
+}
+
+// noteErrorCode records an Error code for the access log.
+func noteErrorCode(w http.ResponseWriter, code string) {
+	if rec := recorderOf(w); rec != nil {
+		rec.code = code
+	}
+}

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/petstore/inventory-kit/fixtures"
 )
 
 // TestConcurrentWrites has many clients write and read at once over real
@@ -25,16 +23,16 @@ func TestConcurrentWrites(t *testing.T) {
 	client.Transport.(*http.Transport).MaxIdleConnsPerHost = 64
 
 	const writers, rounds = 16, 25
-	patch := func(petID int64, q int) (fixtures.Item, error) {
+	patch := func(petID int64, q int) (item, error) {
 		r, _ := http.NewRequest("PATCH", fmt.Sprintf("%s/v1/inventory/%d", srv.URL, petID), strings.NewReader(fmt.Sprintf(`{"quantity":%d}`, q)))
 		r.Header.Set("Authorization", "Bearer "+testKey)
 		r.Header.Set("Content-Type", "application/json")
 		resp, err := client.Do(r)
 		if err != nil {
-			return fixtures.Item{}, err
+			return item{}, err
 		}
 		defer resp.Body.Close()
-		var it fixtures.Item
+		var it item
 		if resp.StatusCode != 200 {
 			return it, fmt.Errorf("PATCH %d: status %d", petID, resp.StatusCode)
 		}
@@ -79,7 +77,7 @@ func TestConcurrentWrites(t *testing.T) {
 					errs <- err
 					continue
 				}
-				var items []fixtures.Item
+				var items []item
 				err = json.NewDecoder(resp.Body).Decode(&items)
 				resp.Body.Close()
 				if err != nil || len(items) != len(testItems(t)) {
@@ -94,11 +92,11 @@ func TestConcurrentWrites(t *testing.T) {
 		t.Error(err)
 	}
 	for w := range writers {
-		if it, _ := s.Store().Get(int64(w + 2)); it.Quantity != int64(w*1000+rounds-1) {
+		if it := stored(t, s, int64(w+2)); it.Quantity != int64(w*1000+rounds-1) {
 			t.Errorf("pet %d = %d; want its writer's last value %d", w+2, it.Quantity, w*1000+rounds-1)
 		}
 	}
-	if it, _ := s.Store().Get(1); !shared[it.Quantity] {
+	if it := stored(t, s, 1); !shared[it.Quantity] {
 		t.Errorf("pet 1 = %d, a value nobody sent", it.Quantity)
 	}
 }

@@ -38,7 +38,7 @@ func cors(origins []string, next http.Handler) http.Handler {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		h.Set("Access-Control-Expose-Headers", "WWW-Authenticate, Deprecation, Allow")
+		h.Set("Access-Control-Expose-Headers", "WWW-Authenticate, Deprecation, Allow, X-Stability, X-Request-Id")
 		next.ServeHTTP(w, r)
 	})
 }

@@ -31,8 +31,7 @@ func FuzzUpdate(f *testing.F) {
 		f.Add(seed.petID, seed.contentType, []byte(seed.body))
 	}
 	c := contract(f)
-	items := testItems(f)
-	s, err := New(Config{Contract: c, Items: items, APIKeys: []string{testKey}})
+	s, err := New(Config{Contract: c, Records: testRecords(f), APIKeys: []string{testKey}})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -42,15 +41,15 @@ func FuzzUpdate(f *testing.F) {
 		r.URL.RawPath = ""
 		r.Header.Set("Authorization", "Bearer "+testKey)
 		r.Header.Set("Content-Type", contentType)
-		before := s.Store().ListJSON()
+		before := listed(t, s)
 		rec := httptest.NewRecorder()
 		s.ServeHTTP(rec, r)
 		if rec.Code >= 500 && rec.Code != http.StatusNotImplemented {
 			t.Fatalf("status %d for petId %q, body %q: %s", rec.Code, petID, body, rec.Body)
 		}
-		var updated *fixtures.Item
+		var updated *item
 		if rec.Code == 200 {
-			var it fixtures.Item
+			var it item
 			if ps := c.ValidateValue("InventoryItem", rec.Body.Bytes()); len(ps) > 0 || json.Unmarshal(rec.Body.Bytes(), &it) != nil {
 				t.Fatalf("200 without a valid InventoryItem: %s", rec.Body)
 			}
@@ -61,14 +60,14 @@ func FuzzUpdate(f *testing.F) {
 				t.Fatalf("%d without a valid Error: %s", rec.Code, rec.Body)
 			}
 		}
-		var was, now []fixtures.Item
+		var was, now []item
 		json.Unmarshal(before, &was)
-		if err := json.Unmarshal(s.Store().ListJSON(), &now); err != nil || len(now) != len(was) {
+		if err := json.Unmarshal(listed(t, s), &now); err != nil || len(now) != len(was) {
 			t.Fatalf("store lost pets: %d -> %d (%v)", len(was), len(now), err)
 		}
 		for i := range now {
 			w, n := was[i], now[i]
-			if n.PetID != w.PetID || n.Status != w.Status || n.Quantity < MinQuantity || n.Quantity > MaxQuantity {
+			if n.PetID != w.PetID || n.Status != w.Status || n.Quantity < fixtures.DefaultMinimum || n.Quantity > fixtures.DefaultMaximum {
 				t.Fatalf("store corrupted: %+v -> %+v", w, n)
 			}
 			if n.Quantity != w.Quantity && (updated == nil || *updated != n) {

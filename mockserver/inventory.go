@@ -1,168 +1,205 @@
 package mockserver
 
 import (
-	"bytes"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"strconv"
+
+	"github.com/petstore/inventory-kit/fixtures"
+	"github.com/petstore/inventory-kit/mockserver/store"
+	"github.com/petstore/inventory-kit/spec"
 )
 
-// The quantities the mock accepts. The contract gives no bounds; a stock
-// count is not negative, and the mock keeps it within a 32-bit signed
-// integer, the usual column type of a real service's database.
-const (
-	MinQuantity = 0
-	MaxQuantity = math.MaxInt32
-)
-
-// listInventory answers GET /inventory: every record, ascending by petId.
-func (s *Server) listInventory(w http.ResponseWriter, r *http.Request, _ []byte) {
-	writeJSON(w, http.StatusOK, s.store.ListJSON())
-}
-
-// updateInventory answers PATCH /inventory/{petId}: it sets the pet's
-// quantity and returns the updated record. The status is not changed.
-func (s *Server) updateInventory(w http.ResponseWriter, r *http.Request, body []byte) {
-	raw := r.PathValue("petId")
-	petID, err := strconv.ParseInt(raw, 10, 64)
-	if err != nil { // the contract's validation lets only int64 values through
-		writeError(w, http.StatusBadRequest, CodeInvalidParameter, fmt.Sprintf("petId: %q is not an int64 integer", raw))
-		return
-	}
-	quantity, problem := parseInventoryUpdate(body)
-	if problem != "" {
-		writeError(w, http.StatusBadRequest, CodeInvalidBody, problem)
-		return
-	}
-	item, ok := s.store.SetQuantity(petID, quantity)
-	if !ok {
-		writeError(w, http.StatusNotFound, CodeNotFound, fmt.Sprintf("no pet with petId %d", petID))
-		return
-	}
-	b := appendItem(make([]byte, 0, 64), item)
-	writeJSON(w, http.StatusOK, append(b, '\n'))
-}
-
-// parseInventoryUpdate reads an InventoryUpdate body that has passed the
-// contract's schema, and applies the rules the contract leaves to the
-// service: no field twice, and a quantity that is a whole number from
-// MinQuantity to MaxQuantity (5.0 counts as 5). Unknown fields are ignored.
-func parseInventoryUpdate(body []byte) (quantity int64, problem string) {
-	if q, ok := plainUpdate(body); ok {
-		return q, ""
-	}
-	return decodeInventoryUpdate(body)
-}
-
-// decodeInventoryUpdate is parseInventoryUpdate for any body, with a JSON
-// decoder.
-func decodeInventoryUpdate(body []byte) (quantity int64, problem string) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return 0, "body: want a JSON object"
-	}
-	var seen []string
-	var number json.Number
-	found := false
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return 0, "body: malformed JSON"
+// bind returns the mock's handler for op, after checking that op has the
+// shape the handler assumes; nil where the mock has none. The list and the
+// update are bound by their operationIds; any other GET whose one path
+// parameter is the record's key and whose 200 answer is a record is served
+// as a read of that record.
+func (s *Server) bind(op *spec.Operation) (opHandler, error) {
+	switch {
+	case op.ID == fixtures.ListOperation:
+		if err := s.assume(op, http.MethodGet, false, "array"); err != nil {
+			return nil, err
 		}
-		key, _ := t.(string)
-		for _, k := range seen {
-			if k == key {
-				return 0, fmt.Sprintf("body: field %q appears more than once", key)
+		return s.listInventory, nil
+	case op.ID == fixtures.UpdateOperation:
+		if err := s.assume(op, http.MethodPatch, true, s.shape.Schema.Name); err != nil {
+			return nil, err
+		}
+		return s.updateInventory(op)
+	case op.Method == http.MethodGet && s.assume(op, http.MethodGet, true, s.shape.Schema.Name) == nil:
+		return s.getInventoryItem, nil
+	}
+	return nil, nil
+}
+
+// assume checks op against what its handler assumes: the method, a path
+// parameter that is the record's key (or none), and a JSON 200 answer that
+// is a record or an array of them.
+func (s *Server) assume(op *spec.Operation, method string, keyed bool, answer string) error {
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("mockserver: %s: the mock serves it as %s, %s", op.Name(), s.role(op), fmt.Sprintf(format, args...))
+	}
+	if op.Method != method {
+		return fail("so it must be a %s, not a %s", method, op.Method)
+	}
+	var path []string
+	for _, p := range op.Params {
+		if p.In == "path" {
+			path = append(path, p.Name)
+		}
+	}
+	switch {
+	case keyed && (len(path) != 1 || path[0] != s.shape.Key):
+		return fail("so its one path parameter must be the record's key %s; it has %v", s.shape.Key, path)
+	case !keyed && len(path) != 0:
+		return fail("so it must have no path parameter; it has %v", path)
+	}
+	r := op.Response(http.StatusOK)
+	if r == nil || r.Schema == nil {
+		return fail("so it must document a JSON 200 answer")
+	}
+	got := r.Schema.Name
+	if answer == "array" {
+		got = r.Schema.Type()
+	}
+	if got != answer {
+		return fail("so its 200 answer must be %s; the contract gives %q", answer, got)
+	}
+	return nil
+}
+
+// role names what the mock serves an operation as, for messages.
+func (s *Server) role(op *spec.Operation) string {
+	switch op.ID {
+	case fixtures.ListOperation:
+		return "the list of " + s.shape.Schema.Name
+	case fixtures.UpdateOperation:
+		return "the update of one " + s.shape.Schema.Name
+	}
+	return "a read of one " + s.shape.Schema.Name
+}
+
+// listInventory answers the list: every record of the session, ascending
+// by key.
+func (s *Server) listInventory(w http.ResponseWriter, r *http.Request, in *request) {
+	l, err := s.store.List(r.Context(), in.session)
+	if err != nil {
+		writeStoreError(w, err)
+		return
+	}
+	h := w.Header()
+	h["Content-Type"] = applicationJSON
+	h["Cache-Control"] = noStore
+	h["Content-Length"] = []string{strconv.Itoa(l.Size())}
+	w.WriteHeader(http.StatusOK)
+	l.WriteTo(w)
+}
+
+// getInventoryItem answers a read of one record.
+func (s *Server) getInventoryItem(w http.ResponseWriter, r *http.Request, in *request) {
+	id, ok := s.key(w, r)
+	if !ok {
+		return
+	}
+	rec, err := s.store.Get(r.Context(), in.session, id)
+	if err != nil {
+		s.writeRecordError(w, id, err)
+		return
+	}
+	writeRecord(w, rec)
+}
+
+// updateInventory returns the handler of the update. It applies the fields
+// of the body that the update's body schema declares and the record schema
+// has, atomically, and answers the whole record. Which fields those are is
+// read from the contract once, here.
+func (s *Server) updateInventory(op *spec.Operation) (opHandler, error) {
+	fields := map[string]bool{}
+	if op.Body != nil && op.Body.Schema != nil {
+		for _, name := range op.Body.Schema.PropertyNames() {
+			if s.shape.Has(name) {
+				fields[name] = true
 			}
 		}
-		seen = append(seen, key)
-		var v any
-		if err := dec.Decode(&v); err != nil {
-			return 0, "body: malformed JSON"
-		}
-		if key == "quantity" {
-			number, found = v.(json.Number)
-		}
 	}
-	if !found {
-		return 0, "quantity: required, want an integer"
+	if len(fields) == 0 || op.Body.Schema.Type() != "object" {
+		return nil, fmt.Errorf("mockserver: %s: the mock serves it as %s, so its body must be a JSON object declaring fields of %s", op.Name(), s.role(op), s.shape.Schema.Name)
 	}
-	return parseQuantity(number)
+	return func(w http.ResponseWriter, r *http.Request, in *request) {
+		id, ok := s.key(w, r)
+		if !ok {
+			return
+		}
+		body, _ := in.body.(map[string]any)
+		changes := make(map[string]any, len(body))
+		for name, v := range body {
+			if fields[name] {
+				changes[name] = v
+			}
+		}
+		rec, err := s.store.Update(r.Context(), in.session, id, func(old fixtures.Record) (fixtures.Record, error) {
+			rec, ps := s.shape.Apply(old, changes)
+			if len(ps) > 0 {
+				return fixtures.Record{}, problems(ps)
+			}
+			return rec, nil
+		})
+		if err != nil {
+			s.writeRecordError(w, id, err)
+			return
+		}
+		writeRecord(w, rec)
+	}, nil
 }
 
-// plainUpdate reads the body almost every client sends, {"quantity":N}
-// with N a plain non-negative integer within bounds, with optional spaces,
-// without the cost of a JSON decoder. It reports false for anything else,
-// which parseInventoryUpdate then reads in full: it never accepts a body
-// the full reading would refuse, nor reads one differently.
-func plainUpdate(b []byte) (int64, bool) {
-	i := skipSpace(b, 0)
-	if i == len(b) || b[i] != '{' {
+// problems is a write the record's rules refuse.
+type problems []spec.Problem
+
+func (ps problems) Error() string { return spec.Join(ps) }
+
+// key reads the record's key from the path. The contract's validation has
+// let only integers through, so a failure here is an int64 overflow the
+// document allowed.
+func (s *Server) key(w http.ResponseWriter, r *http.Request) (int64, bool) {
+	raw := r.PathValue(s.shape.Key)
+	id, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, CodeInvalidParameter, fmt.Sprintf("%s: %q is not an int64 integer", s.shape.Key, raw))
 		return 0, false
 	}
-	i = skipSpace(b, i+1)
-	const key = `"quantity"`
-	if len(b)-i < len(key) || string(b[i:i+len(key)]) != key {
-		return 0, false
-	}
-	i = skipSpace(b, i+len(key))
-	if i == len(b) || b[i] != ':' {
-		return 0, false
-	}
-	i = skipSpace(b, i+1)
-	start := i
-	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-		i++
-	}
-	digits := b[start:i]
-	// At most 10 digits, and no leading zero: JSON forbids 012, and
-	// MaxQuantity has 10 digits.
-	if len(digits) == 0 || len(digits) > 10 || (digits[0] == '0' && len(digits) > 1) {
-		return 0, false
-	}
-	i = skipSpace(b, i)
-	if i == len(b) || b[i] != '}' || skipSpace(b, i+1) != len(b) {
-		return 0, false
-	}
-	var q int64
-	for _, d := range digits {
-		q = q*10 + int64(d-'0')
-	}
-	if q < MinQuantity || q > MaxQuantity {
-		return 0, false
-	}
-	return q, true
+	return id, true
 }
 
-// skipSpace returns the index of the first byte at or after i that is not
-// JSON white space.
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// parseQuantity checks a JSON number against the mock's quantity rules.
-func parseQuantity(n json.Number) (int64, string) {
-	bounds := fmt.Sprintf("must be between %d and %d", MinQuantity, MaxQuantity)
-	if q, err := strconv.ParseInt(n.String(), 10, 64); err == nil {
-		if q < MinQuantity || q > MaxQuantity {
-			return 0, fmt.Sprintf("quantity: %d is out of range; %s", q, bounds)
-		}
-		return q, ""
-	}
-	f, err := strconv.ParseFloat(n.String(), 64)
+// writeRecordError answers a read or write of one record that failed.
+func (s *Server) writeRecordError(w http.ResponseWriter, id int64, err error) {
+	var ps problems
 	switch {
-	case err != nil && !math.IsInf(f, 0):
-		return 0, fmt.Sprintf("quantity: %s is not a number", n)
-	case f != math.Trunc(f):
-		return 0, fmt.Sprintf("quantity: %s is not a whole number", n)
-	case f < MinQuantity || f > MaxQuantity:
-		return 0, fmt.Sprintf("quantity: %s is out of range; %s", n, bounds)
+	case errors.As(err, &ps):
+		_, msg := describe(ps)
+		writeError(w, http.StatusBadRequest, CodeInvalidBody, msg)
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, http.StatusNotFound, CodeNotFound, fmt.Sprintf("no record with %s %d", s.shape.Key, id))
+	default:
+		writeStoreError(w, err)
 	}
-	return int64(f), ""
 }
+
+// writeStoreError answers a store that could not serve.
+func writeStoreError(w http.ResponseWriter, err error) {
+	writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "the mock's store cannot serve now: "+err.Error())
+}
+
+// writeRecord sends one record, followed by a newline, without copying it.
+func writeRecord(w http.ResponseWriter, rec fixtures.Record) {
+	h := w.Header()
+	h["Content-Type"] = applicationJSON
+	h["Cache-Control"] = noStore
+	h["Content-Length"] = []string{strconv.Itoa(len(rec.JSON) + 1)}
+	w.WriteHeader(http.StatusOK)
+	w.Write(rec.JSON)
+	w.Write(newline)
+}
+
+var newline = []byte{'\n'}

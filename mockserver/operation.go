@@ -1,91 +1,129 @@
 package mockserver
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 
+	"github.com/petstore/inventory-kit/mockserver/store"
 	"github.com/petstore/inventory-kit/spec"
 )
 
-// Header values every response of an operation carries, made once: a
-// handler that changes one sets a new slice (Header.Set), so they are
-// never written to.
-var (
-	noStore         = []string{"no-store"}
-	deprecationTrue = []string{"true"}
-)
+// MaxBodyBytes is the largest request body the mock reads: 1 MiB.
+const MaxBodyBytes = 1 << 20
 
-// An opHandler serves one operation of the contract once the request has
-// passed the key check and the contract's validation. body is the request
-// body, already read and bounded; nil for operations without one.
-type opHandler func(w http.ResponseWriter, r *http.Request, body []byte)
+// SessionHeader names the caller's session: its own copy of the data,
+// made on first use from the fixtures. Without it, a request uses the
+// default session.
+const SessionHeader = "X-Mock-Session"
 
-// operation wraps the handler of one contract operation: it marks
-// deprecated operations, reads the body within MaxBodyBytes, and validates
-// the request against the contract before h sees it. An operation with no
-// handler answers 501 to every request that passed the key check, without
-// validating it: the contract gives no response shape to mock, so no other
-// answer would be the real service's.
+// StabilityHeader tells clients the stability label the contract gives an
+// operation (x-stability), such as experimental.
+const StabilityHeader = "X-Stability"
+
+// A request is what an operation's handler gets, once the request has
+// passed the key check and the contract's validation.
+type request struct {
+	op      *spec.Operation
+	body    any    // the decoded body, as spec.DecodeJSON returns it; nil if none
+	session string // the session the request reads and writes
+}
+
+// An opHandler serves one operation of the contract.
+type opHandler func(w http.ResponseWriter, r *http.Request, in *request)
+
+// operation wraps the handler of one contract operation. In order: it
+// labels deprecated and experimental operations, reads the session, reads
+// the body within MaxBodyBytes, and validates the request against the
+// operation's compiled checks; h sees only requests that passed. An
+// operation with no handler is checked the same way and answers 501.
 func (s *Server) operation(op *spec.Operation, h opHandler) http.Handler {
-	validate := true
 	if h == nil {
-		h, validate = notImplemented, false
+		h = notImplemented
 	}
-	hasBody := op.Operation.RequestBody != nil
-	bodyRequired := hasBody && op.Operation.RequestBody.Required != nil && *op.Operation.RequestBody.Required
+	var stability []string
+	if op.Stability != "" {
+		stability = []string{op.Stability}
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hdr := w.Header()
-		hdr["Cache-Control"] = noStore
 		if op.Deprecated {
 			// The contract marks the operation deprecated but gives no date.
 			hdr["Deprecation"] = deprecationTrue
 		}
-		if !validate {
-			h(w, r, nil)
+		if stability != nil {
+			hdr[StabilityHeader] = stability
+		}
+		in := &request{op: op}
+		var ok bool
+		if in.session, ok = sessionOf(w, r); !ok {
 			return
 		}
 		var body []byte
-		if hasBody {
+		if op.Body != nil {
 			var err error
 			if body, err = readBody(w, r); err != nil {
-				writeError(w, http.StatusBadRequest, CodePayloadTooLarge,
-					fmt.Sprintf("body: larger than the %d bytes (1 MiB) the mock accepts", MaxBodyBytes))
-				return
-			}
-			if len(body) == 0 && bodyRequired {
-				writeError(w, http.StatusBadRequest, CodeInvalidBody, `body: required; send a JSON object such as {"quantity": 5}`)
+				writeBodyError(w, err)
 				return
 			}
 		}
-		if ps := s.contract.ValidateRequest(r, op); len(ps) > 0 {
-			code, msg := describe(op, r, body, ps)
+		var ps []spec.Problem
+		if in.body, ps = op.CheckRequest(r, r.PathValue, body); len(ps) > 0 {
+			code, msg := describe(ps)
 			writeError(w, http.StatusBadRequest, code, msg)
 			return
 		}
-		h(w, r, body)
+		h(w, r, in)
 	})
 }
 
-// readBody reads the request body, at most MaxBodyBytes, and puts it back
-// for the validator. A body that announces or turns out to be larger is an
-// error, found without reading past the limit.
+var deprecationTrue = []string{"true"}
+
+// sessionName is what a session may be called: short, and safe in a log
+// line, a URL and a Redis key.
+var sessionName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// sessionOf returns the request's session, or answers 400 and reports
+// false when the header does not name one.
+func sessionOf(w http.ResponseWriter, r *http.Request) (string, bool) {
+	v := r.Header[SessionHeader]
+	switch {
+	case len(v) == 0:
+		return store.DefaultSession, true
+	case len(v) == 1 && sessionName.MatchString(v[0]):
+		return v[0], true
+	}
+	writeError(w, http.StatusBadRequest, CodeInvalidSession,
+		SessionHeader+": want one session name of 1 to 64 letters, digits, '.', '_' or '-'")
+	return "", false
+}
+
+// errTooLarge is a body that announces more than MaxBodyBytes.
+var errTooLarge = errors.New("too large")
+
+// readBody reads the request body, at most MaxBodyBytes.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if r.ContentLength > MaxBodyBytes {
-		return nil, errors.New("too large")
+		return nil, errTooLarge
 	}
 	// io.ReadAll, but starting from the announced length (plus one byte, to
 	// see the end without growing), not from 512 bytes.
-	body, err := readAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes), max(r.ContentLength, 0)+1)
-	if err != nil {
-		return nil, err
+	return readAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes), max(r.ContentLength, 0)+1)
+}
+
+// writeBodyError answers a body that could not be read: too large, or
+// ended before its announced length or the read timeout.
+func writeBodyError(w http.ResponseWriter, err error) {
+	var tooLarge *http.MaxBytesError
+	if err == errTooLarge || errors.As(err, &tooLarge) {
+		writeError(w, http.StatusBadRequest, CodePayloadTooLarge,
+			fmt.Sprintf("body: larger than the %d bytes (1 MiB) the mock accepts", MaxBodyBytes))
+		return
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	return body, nil
+	writeError(w, http.StatusBadRequest, CodeInvalidBody, "body: ended early, before all of it was sent ("+err.Error()+")")
 }
 
 // readAll is io.ReadAll with a first buffer of size bytes.
@@ -108,60 +146,34 @@ func readAll(r io.Reader, size int64) ([]byte, error) {
 
 // describe turns the contract's problems with a request into an Error code
 // and a message that says what was wrong and what the contract wants.
-func describe(op *spec.Operation, r *http.Request, body []byte, ps []spec.Problem) (code, message string) {
-	var params, media, other []spec.Problem
-	for _, p := range ps {
-		switch p.Kind {
-		case spec.KindParameter:
-			params = append(params, p)
-		case spec.KindContentType:
-			media = append(media, p)
-		default:
-			other = append(other, p)
+func describe(ps []spec.Problem) (code, message string) {
+	code = CodeInvalidBody
+	switch ps[0].Kind {
+	case spec.KindParameter:
+		code = CodeInvalidParameter
+	case spec.KindContentType:
+		return CodeUnsupportedMediaType, ps[0].Message
+	}
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		if p.Field == "" {
+			p.Field = "body"
 		}
+		parts[i] = p.String()
 	}
-	switch {
-	case len(params) > 0:
-		return CodeInvalidParameter, spec.Join(params)
-	case len(media) > 0:
-		var accepted []string
-		if rb := op.Operation.RequestBody; rb != nil && rb.Content != nil {
-			for ct := range rb.Content.KeysFromOldest() {
-				accepted = append(accepted, ct)
-			}
-		}
-		return CodeUnsupportedMediaType, fmt.Sprintf("Content-Type %q is not accepted; send %s",
-			r.Header.Get("Content-Type"), strings.Join(accepted, " or "))
-	}
-	var v any
-	if err := json.Unmarshal(body, &v); err != nil {
-		return CodeInvalidBody, "body: " + jsonError(body, err)
-	}
-	for i := range other {
-		if other[i].Field == "" {
-			other[i].Field = "body"
-		}
-	}
-	return CodeInvalidBody, spec.Join(other)
+	return code, strings.Join(parts, "; ")
 }
 
-// jsonError says where a JSON syntax error is.
-func jsonError(body []byte, err error) string {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return te.Value + " is out of range"
-	}
-	if errors.As(err, &se) {
-		return fmt.Sprintf("malformed JSON: %v (at byte %d)", se, se.Offset)
-	}
-	if errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "unexpected end") {
-		return fmt.Sprintf("malformed JSON: unexpected end of input after %d bytes", len(body))
-	}
-	return "malformed JSON: " + err.Error()
-}
-
-func notImplemented(w http.ResponseWriter, r *http.Request, _ []byte) {
+// notImplemented answers an operation the mock has no handler for.
+func notImplemented(w http.ResponseWriter, r *http.Request, in *request) {
 	writeError(w, http.StatusNotImplemented, CodeNotImplemented,
-		fmt.Sprintf("%s %s is in the contract, but the contract gives no response shape for it, so the mock cannot answer it", r.Method, r.URL.Path))
+		fmt.Sprintf("%s %s is in the contract, but %s", in.op.Method, in.op.Path, unimplementedReason(in.op)))
+}
+
+// unimplementedReason says why the mock does not serve op.
+func unimplementedReason(op *spec.Operation) string {
+	if r := op.Response(http.StatusOK); r == nil || r.Schema == nil {
+		return "the contract gives no shape for its answer, so the mock has nothing to serve"
+	}
+	return "it is not an operation the mock can serve from its records (a list, a read or an update of one record)"
 }

@@ -1,16 +1,17 @@
 // Package mockserver is the stateful mock of the Pet Store Inventory
-// Service: an http.Handler that serves the contract's operations from an
-// in-memory Store, checks the bearer key, validates every request against
-// the contract, and answers every error with the contract's Error body.
+// Service: an http.Handler that serves the contract's operations from a
+// Store, checks the bearer key, validates every request against the
+// contract, and answers every error with the contract's Error body.
 //
-// A request travels, in order: recoverPanics, accessLog, cors (which answers
-// preflights), cleanPath, the route table in routes, requireKey, the
-// operation wrapper (body limit and contract validation, in operation.go)
-// and finally the operation's handler (inventory.go), which reads and
-// writes the Store.
+// A request travels, in order: accessLog, recoverPanics, cors (which
+// answers preflights), cleanPath, the route table in routes, requireKey,
+// the operation wrapper (session, body limit and contract validation, in
+// operation.go) and finally the operation's handler (inventory.go), which
+// reads and writes the store (package store).
 package mockserver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,30 +21,37 @@ import (
 	"strings"
 
 	"github.com/petstore/inventory-kit/fixtures"
+	"github.com/petstore/inventory-kit/mockserver/store"
 	"github.com/petstore/inventory-kit/spec"
 )
 
-// MaxBodyBytes is the largest request body the mock reads: 1 MiB.
-const MaxBodyBytes = 1 << 20
-
 // Config is what New needs to build a mock.
 type Config struct {
-	Contract    *spec.Contract  // required
-	Items       []fixtures.Item // the data served; POST /__admin/reset restores it
-	APIKeys     []string        // empty: only DevKey
-	AdminKey    string          // empty: reset takes an API key
-	CORSOrigins []string        // empty or "*": any origin, without credentials
-	Logger      *slog.Logger    // nil: no logs
+	Contract *spec.Contract // required
+	// Shape is what a record is; nil: read from Contract.
+	Shape *fixtures.Shape
+	// Store keeps the records; nil: a Memory store of Records.
+	Store store.Store
+	// Records are the fixtures of the Memory store made when Store is nil.
+	Records     []fixtures.Record
+	APIKeys     []string     // empty: only DevKey
+	AdminKey    string       // empty: admin endpoints take an API key
+	CORSOrigins []string     // empty or "*": any origin, without credentials
+	Logger      *slog.Logger // nil: no logs
 }
 
 // A Server is the mock as an http.Handler.
 type Server struct {
 	contract *spec.Contract
-	store    *Store
+	shape    *fixtures.Shape
+	store    store.Store
 	handler  http.Handler
+	warnings []string
 }
 
-// New builds a mock from cfg.
+// New builds a mock from cfg. It fails if the contract's operations do not
+// have the shapes the mock's handlers assume, or its Error schemas do not
+// accept the mock's Error body.
 func New(cfg Config) (*Server, error) {
 	if cfg.Contract == nil {
 		return nil, errors.New("mockserver: Config.Contract is nil")
@@ -51,6 +59,20 @@ func New(cfg Config) (*Server, error) {
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
+	}
+	shape := cfg.Shape
+	if shape == nil {
+		var err error
+		if shape, err = fixtures.NewShape(cfg.Contract); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkEnvelope(cfg.Contract); err != nil {
+		return nil, err
+	}
+	st := cfg.Store
+	if st == nil {
+		st = store.NewMemory(cfg.Records, store.Options{})
 	}
 	keys := newKeyring(cfg.APIKeys)
 	if len(keys) == 0 {
@@ -60,12 +82,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.AdminKey != "" {
 		adminKeys = newKeyring([]string{cfg.AdminKey})
 	}
-	s := &Server{contract: cfg.Contract, store: NewStore(cfg.Items)}
+	s := &Server{contract: cfg.Contract, shape: shape, store: st}
 	root, err := s.routes(keys, adminKeys)
 	if err != nil {
 		return nil, err
 	}
-	s.handler = recoverPanics(logger, accessLog(logger, cors(cfg.CORSOrigins, cleanPath(root))))
+	s.handler = accessLog(logger, recoverPanics(logger, cors(cfg.CORSOrigins, cleanPath(root))))
 	return s, nil
 }
 
@@ -73,16 +95,11 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // Store returns the mock's store.
-func (s *Server) Store() *Store { return s.store }
+func (s *Server) Store() store.Store { return s.store }
 
-// handlers maps the contract's operationIds to the mock's handlers. An
-// operation of the contract that is not here answers 501 (operation.go).
-func (s *Server) handlers() map[string]opHandler {
-	return map[string]opHandler{
-		"listInventory":   s.listInventory,
-		"updateInventory": s.updateInventory,
-	}
-}
+// Warnings says what of the contract the mock does not serve as the
+// contract describes it, for the start-up log.
+func (s *Server) Warnings() []string { return s.warnings }
 
 // routes is the one route table: the mock's own endpoints, then every
 // operation of the contract under its base path, behind the key check.
@@ -95,14 +112,24 @@ func (s *Server) routes(keys, adminKeys keyring) (http.Handler, error) {
 	api := http.NewServeMux()
 	byPath := map[string]map[string]http.Handler{}
 	var order []string
-	impl := s.handlers()
 	for _, op := range s.contract.Operations {
+		h, err := s.bind(op)
+		if err != nil {
+			return nil, err
+		}
+		if h == nil {
+			note := "it answers 501, which the contract documents for it (default response)"
+			if !op.Documents(http.StatusNotImplemented) {
+				note = "it answers 501, a status the contract does NOT document for it"
+			}
+			s.warnings = append(s.warnings, fmt.Sprintf("%s %s: no handler: %s; after the key check and validation, %s", op.Method, op.Path, unimplementedReason(op), note))
+		}
 		p := s.contract.BasePath + op.Path
 		if byPath[p] == nil {
 			byPath[p] = map[string]http.Handler{}
 			order = append(order, p)
 		}
-		byPath[p][op.Method] = s.operation(op, impl[op.ID])
+		byPath[p][op.Method] = s.operation(op, h)
 	}
 	for _, p := range order {
 		if err := handle(api, p, methods(byPath[p])); err != nil {
@@ -113,6 +140,7 @@ func (s *Server) routes(keys, adminKeys keyring) (http.Handler, error) {
 
 	if base := s.contract.BasePath; base != "" {
 		root.Handle(base+"/", requireKey(keys, api))
+		root.Handle(base, requireKey(keys, http.HandlerFunc(notFound)))
 		root.Handle("/", http.HandlerFunc(notFound))
 	} else {
 		root.Handle("/", requireKey(keys, api))
@@ -133,11 +161,16 @@ func handle(mux *http.ServeMux, pattern string, h http.Handler) (err error) {
 }
 
 // methods dispatches on the request method and answers 405 with an Allow
-// header for the others.
+// header for the others. HEAD is served wherever GET is, as RFC 9110
+// section 9.3.2 asks of a general-purpose server (net/http sends no body).
 func methods(byMethod map[string]http.Handler) http.Handler {
-	allowed := make([]string, 0, len(byMethod))
+	allowed := make([]string, 0, len(byMethod)+1)
 	for m := range byMethod {
 		allowed = append(allowed, m)
+	}
+	if get, ok := byMethod["GET"]; ok && byMethod["HEAD"] == nil {
+		byMethod["HEAD"] = get
+		allowed = append(allowed, "HEAD")
 	}
 	slices.Sort(allowed)
 	allow := strings.Join(allowed, ", ")
@@ -167,4 +200,13 @@ func cleanPath(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// Close releases the store.
+func (s *Server) Close() error { return s.store.Close() }
+
+// count returns the number of records in the default session, for health.
+func (s *Server) count(ctx context.Context) (int, error) {
+	l, err := s.store.List(ctx, store.DefaultSession)
+	return l.Len(), err
 }

@@ -1,6 +1,8 @@
 package mockserver
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/petstore/inventory-kit/fixtures"
+	"github.com/petstore/inventory-kit/mockserver/store"
 )
 
 // The benchmarks of the mock's hot paths: auth, list encoding, update, and
@@ -82,17 +85,42 @@ func BenchmarkAuth(b *testing.B) {
 	})
 }
 
-func BenchmarkEncodeList(b *testing.B) {
-	for _, n := range []int{64, 10_000, 100_000} {
-		items := fixtures.Generate(n, 1)
+// generated returns n generated records of the embedded contract.
+func generated(b *testing.B, n int) []fixtures.Record {
+	records, err := fixtures.Generate(shape(b), n, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return records
+}
+
+// BenchmarkStoreListAfterWrite is one write followed by one read of the
+// list: the cost the 90/10 mix pays on every write. The list is written
+// to io.Discard, as a connection would take it.
+func BenchmarkStoreListAfterWrite(b *testing.B) {
+	ctx := context.Background()
+	sh := shape(b)
+	for _, n := range []int{64, 10_000, 100_000, 1_000_000} {
+		m := store.NewMemory(generated(b, n), store.Options{})
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			b.ReportAllocs()
-			var size int
-			for i := 0; i < b.N; i++ {
-				size = len(encodeList(items))
+			change := map[string]any{"quantity": json.Number("7")}
+			for i := 0; b.Loop(); i++ {
+				_, err := m.Update(ctx, store.DefaultSession, int64(i%n+1), func(r fixtures.Record) (fixtures.Record, error) {
+					r, ps := sh.Apply(r, change)
+					if ps != nil {
+						return r, problems(ps)
+					}
+					return r, nil
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				l, _ := m.List(ctx, store.DefaultSession)
+				l.WriteTo(io.Discard)
 			}
-			b.SetBytes(int64(size))
 		})
+		m.Close()
 	}
 }
 
@@ -107,7 +135,7 @@ func BenchmarkHandler(b *testing.B) {
 	})
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("list-%d", n), func(b *testing.B) {
-			s := newServer(b, logged, func(c *Config) { c.Items = fixtures.Generate(n, 1) })
+			s := newServer(b, logged, func(c *Config) { c.Records = generated(b, n) })
 			r := benchRequest("GET", "/v1/inventory", "")
 			serveBench(b, s, http.StatusOK, func(int) *http.Request { return r })
 		})
@@ -132,7 +160,7 @@ func BenchmarkHandler(b *testing.B) {
 	})
 	b.Run("mix-100000", func(b *testing.B) {
 		// 9 lists then 1 update, as in inventory-bench's mix scenario.
-		s := newServer(b, logged, func(c *Config) { c.Items = fixtures.Generate(100_000, 1) })
+		s := newServer(b, logged, func(c *Config) { c.Records = generated(b, 100_000) })
 		list := benchRequest("GET", "/v1/inventory", "")
 		w := &discardWriter{h: http.Header{}}
 		b.ReportAllocs()

@@ -2,6 +2,7 @@ package mockserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/petstore/inventory-kit/fixtures"
+	"github.com/petstore/inventory-kit/mockserver/store"
 	"github.com/petstore/inventory-kit/spec"
 )
 
@@ -26,18 +28,73 @@ func contract(t testing.TB) *spec.Contract {
 	return c
 }
 
-func testItems(t testing.TB) []fixtures.Item {
+func shape(t testing.TB) *fixtures.Shape {
 	t.Helper()
-	items, err := fixtures.Default(contract(t))
+	s, err := fixtures.NewShape(contract(t))
 	if err != nil {
 		t.Fatal(err)
+	}
+	return s
+}
+
+func testRecords(t testing.TB) []fixtures.Record {
+	t.Helper()
+	records, _, err := fixtures.Default(shape(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return records
+}
+
+// An item is a decoded InventoryItem of the embedded contract.
+type item struct {
+	PetID    int64  `json:"petId"`
+	Quantity int64  `json:"quantity"`
+	Status   string `json:"status"`
+}
+
+// testItems returns the fixtures, decoded.
+func testItems(t testing.TB) []item {
+	t.Helper()
+	var items []item
+	for _, r := range testRecords(t) {
+		items = append(items, decodeItem(t, r.JSON))
 	}
 	return items
 }
 
+func decodeItem(t testing.TB, b []byte) item {
+	t.Helper()
+	var it item
+	if err := json.Unmarshal(b, &it); err != nil {
+		t.Fatalf("not an InventoryItem: %v: %s", err, b)
+	}
+	return it
+}
+
+// stored returns a pet as the default session's store holds it.
+func stored(t testing.TB, s *Server, id int64) item {
+	t.Helper()
+	r, err := s.Store().Get(context.Background(), store.DefaultSession, id)
+	if err != nil {
+		t.Fatalf("pet %d: %v", id, err)
+	}
+	return decodeItem(t, r.JSON)
+}
+
+// listed returns the default session's list as the store holds it.
+func listed(t testing.TB, s *Server) []byte {
+	t.Helper()
+	l, err := s.Store().List(context.Background(), store.DefaultSession)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.Bytes()
+}
+
 func newServer(t testing.TB, mod ...func(*Config)) *Server {
 	t.Helper()
-	cfg := Config{Contract: contract(t), Items: testItems(t), APIKeys: []string{testKey, "test-key-2"}}
+	cfg := Config{Contract: contract(t), Records: testRecords(t), APIKeys: []string{testKey, "test-key-2"}}
 	for _, m := range mod {
 		m(&cfg)
 	}
@@ -45,6 +102,7 @@ func newServer(t testing.TB, mod ...func(*Config)) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { s.Close() })
 	return s
 }
 
@@ -198,7 +256,7 @@ func TestAuth(t *testing.T) {
 		})
 	}
 	// Nothing was written by the unauthenticated PATCHes.
-	if it, _ := s.Store().Get(1); it.Quantity != testItems(t)[0].Quantity {
+	if it := stored(t, s, 1); it.Quantity != testItems(t)[0].Quantity {
 		t.Errorf("pet 1 changed to %d by unauthenticated requests", it.Quantity)
 	}
 }
@@ -219,15 +277,15 @@ func TestList(t *testing.T) {
 	if got.status != 200 {
 		t.Fatalf("status = %d; want 200", got.status)
 	}
-	var items []fixtures.Item
+	var items []item
 	if err := json.Unmarshal(got.body, &items); err != nil {
 		t.Fatal(err)
 	}
 	want := testItems(t)
-	if len(items) != len(want) {
-		t.Errorf("len = %d; want %d", len(items), len(want))
+	if !slices.Equal(items, want) {
+		t.Errorf("list = %v; want the fixtures %v", items, want)
 	}
-	if !slices.IsSortedFunc(items, func(a, b fixtures.Item) int { return int(a.PetID - b.PetID) }) {
+	if !slices.IsSortedFunc(items, func(a, b item) int { return int(a.PetID - b.PetID) }) {
 		t.Error("list is not in ascending petId order")
 	}
 	if h := got.header.Get("Cache-Control"); h != "no-store" {
@@ -248,7 +306,7 @@ func TestUpdate(t *testing.T) {
 	}{
 		{"set", "/v1/inventory/3", "", `{"quantity": 42}`, 200, "", "", 42},
 		{"zero", "/v1/inventory/3", "", `{"quantity": 0}`, 200, "", "", 0},
-		{"largest", "/v1/inventory/3", "", `{"quantity": 2147483647}`, 200, "", "", MaxQuantity},
+		{"largest", "/v1/inventory/3", "", `{"quantity": 2147483647}`, 200, "", "", fixtures.DefaultMaximum},
 		{"whole float", "/v1/inventory/3", "", `{"quantity": 5.0}`, 200, "", "", 5},
 		{"exponent", "/v1/inventory/3", "", `{"quantity": 1e2}`, 200, "", "", 100},
 		{"extra field ignored", "/v1/inventory/3", "", `{"quantity": 7, "status": "sold"}`, 200, "", "", 7},
@@ -263,7 +321,7 @@ func TestUpdate(t *testing.T) {
 		{"fraction", "/v1/inventory/3", "", `{"quantity":1.5}`, 400, CodeInvalidBody, "quantity: got number, want integer", 0},
 		{"boolean", "/v1/inventory/3", "", `{"quantity":true}`, 400, CodeInvalidBody, "quantity: got boolean, want integer", 0},
 		{"null quantity", "/v1/inventory/3", "", `{"quantity":null}`, 400, CodeInvalidBody, "quantity: got null, want integer", 0},
-		{"negative", "/v1/inventory/3", "", `{"quantity":-1}`, 400, CodeInvalidBody, "must be between 0 and 2147483647", 0},
+		{"negative", "/v1/inventory/3", "", `{"quantity":-1}`, 400, CodeInvalidBody, "quantity: -1 is out of range: below the minimum 0", 0},
 		{"past int32", "/v1/inventory/3", "", `{"quantity":2147483648}`, 400, CodeInvalidBody, "out of range", 0},
 		{"past int64", "/v1/inventory/3", "", `{"quantity":9223372036854775808}`, 400, CodeInvalidBody, "out of range", 0},
 		{"past float64", "/v1/inventory/3", "", `{"quantity":1e400}`, 400, CodeInvalidBody, "out of range", 0},
@@ -273,14 +331,23 @@ func TestUpdate(t *testing.T) {
 		{"petId abc", "/v1/inventory/abc", "", `{"quantity":1}`, 400, CodeInvalidParameter, "petId", 0},
 		{"petId fraction", "/v1/inventory/1.5", "", `{"quantity":1}`, 400, CodeInvalidParameter, "petId", 0},
 		{"petId past int64", "/v1/inventory/9223372036854775808", "", `{"quantity":1}`, 400, CodeInvalidParameter, "petId", 0},
-		{"unknown pet", "/v1/inventory/424242", "", `{"quantity":1}`, 404, CodeNotFound, "no pet with petId 424242", 0},
+		// JSON Schema counts these as integers; as path segments they are not int64s.
+		{"petId 1.0", "/v1/inventory/1.0", "", `{"quantity":1}`, 400, CodeInvalidParameter, `petId: "1.0" is not an integer`, 0},
+		{"petId 3e0", "/v1/inventory/3e0", "", `{"quantity":1}`, 400, CodeInvalidParameter, `petId: "3e0" is not an integer`, 0},
+		{"petId 1E2", "/v1/inventory/1E2", "", `{"quantity":1}`, 400, CodeInvalidParameter, `petId: "1E2" is not an integer`, 0},
+		{"petId 3.", "/v1/inventory/3.", "", `{"quantity":1}`, 400, CodeInvalidParameter, `petId: "3." is not an integer`, 0},
+		{"petId 03", "/v1/inventory/03", "", `{"quantity":1}`, 400, CodeInvalidParameter, `petId: "03" is not an integer`, 0},
+		{"petId +3", "/v1/inventory/+3", "", `{"quantity":1}`, 400, CodeInvalidParameter, `petId: "+3" is not an integer`, 0},
+		{"almost whole", "/v1/inventory/3", "", `{"quantity":7.00000000000000000000000001}`, 400, CodeInvalidBody, "quantity: got number, want integer", 0},
+		{"invalid UTF-8", "/v1/inventory/3", "", "{\"quantity\":1,\"note\":\"\xff\"}", 400, CodeInvalidBody, "malformed JSON", 0},
+		{"unknown pet", "/v1/inventory/424242", "", `{"quantity":1}`, 404, CodeNotFound, "no record with petId 424242", 0},
 		{"largest int64 pet", "/v1/inventory/9223372036854775807", "", `{"quantity":1}`, 404, CodeNotFound, "9223372036854775807", 0},
 		{"negative pet", "/v1/inventory/-3", "", `{"quantity":1}`, 404, CodeNotFound, "-3", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newServer(t)
-			before := s.Store().ListJSON()
+			before := listed(t, s)
 			got := serve(t, s, req{method: "PATCH", path: tt.path, contentType: tt.contentType, body: tt.body})
 			if got.status != tt.status {
 				t.Fatalf("status = %d; want %d: %s", got.status, tt.status, got.body)
@@ -289,18 +356,18 @@ func TestUpdate(t *testing.T) {
 				if got.Code != tt.code || !strings.Contains(got.Message.(string), tt.message) {
 					t.Errorf("error = %s; want code %s and a message with %q", got.body, tt.code, tt.message)
 				}
-				if after := s.Store().ListJSON(); !bytes.Equal(before, after) {
+				if after := listed(t, s); !bytes.Equal(before, after) {
 					t.Error("a rejected update changed the store")
 				}
 				return
 			}
-			var it fixtures.Item
+			var it item
 			json.Unmarshal(got.body, &it)
-			orig, _ := NewStore(testItems(t)).Get(3)
+			orig := testItems(t)[2]
 			if it.PetID != 3 || it.Quantity != tt.quantity || it.Status != orig.Status {
 				t.Errorf("response = %+v; want petId 3, quantity %d, status %s (unchanged)", it, tt.quantity, orig.Status)
 			}
-			if stored, _ := s.Store().Get(3); stored != it {
+			if stored := stored(t, s, 3); stored != it {
 				t.Errorf("stored %+v; response said %+v", stored, it)
 			}
 		})
@@ -335,7 +402,7 @@ func TestWritesAreKept(t *testing.T) {
 		}
 	}
 	list := serve(t, s, req{method: "GET", path: "/v1/inventory"})
-	var items []fixtures.Item
+	var items []item
 	json.Unmarshal(list.body, &items)
 	want := testItems(t)
 	for i, it := range items {
@@ -350,7 +417,7 @@ func TestWritesAreKept(t *testing.T) {
 	if got := serve(t, s, req{method: "POST", path: "/__admin/reset"}); got.status != 204 {
 		t.Fatalf("reset: %d %s", got.status, got.body)
 	}
-	if it, _ := s.Store().Get(5); it != want[4] {
+	if it := stored(t, s, 5); it != want[4] {
 		t.Errorf("after reset pet 5 = %+v; want %+v", it, want[4])
 	}
 }
@@ -368,13 +435,16 @@ func TestRouting(t *testing.T) {
 		{req{method: "GET", path: "//v1/inventory"}, 404, CodeNotFound, "", ""},
 		{req{method: "GET", path: "/v1/./inventory"}, 404, CodeNotFound, "", ""},
 		{req{method: "PATCH", path: "/v1/inventory/1/x", body: `{"quantity":1}`}, 404, CodeNotFound, "", ""},
-		{req{method: "DELETE", path: "/v1/inventory"}, 405, CodeMethodNotAllowed, "GET", ""},
-		{req{method: "POST", path: "/v1/inventory"}, 405, CodeMethodNotAllowed, "GET", ""},
+		{req{method: "DELETE", path: "/v1/inventory"}, 405, CodeMethodNotAllowed, "GET, HEAD", ""},
+		{req{method: "POST", path: "/v1/inventory"}, 405, CodeMethodNotAllowed, "GET, HEAD", ""},
+		{req{method: "HEAD", path: "/v1/inventory"}, 200, "", "", ""},
+		{req{method: "GET", path: "/v1"}, 404, CodeNotFound, "", ""},
+		{req{method: "GET", path: "/v1", auth: "-"}, 401, CodeUnauthorized, "", ""},
 		{req{method: "GET", path: "/v1/inventory/1"}, 405, CodeMethodNotAllowed, "PATCH", ""},
 		{req{method: "PUT", path: "/v1/inventory/1"}, 405, CodeMethodNotAllowed, "PATCH", ""},
 		{req{method: "GET", path: "/__admin/reset"}, 405, CodeMethodNotAllowed, "POST", ""},
 		{req{method: "GET", path: "/v1/pets/1"}, 501, CodeNotImplemented, "", "true"},
-		{req{method: "GET", path: "/v1/pets/abc"}, 501, CodeNotImplemented, "", "true"},
+		{req{method: "GET", path: "/v1/pets/abc"}, 400, CodeInvalidParameter, "", "true"},
 		{req{method: "GET", path: "/v1/store/orders"}, 501, CodeNotImplemented, "", ""},
 		{req{method: "GET", path: "/healthz", auth: "-"}, 200, "", "", ""},
 		{req{method: "GET", path: "/openapi.yaml", auth: "-"}, 200, "", "", ""},

@@ -2,28 +2,26 @@
 // document embedded in every binary, and the one place that loads it.
 //
 // Load parses a document with libopenapi, checks it against the OpenAPI
-// schema, builds the request and response validator once, and lists the
-// operations so that the mock can route them and the conformance suite can
-// check them. A Contract is safe for concurrent use.
+// schema, and plans the checks of each operation once: its route, its
+// parameters, its request body and its responses, every schema compiled.
+// The mock validates requests with these plans, and the conformance suite
+// and the proxy validate responses with the same ones. A Contract is safe
+// for concurrent use.
 package spec
 
 import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/pb33f/libopenapi"
-	validator "github.com/pb33f/libopenapi-validator"
-	"github.com/pb33f/libopenapi-validator/config"
+	"github.com/pb33f/libopenapi-validator/helpers"
 	"github.com/pb33f/libopenapi-validator/schema_validation"
-	"github.com/pb33f/libopenapi/datamodel/high/base"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 )
 
@@ -32,36 +30,41 @@ import (
 //go:embed openapi.yaml
 var Document []byte
 
-// A Contract is a loaded OpenAPI document with its validator.
+// A Contract is a loaded OpenAPI document, every schema it validates with
+// compiled once.
 type Contract struct {
 	// Raw is the document as it was loaded, served by the mock at /openapi.yaml.
 	Raw []byte
 	// Model is the high-level libopenapi model of the document.
 	Model *v3.Document
+	// Version is the document's OpenAPI version as a number, such as 3.0.
+	Version float32
 	// BasePath is the path of the first server URL, "/v1" for the embedded contract.
 	BasePath string
 	// Operations lists every operation in the document, sorted by path then method.
 	Operations []*Operation
 
-	validator validator.Validator
-	schemas   schema_validation.SchemaValidator
+	compiler *compiler
+	schemas  map[string]*Schema // components/schemas by name, compiled
 }
 
-// An Operation is one method on one path of the contract.
+// An Operation is one method on one path of the contract, with the checks
+// its requests and responses get, planned and compiled at load time.
 type Operation struct {
 	ID         string // operationId; empty where the document gives none
 	Method     string // upper case, as in net/http
 	Path       string // the path template relative to BasePath, such as /inventory/{petId}
 	Deprecated bool
 	Stability  string // the x-stability extension, such as "experimental"; empty if absent
-	Statuses   []int  // the documented response status codes, ascending
+	Statuses   []int  // the documented numeric response codes, ascending
 	PathItem   *v3.PathItem
 	Operation  *v3.Operation
-}
 
-// Documents reports whether status is one of the operation's documented responses.
-func (o *Operation) Documents(status int) bool {
-	return slices.Contains(o.Statuses, status)
+	Params    []*Param    // path, query and header parameters
+	Body      *Body       // the request body; nil if the operation takes none
+	Responses []*Response // the documented responses, in document order, default last
+
+	route route
 }
 
 // Default loads the embedded contract.
@@ -82,9 +85,10 @@ func Shared() (*Contract, error) {
 	return defaultContract, defaultErr
 }
 
-// Load parses doc, checks it against the OpenAPI schema and builds its
-// validator. It fails with every problem it found, so a broken document stops
-// start-up with a message rather than a mock that half works.
+// Load parses doc, checks it against the OpenAPI schema and compiles the
+// checks of every operation and component schema. It fails with every
+// problem it found, so a broken document stops start-up with a message
+// rather than a mock that half works.
 func Load(doc []byte) (*Contract, error) {
 	document, err := libopenapi.NewDocument(doc)
 	if err != nil {
@@ -104,22 +108,29 @@ func Load(doc []byte) (*Contract, error) {
 		}
 		return nil, fmt.Errorf("spec: not a valid OpenAPI document:\n  %s", strings.Join(msgs, "\n  "))
 	}
+	version := helpers.VersionToFloat(document.GetVersion())
 	c := &Contract{
-		Raw:   doc,
-		Model: &model.Model,
-		validator: validator.NewValidatorFromV3Model(&model.Model,
-			config.WithRegexCache(&sync.Map{}),
-			// Keys are checked by the caller in constant time; the validator
-			// only checks that a header is present.
-			config.WithoutSecurityValidation(),
-		),
-		schemas: schema_validation.NewSchemaValidator(),
+		Raw:      doc,
+		Model:    &model.Model,
+		Version:  version,
+		compiler: newCompiler(version),
+		schemas:  map[string]*Schema{},
 	}
 	if len(model.Model.Servers) > 0 {
 		c.BasePath = serverPath(model.Model.Servers[0])
 	}
 	if model.Model.Paths == nil {
 		return nil, errors.New("spec: the document has no paths")
+	}
+	if comp := model.Model.Components; comp != nil && comp.Schemas != nil {
+		for name, proxy := range comp.Schemas.FromOldest() {
+			s, err := c.compiler.compile(proxy, schema_validation.SchemaValidationPurposeGeneric)
+			if err != nil {
+				return nil, fmt.Errorf("spec: schema %s: %w", name, err)
+			}
+			s.Name = name
+			c.schemas[name] = s
+		}
 	}
 	for path, item := range model.Model.Paths.PathItems.FromOldest() {
 		for method, op := range item.GetOperations().FromOldest() {
@@ -129,6 +140,7 @@ func Load(doc []byte) (*Contract, error) {
 				Path:      path,
 				PathItem:  item,
 				Operation: op,
+				route:     newRoute(path),
 			}
 			if op.Deprecated != nil {
 				o.Deprecated = *op.Deprecated
@@ -138,14 +150,18 @@ func Load(doc []byte) (*Contract, error) {
 					o.Stability = n.Value
 				}
 			}
-			if op.Responses != nil {
-				for code := range op.Responses.Codes.KeysFromOldest() {
-					if s, err := strconv.Atoi(code); err == nil {
-						o.Statuses = append(o.Statuses, s)
-					}
-				}
-				sort.Ints(o.Statuses)
+			if o.Params, o.Body, err = planRequest(c.compiler, item, op); err != nil {
+				return nil, fmt.Errorf("spec: %s: %w", o.Name(), err)
 			}
+			if o.Responses, err = planResponses(c.compiler, op); err != nil {
+				return nil, fmt.Errorf("spec: %s: %w", o.Name(), err)
+			}
+			for _, r := range o.Responses {
+				if s, err := strconv.Atoi(r.Code); err == nil {
+					o.Statuses = append(o.Statuses, s)
+				}
+			}
+			sort.Ints(o.Statuses)
 			c.Operations = append(c.Operations, o)
 		}
 	}
@@ -185,46 +201,9 @@ func (c *Contract) Operation(id string) *Operation {
 	return nil
 }
 
-// Schema returns the named schema from components/schemas, or nil.
-func (c *Contract) Schema(name string) *base.Schema {
-	if c.Model.Components == nil || c.Model.Components.Schemas == nil {
-		return nil
-	}
-	p, ok := c.Model.Components.Schemas.Get(name)
-	if !ok || p == nil {
-		return nil
-	}
-	return p.Schema()
-}
-
-// ValidateRequest checks a request for op against the document: path
-// parameters, headers, content type and body. The request body is read and
-// put back, so callers must bound its size first. The Authorization header is
-// not checked here.
-func (c *Contract) ValidateRequest(r *http.Request, op *Operation) []Problem {
-	ok, errs := c.validator.ValidateHttpRequestSyncWithPathItem(r, op.PathItem, op.Path)
-	if ok {
-		return nil
-	}
-	return problems(errs)
-}
-
-// ValidateResponse checks a response to r against the document: the status
-// is documented for the operation, and headers and body match it. The
-// response body is read and put back.
-func (c *Contract) ValidateResponse(r *http.Request, resp *http.Response) []Problem {
-	// The validator does not strip a templated server's base path; match the
-	// path relative to it, as the document writes it.
-	if c.BasePath != "" && strings.HasPrefix(r.URL.Path, c.BasePath+"/") {
-		r = r.Clone(r.Context())
-		r.URL.Path = strings.TrimPrefix(r.URL.Path, c.BasePath)
-		r.URL.RawPath = ""
-	}
-	ok, errs := c.validator.ValidateHttpResponse(r, resp)
-	if ok {
-		return nil
-	}
-	return problems(errs)
+// Schema returns the named schema of components/schemas, compiled, or nil.
+func (c *Contract) Schema(name string) *Schema {
+	return c.schemas[name]
 }
 
 // ValidateValue checks a JSON value against the named component schema.
@@ -233,9 +212,5 @@ func (c *Contract) ValidateValue(schema string, data []byte) []Problem {
 	if s == nil {
 		return []Problem{{Kind: KindSchema, Message: fmt.Sprintf("the document has no schema %q", schema)}}
 	}
-	ok, errs := c.schemas.ValidateSchemaBytes(s, data)
-	if ok {
-		return nil
-	}
-	return problems(errs)
+	return s.ValidateJSON(data)
 }

@@ -56,7 +56,7 @@ func TestSeedSchemas(t *testing.T) {
 			if s == nil {
 				t.Fatalf("schema %s missing", tt.schema)
 			}
-			got := slices.Clone(s.Required)
+			got := slices.Clone(s.Model.Required)
 			slices.Sort(got)
 			want := slices.Clone(tt.required)
 			slices.Sort(want)
@@ -64,7 +64,7 @@ func TestSeedSchemas(t *testing.T) {
 				t.Errorf("required = %v; want %v", got, want)
 			}
 			for _, f := range tt.fields {
-				p, ok := s.Properties.Get(f.name)
+				p, ok := s.Model.Properties.Get(f.name)
 				if !ok {
 					t.Errorf("property %s missing", f.name)
 					continue
@@ -81,14 +81,14 @@ func TestSeedSchemas(t *testing.T) {
 		t.Fatal("schema PetStatus missing")
 	}
 	var enum []string
-	for _, n := range status.Enum {
+	for _, n := range status.Model.Enum {
 		enum = append(enum, n.Value)
 	}
 	if !slices.Equal(enum, []string{"available", "pending", "sold"}) {
 		t.Errorf("PetStatus enum = %v; want available, pending, sold", enum)
 	}
 	item := c.Schema("InventoryItem")
-	if p, _ := item.Properties.Get("status"); p == nil || p.GetReference() != "#/components/schemas/PetStatus" {
+	if p, _ := item.Model.Properties.Get("status"); p == nil || p.GetReference() != "#/components/schemas/PetStatus" {
 		t.Errorf("InventoryItem.status does not refer to PetStatus")
 	}
 }

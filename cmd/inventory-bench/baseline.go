@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/petstore/inventory-kit/fixtures"
+	"github.com/petstore/inventory-kit/spec"
 )
 
 // runBaseline serves the baseline: the least a correct server could do on
@@ -34,10 +35,8 @@ func runBaseline(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	var items []fixtures.Item
-	if *generate > 0 {
-		items = fixtures.Generate(*generate, *seed)
-	} else if err := json.Unmarshal(fixtures.Inventory, &items); err != nil {
+	items, err := baselineItems(*generate, *seed)
+	if err != nil {
 		return err
 	}
 	b := newBaseline(items, *key)
@@ -56,19 +55,57 @@ func runBaseline(ctx context.Context, args []string, stderr io.Writer) error {
 	return nil
 }
 
+// An item is the baseline's stock record: the three fields of the
+// embedded contract's InventoryItem, in a struct, as a hand-written server
+// of this contract would hold them.
+type item struct {
+	PetID    int64  `json:"petId"`
+	Quantity int64  `json:"quantity"`
+	Status   string `json:"status"`
+}
+
+// baselineItems returns the records the mock serves with the same flags,
+// the embedded fixtures or n generated pets, as items.
+func baselineItems(n int, seed uint64) ([]item, error) {
+	c, err := spec.Shared()
+	if err != nil {
+		return nil, err
+	}
+	shape, err := fixtures.NewShape(c)
+	if err != nil {
+		return nil, err
+	}
+	var records []fixtures.Record
+	if n > 0 {
+		records, err = fixtures.Generate(shape, n, seed)
+	} else {
+		records, _, err = fixtures.Default(shape)
+	}
+	if err != nil {
+		return nil, err
+	}
+	items := make([]item, len(records))
+	for i, r := range records {
+		if err := json.Unmarshal(r.JSON, &items[i]); err != nil {
+			return nil, err
+		}
+	}
+	return items, nil
+}
+
 // A baseline is the bare handler.
 type baseline struct {
 	auth []byte
 
 	mu    sync.RWMutex // guards items, index and list
-	items []fixtures.Item
+	items []item
 	index map[int64]int // petId to position in items
 	list  []byte        // items encoded with encoding/json; nil after a write
 }
 
-func newBaseline(items []fixtures.Item, key string) http.Handler {
+func newBaseline(items []item, key string) http.Handler {
 	items = slices.Clone(items)
-	slices.SortFunc(items, func(a, b fixtures.Item) int { return cmp.Compare(a.PetID, b.PetID) })
+	slices.SortFunc(items, func(a, b item) int { return cmp.Compare(a.PetID, b.PetID) })
 	b := &baseline{auth: []byte("Bearer " + key), items: items, index: make(map[int64]int, len(items))}
 	for i, it := range items {
 		b.index[it.PetID] = i
@@ -122,7 +159,7 @@ func (b *baseline) serveUpdate(w http.ResponseWriter, r *http.Request) {
 	}
 	b.mu.Lock()
 	i, ok := b.index[id]
-	var it fixtures.Item
+	var it item
 	if ok {
 		b.items[i].Quantity = *u.Quantity
 		b.list = nil

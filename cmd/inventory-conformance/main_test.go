@@ -20,6 +20,7 @@ import (
 
 	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/mockserver"
+	"github.com/petstore/inventory-kit/mockserver/store"
 	"github.com/petstore/inventory-kit/spec"
 )
 
@@ -41,6 +42,16 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// listed returns the mock's list as its store holds it.
+func listed(t *testing.T, m *mockserver.Server) []byte {
+	t.Helper()
+	l, err := m.Store().List(context.Background(), store.DefaultSession)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.Bytes()
+}
+
 // newMock starts the mock, optionally wrapped, and returns its /v1 address.
 func newMock(t *testing.T, wrap func(http.Handler) http.Handler) (string, *mockserver.Server) {
 	t.Helper()
@@ -48,11 +59,15 @@ func newMock(t *testing.T, wrap func(http.Handler) http.Handler) (string, *mocks
 	if err != nil {
 		t.Fatal(err)
 	}
-	items, err := fixtures.Default(c)
+	sh, err := fixtures.NewShape(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := mockserver.New(mockserver.Config{Contract: c, Items: items, APIKeys: []string{testKey}})
+	records, _, err := fixtures.Default(sh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := mockserver.New(mockserver.Config{Contract: c, Records: records, APIKeys: []string{testKey}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +210,7 @@ func TestPassesAgainstTheMock(t *testing.T) {
 // that the mock's data is exactly as before.
 func TestReadOnlyChangesNothing(t *testing.T) {
 	url, m := newMock(t, nil)
-	before := m.Store().ListJSON()
+	before := listed(t, m)
 	code, out := runChild(t, "--base-url", url)
 	if code != exitPassed {
 		t.Fatalf("exit %d; want 0\n%s", code, out)
@@ -203,7 +218,7 @@ func TestReadOnlyChangesNothing(t *testing.T) {
 	if !strings.Contains(out, "mutating checks were skipped") {
 		t.Errorf("the summary does not say the mutating checks were skipped:\n%s", out)
 	}
-	if after := m.Store().ListJSON(); !bytes.Equal(before, after) {
+	if after := listed(t, m); !bytes.Equal(before, after) {
 		t.Errorf("the data changed:\nbefore %s\nafter  %s", before, after)
 	}
 }
@@ -234,12 +249,12 @@ func TestFailsAgainstABrokenServer(t *testing.T) {
 // it found it.
 func TestRestoresAfterAWrite(t *testing.T) {
 	url, m := newMock(t, nil)
-	before := m.Store().ListJSON()
+	before := listed(t, m)
 	code, out := runChild(t, "--base-url", url, "--allow-mutations", "--label-filter", "mutating", "--pet-id", "3")
 	if code != exitPassed {
 		t.Fatalf("exit %d; want 0\n%s", code, out)
 	}
-	if after := m.Store().ListJSON(); !bytes.Equal(before, after) {
+	if after := listed(t, m); !bytes.Equal(before, after) {
 		t.Errorf("the data changed:\nbefore %s\nafter  %s", before, after)
 	}
 }
@@ -261,7 +276,7 @@ func TestInterruptRestores(t *testing.T) {
 			}
 		})
 	})
-	before := m.Store().ListJSON()
+	before := listed(t, m)
 	a, _ := json.Marshal([]string{"--base-url", url, "--allow-mutations", "--label-filter", "update"})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childArgs+"="+string(a), "INVENTORY_API_KEY="+testKey)
@@ -285,7 +300,7 @@ func TestInterruptRestores(t *testing.T) {
 	if !strings.Contains(out.String(), "interrupted") {
 		t.Errorf("the output does not say the run was interrupted:\n%s", out.String())
 	}
-	if after := m.Store().ListJSON(); !bytes.Equal(before, after) {
+	if after := listed(t, m); !bytes.Equal(before, after) {
 		t.Errorf("the data was not restored:\nbefore %s\nafter  %s", before, after)
 	}
 }
@@ -298,8 +313,12 @@ func TestTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	items, _ := fixtures.Default(c)
-	m, err := mockserver.New(mockserver.Config{Contract: c, Items: items, APIKeys: []string{testKey}})
+	sh, err := fixtures.NewShape(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	records, _, _ := fixtures.Default(sh)
+	m, err := mockserver.New(mockserver.Config{Contract: c, Records: records, APIKeys: []string{testKey}})
 	if err != nil {
 		t.Fatal(err)
 	}

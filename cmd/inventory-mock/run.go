@@ -168,27 +168,31 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if o.healthCheck {
 		return healthCheck(ctx, o)
 	}
-	contract, items, err := load(o)
-	if err != nil {
-		return err
-	}
-	if o.printFixtures {
-		_, err := stdout.Write(fixtures.Encode(items))
-		return err
-	}
-	tuneGC(getenv, len(items))
-
 	var handler slog.Handler = slog.NewTextHandler(stderr, nil)
 	if o.logFormat == "json" {
 		handler = slog.NewJSONHandler(stderr, nil)
 	}
 	logger := slog.New(handler)
+	data, err := load(o)
+	if err != nil {
+		return err
+	}
+	if o.printFixtures {
+		_, err := stdout.Write(fixtures.Encode(data.records))
+		return err
+	}
+	tuneGC(getenv, len(data.records))
+	if len(data.unknown) > 0 {
+		logger.Warn("fixtures: fields the record schema does not have are left out",
+			"source", data.source, "schema", data.shape.Schema.Name, "fields", strings.Join(data.unknown, ", "))
+	}
 	if len(o.apiKeys) == 0 {
 		logger.Warn("no API key configured: accepting the development key (see README, Authentication)")
 	}
 	mock, err := mockserver.New(mockserver.Config{
-		Contract:    contract,
-		Items:       items,
+		Contract:    data.contract,
+		Shape:       data.shape,
+		Records:     data.records,
 		APIKeys:     o.apiKeys,
 		AdminKey:    o.adminKey,
 		CORSOrigins: o.corsOrigins,
@@ -196,6 +200,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	})
 	if err != nil {
 		return err
+	}
+	defer mock.Close()
+	for _, w := range mock.Warnings() {
+		logger.Warn("operation not served as the contract describes it", "detail", w)
+	}
+	for _, op := range data.contract.Operations {
+		if op.Stability != "" {
+			logger.Info("operation is "+op.Stability, "operation", op.Name(), "header", mockserver.StabilityHeader+": "+op.Stability)
+		}
 	}
 
 	srv := &http.Server{
@@ -223,8 +236,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	addr := ln.Addr().String()
 	logger.Info("listening",
-		"url", scheme+"://"+addr+contract.BasePath,
-		"pets", len(items),
+		"url", scheme+"://"+addr+data.contract.BasePath,
+		"records", len(data.records),
+		"source", data.source,
 		"startup", time.Since(start).Round(time.Microsecond),
 		"version", buildVersion())
 	if ready != nil {
@@ -244,38 +258,54 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return srv.Shutdown(shutdownCtx)
 }
 
-// load reads the contract and the data set the options name.
-func load(o *options) (*spec.Contract, []fixtures.Item, error) {
+// data is what the mock serves: the contract, what a record is, and the
+// records, checked against the one set of rules.
+type data struct {
+	contract *spec.Contract
+	shape    *fixtures.Shape
+	records  []fixtures.Record
+	source   string   // where the records came from, for messages
+	unknown  []string // fixture fields the record schema does not have, left out
+}
+
+// load reads the contract and the data set the options name. Every data
+// source, embedded, a file or generated, is checked against the record
+// schema and the mock's own bounds; a failure names the source.
+func load(o *options) (*data, error) {
 	doc := spec.Document
 	if o.specFile != "" {
 		var err error
 		if doc, err = os.ReadFile(o.specFile); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	contract, err := spec.Load(doc)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	var items []fixtures.Item
+	shape, err := fixtures.NewShape(contract)
+	if err != nil {
+		return nil, err
+	}
+	d := &data{contract: contract, shape: shape}
 	switch {
 	case o.generate > 0:
-		items = fixtures.Generate(o.generate, o.seed)
+		d.source = fmt.Sprintf("generated (%d pets, seed %d)", o.generate, o.seed)
+		d.records, err = fixtures.Generate(shape, o.generate, o.seed)
 	case o.fixturesFile != "":
-		data, err := os.ReadFile(o.fixturesFile)
-		if err != nil {
-			return nil, nil, err
-		}
-		items, err = fixtures.Load(o.fixturesFile, data, contract)
-		if err != nil {
-			return nil, nil, err
+		d.source = o.fixturesFile
+		var raw []byte
+		if raw, err = os.ReadFile(o.fixturesFile); err == nil {
+			d.records, d.unknown, err = fixtures.Load(o.fixturesFile, raw, shape)
 		}
 	default:
-		if items, err = fixtures.Default(contract); err != nil {
-			return nil, nil, err
-		}
+		d.source = fixtures.DefaultName + " (embedded)"
+		d.records, d.unknown, err = fixtures.Default(shape)
 	}
-	return contract, items, nil
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // tlsConfig loads the certificate pair, or makes a self-signed one.

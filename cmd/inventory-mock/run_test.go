@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/petstore/inventory-kit/fixtures"
+	"github.com/petstore/inventory-kit/spec"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server goroutine and the test.
@@ -99,7 +100,7 @@ func TestServesWithKeysFromEnvironment(t *testing.T) {
 		t.Errorf("run after shutdown = %v; want nil", err)
 	}
 	out := logs.String()
-	for _, want := range []string{"msg=listening", "pets=64", "path=/v1/inventory", "status=401", "shutting down"} {
+	for _, want := range []string{"msg=listening", "records=64", "path=/v1/inventory", "status=401", "shutting down"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %q:\n%s", want, out)
 		}
@@ -159,12 +160,30 @@ func TestSelfSignedTLS(t *testing.T) {
 	}
 }
 
+// generated returns the records --generate n --seed seed serves, encoded.
+func generated(t *testing.T, n int, seed uint64) []byte {
+	t.Helper()
+	c, err := spec.Shared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, err := fixtures.NewShape(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	records, err := fixtures.Generate(sh, n, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fixtures.Encode(records)
+}
+
 func TestPrintFixtures(t *testing.T) {
 	var out bytes.Buffer
 	if err := run(context.Background(), []string{"--print-fixtures", "--generate", "5", "--seed", "3"}, env(nil), &out, io.Discard, nil); err != nil {
 		t.Fatal(err)
 	}
-	if want := fixtures.Encode(fixtures.Generate(5, 3)); !bytes.Equal(out.Bytes(), want) {
+	if want := generated(t, 5, 3); !bytes.Equal(out.Bytes(), want) {
 		t.Errorf("--print-fixtures = %s; want %s", out.Bytes(), want)
 	}
 	out.Reset()
@@ -172,7 +191,7 @@ func TestPrintFixtures(t *testing.T) {
 	if err := run(context.Background(), []string{"--print-fixtures"}, env(map[string]string{"INVENTORY_MOCK_GENERATE": "5", "INVENTORY_MOCK_SEED": "3"}), &out, io.Discard, nil); err != nil {
 		t.Fatal(err)
 	}
-	if want := fixtures.Encode(fixtures.Generate(5, 3)); !bytes.Equal(out.Bytes(), want) {
+	if want := generated(t, 5, 3); !bytes.Equal(out.Bytes(), want) {
 		t.Errorf("--print-fixtures from the environment = %s; want %s", out.Bytes(), want)
 	}
 }

@@ -35,11 +35,15 @@ func newMock(tb testing.TB) *mockserver.Server {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	items, err := fixtures.Default(c)
+	sh, err := fixtures.NewShape(c)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	h, err := mockserver.New(mockserver.Config{Contract: c, Items: items, APIKeys: []string{testKey}})
+	records, _, err := fixtures.Default(sh)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	h, err := mockserver.New(mockserver.Config{Contract: c, Records: records, APIKeys: []string{testKey}})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,0 +1,238 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/petstore/inventory-kit/fixtures"
+)
+
+// Memory keeps records in this process's memory: the default engine and
+// the fastest. Reads take no lock: each session's records are an
+// immutable snapshot, swapped whole by a write. A new session shares the
+// fixtures' snapshot and copies only the chunks it writes to (copy on
+// write), so a thousand sessions over ten thousand pets do not copy ten
+// million records.
+type Memory struct {
+	seed *snapshot // the fixtures; never modified
+	ids  []int64   // every key in ascending order, the same in every snapshot
+	opts Options
+	now  func() time.Time
+
+	mu       sync.RWMutex // guards sessions
+	sessions map[string]*session
+
+	stop chan struct{} // closed by Close, ending the sweeper
+	once sync.Once
+}
+
+// A session is one namespace of records.
+type session struct {
+	name    string
+	created time.Time
+	used    atomic.Int64 // last use, UnixNano
+	writes  atomic.Int64
+
+	mu   sync.Mutex // serialises writes: guards the swap of snap
+	snap atomic.Pointer[snapshot]
+}
+
+// A snapshot is a session's records at one moment. It is never modified.
+type snapshot struct {
+	chunks []*chunk
+	size   int
+}
+
+// NewMemory returns a Memory engine whose sessions start with records.
+// Keys must be unique.
+func NewMemory(records []fixtures.Record, opts Options) *Memory {
+	sorted := slices.Clone(records)
+	slices.SortFunc(sorted, func(a, b fixtures.Record) int {
+		switch {
+		case a.ID < b.ID:
+			return -1
+		case a.ID > b.ID:
+			return 1
+		}
+		return 0
+	})
+	m := &Memory{ids: make([]int64, len(sorted)), opts: opts.withDefaults(), now: time.Now,
+		sessions: map[string]*session{}, stop: make(chan struct{})}
+	encoded := make([][]byte, len(sorted))
+	for i, r := range sorted {
+		m.ids[i], encoded[i] = r.ID, r.JSON
+	}
+	l := NewList(encoded)
+	m.seed = &snapshot{chunks: l.chunks, size: l.size}
+	m.session(DefaultSession)
+	go m.sweep()
+	return m
+}
+
+// session returns the named session, making it on first use from the
+// fixtures, and marks it used. Making one past MaxSessions drops the
+// least recently used other than the default.
+func (m *Memory) session(name string) *session {
+	now := m.now()
+	m.mu.RLock()
+	s := m.sessions[name]
+	m.mu.RUnlock()
+	if s != nil {
+		s.used.Store(now.UnixNano())
+		return s
+	}
+	m.mu.Lock()
+	s = m.sessions[name]
+	if s == nil {
+		if len(m.sessions) > m.opts.MaxSessions {
+			m.evictLocked()
+		}
+		s = &session{name: name, created: now}
+		s.snap.Store(m.seed)
+		m.sessions[name] = s
+	}
+	m.mu.Unlock()
+	s.used.Store(now.UnixNano())
+	return s
+}
+
+// evictLocked drops the least recently used session other than the
+// default. m.mu must be held.
+func (m *Memory) evictLocked() {
+	var oldest *session
+	for _, s := range m.sessions {
+		if s.name != DefaultSession && (oldest == nil || s.used.Load() < oldest.used.Load()) {
+			oldest = s
+		}
+	}
+	if oldest != nil {
+		delete(m.sessions, oldest.name)
+	}
+}
+
+// sweep drops idle sessions until Close.
+func (m *Memory) sweep() {
+	t := time.NewTicker(min(m.opts.IdleTimeout/2, time.Minute))
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-t.C:
+			m.dropIdle()
+		}
+	}
+}
+
+// dropIdle drops the sessions unused for longer than IdleTimeout.
+func (m *Memory) dropIdle() {
+	cutoff := m.now().Add(-m.opts.IdleTimeout).UnixNano()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for name, s := range m.sessions {
+		if name != DefaultSession && s.used.Load() < cutoff {
+			delete(m.sessions, name)
+		}
+	}
+}
+
+// List returns the session's records.
+func (m *Memory) List(_ context.Context, session string) (List, error) {
+	snap := m.session(session).snap.Load()
+	return List{chunks: snap.chunks, size: snap.size, n: len(m.ids)}, nil
+}
+
+// find returns the chunk and index in it of key id.
+func (m *Memory) find(id int64) (c, i int, ok bool) {
+	pos, ok := slices.BinarySearch(m.ids, id)
+	return pos / ChunkSize, pos % ChunkSize, ok
+}
+
+// Get returns the session's record of id.
+func (m *Memory) Get(_ context.Context, session string, id int64) (fixtures.Record, error) {
+	c, i, ok := m.find(id)
+	if !ok {
+		return fixtures.Record{}, ErrNotFound
+	}
+	snap := m.session(session).snap.Load()
+	return fixtures.Record{ID: id, JSON: snap.chunks[c].record(i)}, nil
+}
+
+// Update changes the session's record of id under the session's write
+// lock, and publishes a new snapshot that shares every chunk but one.
+func (m *Memory) Update(_ context.Context, session string, id int64, change func(fixtures.Record) (fixtures.Record, error)) (fixtures.Record, error) {
+	c, i, ok := m.find(id)
+	if !ok {
+		return fixtures.Record{}, ErrNotFound
+	}
+	s := m.session(session)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	snap := s.snap.Load()
+	old := snap.chunks[c].record(i)
+	rec, err := change(fixtures.Record{ID: id, JSON: old})
+	if err != nil {
+		return fixtures.Record{}, err
+	}
+	s.writes.Add(1)
+	if bytes.Equal(rec.JSON, old) {
+		return rec, nil
+	}
+	next := &snapshot{chunks: slices.Clone(snap.chunks), size: snap.size + len(rec.JSON) - len(old)}
+	next.chunks[c] = snap.chunks[c].with(i, rec.JSON)
+	s.snap.Store(next)
+	return rec, nil
+}
+
+// Reset puts the session back to the fixtures.
+func (m *Memory) Reset(_ context.Context, session string) error {
+	s := m.session(session)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.snap.Store(m.seed)
+	s.writes.Store(0)
+	return nil
+}
+
+// Sessions describes every session, the default first, then by name.
+func (m *Memory) Sessions(context.Context) ([]SessionInfo, error) {
+	m.mu.Lock()
+	out := make([]SessionInfo, 0, len(m.sessions))
+	for _, s := range m.sessions {
+		out = append(out, SessionInfo{Name: s.name, Created: s.created, LastUsed: time.Unix(0, s.used.Load()), Writes: s.writes.Load()})
+	}
+	m.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if (a.Name == DefaultSession) != (b.Name == DefaultSession) {
+			return a.Name == DefaultSession
+		}
+		return a.Name < b.Name
+	})
+	return out, nil
+}
+
+// Drop forgets a session; the default one is reset instead.
+func (m *Memory) Drop(ctx context.Context, session string) error {
+	if session == DefaultSession {
+		return m.Reset(ctx, session)
+	}
+	m.mu.Lock()
+	delete(m.sessions, session)
+	m.mu.Unlock()
+	return nil
+}
+
+// Health is always nil: memory is always there.
+func (m *Memory) Health(context.Context) error { return nil }
+
+// Close stops the idle sweeper.
+func (m *Memory) Close() error {
+	m.once.Do(func() { close(m.stop) })
+	return nil
+}

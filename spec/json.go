@@ -1,0 +1,254 @@
+package spec
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// A JSONError says why a body is not one well-formed JSON value: where, and
+// what was wrong, in words for an Error message.
+type JSONError struct {
+	Offset int64  // the byte offset where decoding stopped
+	Field  string // the member whose name or value was wrong, such as "quantity"; empty for the whole body
+	Reason string // such as "field \"quantity\" appears more than once"
+}
+
+// Error returns the reason with its place.
+func (e *JSONError) Error() string { return e.Reason }
+
+// decoders holds JSON decoders between calls; a Decoder keeps its buffers.
+var decoders = sync.Pool{New: func() any { return new(decoder) }}
+
+type decoder struct {
+	r   bytes.Reader
+	dec jsontext.Decoder
+}
+
+// DecodeJSON decodes b, which must hold exactly one JSON value, into the
+// values JSON Schema validation works on: map[string]any, []any,
+// json.Number (exact, never rounded through float64), string, bool and
+// nil. It is stricter than encoding/json where a body would otherwise be
+// read in a way its sender may not mean: a member name given twice and
+// invalid UTF-8 are errors, as is anything after the value. Every error is
+// a *JSONError.
+func DecodeJSON(b []byte) (any, error) {
+	d := decoders.Get().(*decoder)
+	defer func() {
+		d.r.Reset(nil) // keep no reference to b
+		decoders.Put(d)
+	}()
+	d.r.Reset(b)
+	d.dec.Reset(&d.r)
+	v, err := d.value()
+	if err == nil {
+		if _, err = d.dec.ReadToken(); err == io.EOF {
+			return v, nil
+		}
+		if err == nil {
+			err = errTrailing
+		}
+	}
+	return nil, jsonError(err, d.dec.InputOffset(), len(b))
+}
+
+var errTrailing = errors.New("trailing data")
+
+// value reads one value from the decoder.
+func (d *decoder) value() (any, error) {
+	tok, err := d.dec.ReadToken()
+	if err != nil {
+		return nil, err
+	}
+	switch tok.Kind() {
+	case '{':
+		m := map[string]any{}
+		for d.dec.PeekKind() != '}' {
+			name, err := d.dec.ReadToken()
+			if err != nil {
+				return nil, err
+			}
+			key := name.String()
+			v, err := d.value()
+			if err != nil {
+				return nil, err
+			}
+			m[key] = v
+		}
+		_, err = d.dec.ReadToken()
+		return m, err
+	case '[':
+		a := []any{}
+		for d.dec.PeekKind() != ']' {
+			v, err := d.value()
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, v)
+		}
+		_, err = d.dec.ReadToken()
+		return a, err
+	case '"':
+		return tok.String(), nil
+	case '0':
+		return json.Number(tok.String()), nil
+	case 't', 'f':
+		return tok.Bool(), nil
+	case 'n':
+		return nil, nil
+	}
+	return nil, fmt.Errorf("unexpected token %v", tok)
+}
+
+// jsonError turns a decoder error into a *JSONError with a message a
+// client can act on.
+func jsonError(err error, off int64, size int) *JSONError {
+	e := &JSONError{Offset: off}
+	var se *jsontext.SyntacticError
+	switch {
+	case size == 0 || (errors.Is(err, io.EOF) && off == 0):
+		e.Reason = "malformed JSON: the body is empty"
+	case errors.Is(err, errTrailing):
+		e.Reason = fmt.Sprintf("malformed JSON: more data after the value (at byte %d)", off)
+	case errors.As(err, &se):
+		e.Offset = se.ByteOffset
+		e.Field = pointerField(string(se.JSONPointer))
+		switch {
+		case errors.Is(se.Err, jsontext.ErrDuplicateName):
+			name := e.Field
+			if i := strings.LastIndexByte(name, '.'); i >= 0 {
+				name = name[i+1:]
+			}
+			e.Reason = fmt.Sprintf("field %q appears more than once", name)
+		case errors.Is(se.Err, io.ErrUnexpectedEOF):
+			e.Reason = fmt.Sprintf("malformed JSON: unexpected end of input after %d bytes", size)
+		default:
+			e.Reason = fmt.Sprintf("malformed JSON: %s (at byte %d)", syntaxReason(se.Err), se.ByteOffset)
+		}
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		e.Reason = fmt.Sprintf("malformed JSON: unexpected end of input after %d bytes", size)
+	default:
+		e.Reason = "malformed JSON: " + err.Error()
+	}
+	return e
+}
+
+// syntaxReason words the decoder's own error without its package prefix.
+func syntaxReason(err error) string {
+	if err == nil {
+		return "invalid syntax"
+	}
+	s := err.Error()
+	s = strings.TrimPrefix(s, "jsontext: ")
+	return s
+}
+
+// pointerField renders a JSON Pointer such as /items/0/quantity as
+// items[0].quantity.
+func pointerField(ptr string) string {
+	if ptr == "" {
+		return ""
+	}
+	return fieldPath(strings.Split(strings.TrimPrefix(ptr, "/"), "/"))
+}
+
+// fieldPath renders the segments of an instance location as a field path:
+// ["items", "0", "quantity"] gives items[0].quantity.
+func fieldPath(segs []string) string {
+	var b strings.Builder
+	for _, s := range segs {
+		s = strings.NewReplacer("~1", "/", "~0", "~").Replace(s)
+		if _, err := strconv.Atoi(s); err == nil {
+			b.WriteString("[" + s + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+// AppendJSON appends v, a value as DecodeJSON returns it, as compact JSON:
+// object members in sorted order, numbers as written, strings escaped
+// without encoding/json's HTML escaping (these bodies are read by programs
+// and people, not pasted into HTML).
+func AppendJSON(b []byte, v any) []byte {
+	switch v := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case bool:
+		return strconv.AppendBool(b, v)
+	case json.Number:
+		return append(b, v...)
+	case string:
+		return AppendString(b, v)
+	case int64:
+		return strconv.AppendInt(b, v, 10)
+	case int:
+		return strconv.AppendInt(b, int64(v), 10)
+	case float64:
+		return strconv.AppendFloat(b, v, 'g', -1, 64)
+	case []any:
+		b = append(b, '[')
+		for i, e := range v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = AppendJSON(b, e)
+		}
+		return append(b, ']')
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = AppendString(b, k)
+			b = append(b, ':')
+			b = AppendJSON(b, v[k])
+		}
+		return append(b, '}')
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return append(b, "null"...)
+	}
+	return append(b, raw...)
+}
+
+// AppendString appends s as a JSON string. Plain ASCII is copied as it
+// is; anything that needs escaping goes through encoding/json, without its
+// HTML escaping.
+func AppendString(b []byte, s string) []byte {
+	plain := true
+	for i := 0; plain && i < len(s); i++ {
+		c := s[i]
+		plain = c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf
+	}
+	if plain {
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s)
+	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+}

@@ -1,0 +1,189 @@
+package spec
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/pb33f/libopenapi-validator/schema_validation"
+	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
+)
+
+// A Response is one documented response of an operation.
+type Response struct {
+	Code       string   // as the document writes it: "200", "4XX" or "default"
+	MediaTypes []string // empty: the document gives no body
+	// Schema is the schema of the first JSON media type, compiled for a
+	// response (writeOnly properties are not required); nil if none.
+	Schema  *Schema
+	Headers []*Param // documented response headers
+}
+
+// planResponses compiles the documented responses of op.
+func planResponses(c *compiler, op *v3.Operation) ([]*Response, error) {
+	if op.Responses == nil {
+		return nil, nil
+	}
+	var out []*Response
+	add := func(code string, r *v3.Response) error {
+		if r == nil {
+			return nil
+		}
+		resp := &Response{Code: code}
+		if r.Content != nil {
+			for mt, content := range r.Content.FromOldest() {
+				resp.MediaTypes = append(resp.MediaTypes, mt)
+				if resp.Schema == nil && isJSON(mt) && content != nil && content.Schema != nil {
+					s, err := c.compile(content.Schema, schema_validation.SchemaValidationPurposeResponseBody)
+					if err != nil {
+						return fmt.Errorf("response %s %s: %w", code, mt, err)
+					}
+					resp.Schema = s
+				}
+			}
+		}
+		if r.Headers != nil {
+			for name, h := range r.Headers.FromOldest() {
+				if h == nil || strings.EqualFold(name, "Content-Type") {
+					continue
+				}
+				s, err := c.compile(h.Schema, schema_validation.SchemaValidationPurposeGeneric)
+				if err != nil {
+					return fmt.Errorf("response %s header %s: %w", code, name, err)
+				}
+				resp.Headers = append(resp.Headers, &Param{Name: name, In: "header", Required: h.Required, Schema: s})
+			}
+		}
+		out = append(out, resp)
+		return nil
+	}
+	if op.Responses.Codes != nil {
+		for code, r := range op.Responses.Codes.FromOldest() {
+			if err := add(strings.ToUpper(code), r); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := add("default", op.Responses.Default); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Response returns the documented response for status: the exact code,
+// else its range (4XX), else default; nil if none.
+func (o *Operation) Response(status int) *Response {
+	exact, rng := strconv.Itoa(status), strconv.Itoa(status/100)+"XX"
+	var byRange, byDefault *Response
+	for _, r := range o.Responses {
+		switch r.Code {
+		case exact:
+			return r
+		case rng:
+			byRange = r
+		case "default":
+			byDefault = r
+		}
+	}
+	if byRange != nil {
+		return byRange
+	}
+	return byDefault
+}
+
+// Documents reports whether the document gives a response for status,
+// by its code, its range or a default response.
+func (o *Operation) Documents(status int) bool { return o.Response(status) != nil }
+
+// CheckResponse validates a response to the operation: its status is
+// documented, its Content-Type is one the document gives, its documented
+// headers are present and valid, and a JSON body is valid against the
+// schema. Where the document gives no body for the status, any body is
+// accepted: the contract says nothing about it.
+func (o *Operation) CheckResponse(status int, header http.Header, body []byte) []Problem {
+	r := o.Response(status)
+	if r == nil {
+		return []Problem{{Kind: KindResponse, Message: fmt.Sprintf("status %d is not documented for %s (documented: %s)", status, o.Name(), o.documented())}}
+	}
+	var ps []Problem
+	for _, h := range r.Headers {
+		raw := header.Values(h.Name)
+		if len(raw) == 0 {
+			if h.Required {
+				ps = append(ps, Problem{Kind: KindResponse, Field: h.Name, Message: "required header is missing"})
+			}
+			continue
+		}
+		for _, p := range h.check(raw) {
+			p.Kind = KindResponse
+			ps = append(ps, p)
+		}
+	}
+	if len(r.MediaTypes) == 0 {
+		return ps
+	}
+	ct := header.Get("Content-Type")
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil || !slices.ContainsFunc(r.MediaTypes, func(want string) bool { return mediaTypeMatches(want, mt) }) {
+		return append(ps, Problem{Kind: KindResponse, Field: "Content-Type", Message: fmt.Sprintf("%q; want %s", ct, strings.Join(r.MediaTypes, " or "))})
+	}
+	if !isJSON(mt) || r.Schema == nil {
+		return ps
+	}
+	v, err := DecodeJSON(body)
+	if err != nil {
+		je := err.(*JSONError)
+		return append(ps, Problem{Kind: KindResponse, Field: je.Field, Message: "body: " + je.Reason})
+	}
+	for _, p := range r.Schema.Validate(v) {
+		p.Kind = KindResponse
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+// documented lists the documented response codes, for messages.
+func (o *Operation) documented() string {
+	codes := make([]string, len(o.Responses))
+	for i, r := range o.Responses {
+		codes[i] = r.Code
+	}
+	return strings.Join(codes, ", ")
+}
+
+// Name names the operation: its operationId, or its method and path, such
+// as "GET /pets/{petId}".
+func (o *Operation) Name() string {
+	if o == nil {
+		return "no operation"
+	}
+	if o.ID != "" {
+		return o.ID
+	}
+	return o.Method + " " + o.Path
+}
+
+// ValidateResponse checks a response to r against the document: r's
+// method and path name an operation, and the response keeps that
+// operation's documented statuses, media types, headers and schemas. The
+// response body is read and put back.
+func (c *Contract) ValidateResponse(r *http.Request, resp *http.Response) []Problem {
+	op, _, ps := c.Match(r.Method, r.URL.Path)
+	if op == nil {
+		return ps
+	}
+	var body []byte
+	if resp.Body != nil {
+		var err error
+		if body, err = io.ReadAll(resp.Body); err != nil {
+			return []Problem{{Kind: KindResponse, Message: "body could not be read: " + err.Error()}}
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	return op.CheckResponse(resp.StatusCode, resp.Header, body)
+}

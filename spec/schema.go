@@ -1,0 +1,249 @@
+package spec
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/pb33f/jsonschema/v6"
+	"github.com/pb33f/jsonschema/v6/kind"
+	"github.com/pb33f/libopenapi-validator/config"
+	"github.com/pb33f/libopenapi-validator/schema_validation"
+	"github.com/pb33f/libopenapi/datamodel/high/base"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// A Schema is one schema of the document, compiled once for validation.
+// Validate runs only the compiled schema: no rendering, hashing or look-up
+// per call. A Schema is safe for concurrent use.
+type Schema struct {
+	// Name is the component name, such as "InventoryItem", where the schema
+	// is one or refers to one; empty for an inline schema.
+	Name string
+	// Model is the schema as the document writes it, for reading its
+	// properties, types, enums and bounds.
+	Model *base.Schema
+
+	compiled *jsonschema.Schema
+	compiler *compiler
+	props    sync.Map // property name to its *Schema, compiled on first use
+}
+
+// compiler holds what every compilation of one document shares.
+type compiler struct {
+	options *config.ValidationOptions
+	version float32
+}
+
+func newCompiler(version float32) *compiler {
+	return &compiler{
+		// Formats are asserted, so int32 and int64 bounds and date-time
+		// strings are checked as the document states them.
+		options: config.NewValidationOptions(config.WithFormatAssertions(), config.WithRegexCache(&sync.Map{})),
+		version: version,
+	}
+}
+
+// compile compiles proxy's schema for the given direction: a request body
+// ignores readOnly properties in required, a response body writeOnly ones.
+func (c *compiler) compile(proxy *base.SchemaProxy, purpose schema_validation.SchemaValidationPurpose) (*Schema, error) {
+	if proxy == nil {
+		return nil, nil
+	}
+	model := proxy.Schema()
+	if model == nil {
+		if err := proxy.GetBuildError(); err != nil {
+			return nil, err
+		}
+		return nil, errors.New("the schema could not be built")
+	}
+	compiled, err := schema_validation.CompileSchemaForValidation(model, purpose, c.options, c.version)
+	if err != nil {
+		return nil, err
+	}
+	s := &Schema{Model: model, compiled: compiled.CompiledSchema, compiler: c}
+	if ref := proxy.GetReference(); ref != "" {
+		s.Name = ref[strings.LastIndexByte(ref, '/')+1:]
+	}
+	return s, nil
+}
+
+// Validate checks a decoded JSON value (as DecodeJSON returns it) against
+// the schema. Each Problem names the field it is about, such as
+// "quantity" or "[3].status"; the Kind is KindSchema, which callers change
+// to say where the value came from.
+func (s *Schema) Validate(v any) []Problem {
+	err := s.compiled.Validate(v)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return []Problem{{Kind: KindSchema, Message: err.Error()}}
+	}
+	var out []Problem
+	collect(ve, &out)
+	if len(out) == 0 {
+		out = append(out, Problem{Kind: KindSchema, Message: "does not match the schema"})
+	}
+	return out
+}
+
+// ValidateJSON decodes data with DecodeJSON and validates it.
+func (s *Schema) ValidateJSON(data []byte) []Problem {
+	v, err := DecodeJSON(data)
+	if err != nil {
+		je := err.(*JSONError)
+		return []Problem{{Kind: KindSchema, Field: je.Field, Message: je.Reason}}
+	}
+	return s.Validate(v)
+}
+
+// Property returns the schema of the named property, compiled, or nil if
+// the schema has no such property or it cannot be compiled.
+func (s *Schema) Property(name string) *Schema {
+	if s == nil || s.Model == nil || s.Model.Properties == nil {
+		return nil
+	}
+	if p, ok := s.props.Load(name); ok {
+		return p.(*Schema)
+	}
+	proxy, ok := s.Model.Properties.Get(name)
+	if !ok || proxy == nil || s.compiler == nil {
+		return nil
+	}
+	p, err := s.compiler.compile(proxy, schema_validation.SchemaValidationPurposeGeneric)
+	if err != nil || p == nil {
+		return nil
+	}
+	actual, _ := s.props.LoadOrStore(name, p)
+	return actual.(*Schema)
+}
+
+// Type returns the schema's type other than "null", such as "integer", or
+// "" where it gives none.
+func (s *Schema) Type() string {
+	if s == nil || s.Model == nil {
+		return ""
+	}
+	return primaryType(s.Model.Type)
+}
+
+// PropertyNames returns the names of the schema's properties in the
+// document's order.
+func (s *Schema) PropertyNames() []string {
+	if s == nil || s.Model == nil || s.Model.Properties == nil {
+		return nil
+	}
+	var names []string
+	for name := range s.Model.Properties.KeysFromOldest() {
+		names = append(names, name)
+	}
+	return names
+}
+
+// Requires reports whether the schema lists name as a required property.
+func (s *Schema) Requires(name string) bool {
+	return s != nil && s.Model != nil && slices.Contains(s.Model.Required, name)
+}
+
+// printer renders the validator's own messages where collect has none.
+var printer = message.NewPrinter(language.English)
+
+// collect appends a Problem for each leaf of a validation error tree: the
+// errors that say what was wrong, not the groups that hold them.
+func collect(ve *jsonschema.ValidationError, out *[]Problem) {
+	if len(ve.Causes) > 0 {
+		switch ve.ErrorKind.(type) {
+		case *kind.OneOf, *kind.AnyOf:
+			// Say that no alternative matched, then why the first did not.
+			*out = append(*out, Problem{Kind: KindSchema, Field: fieldPath(ve.InstanceLocation), Message: ve.ErrorKind.LocalizedString(printer)})
+			collect(ve.Causes[0], out)
+			return
+		}
+		for _, c := range ve.Causes {
+			collect(c, out)
+		}
+		return
+	}
+	field := fieldPath(ve.InstanceLocation)
+	add := func(field, msg string) { *out = append(*out, Problem{Kind: KindSchema, Field: field, Message: msg}) }
+	switch k := ve.ErrorKind.(type) {
+	case *kind.Required:
+		for _, name := range k.Missing {
+			add(join(field, name), "required")
+		}
+	case *kind.AdditionalProperties:
+		for _, name := range k.Properties {
+			add(join(field, name), "not allowed: the contract has no such field here")
+		}
+	case *kind.Minimum:
+		add(field, fmt.Sprintf("%s is out of range: below the minimum %s", rat(k.Got), rat(k.Want)))
+	case *kind.Maximum:
+		add(field, fmt.Sprintf("%s is out of range: above the maximum %s", rat(k.Got), rat(k.Want)))
+	case *kind.ExclusiveMinimum:
+		add(field, fmt.Sprintf("%s is out of range: it must be greater than %s", rat(k.Got), rat(k.Want)))
+	case *kind.ExclusiveMaximum:
+		add(field, fmt.Sprintf("%s is out of range: it must be less than %s", rat(k.Got), rat(k.Want)))
+	case *kind.Enum:
+		want := make([]string, len(k.Want))
+		for i, w := range k.Want {
+			want[i] = display(w)
+		}
+		add(field, fmt.Sprintf("%s is not one of %s", display(k.Got), strings.Join(want, ", ")))
+	case *kind.Format:
+		msg := fmt.Sprintf("%s is not a valid %s", display(k.Got), k.Want)
+		if k.Err != nil {
+			msg += ": " + k.Err.Error()
+		}
+		add(field, msg)
+	case *kind.MinProperties:
+		add(field, fmt.Sprintf("has %d fields; at least %d are required", k.Got, k.Want))
+	default:
+		add(field, ve.ErrorKind.LocalizedString(printer))
+	}
+}
+
+// join appends a property name to a field path.
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// rat renders a number exactly where it is whole, else in decimal.
+func rat(r *big.Rat) string {
+	if r == nil {
+		return "?"
+	}
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	s := strings.TrimRight(r.FloatString(20), "0")
+	return strings.TrimSuffix(s, ".")
+}
+
+// display renders a JSON value for a message: strings quoted, numbers as
+// written.
+func display(v any) string {
+	switch v := v.(type) {
+	case json.Number:
+		return v.String()
+	case string:
+		b, _ := json.Marshal(v)
+		return string(b)
+	case nil:
+		return "null"
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
