@@ -25,23 +25,46 @@ const (
 	reportEnv     = "CONFORMANCE_JSON_REPORT"   // where to write the JSON report
 	junitEnv      = "CONFORMANCE_JUNIT_REPORT"  // where to write the JUnit report
 	exploreEnv    = "CONFORMANCE_EXPLORE_STEPS" // the exploration's step budget
+	suiteSpecEnv  = "CONFORMANCE_SUITE_SPEC"    // the document the suite checks (a file); empty: embedded
+	mockSpecEnv   = "CONFORMANCE_MOCK_SPEC"     // the document the mock serves (a file); empty: embedded
 	childSeed     = 7                           // the exploration seed of every child
 	defaultChecks = 30                          // exploration steps of a child by default
 )
 
-// newMock returns the in-process mock with the default fixtures.
-func newMock(tb testing.TB) *mockserver.Server {
-	c, err := spec.Shared()
+// loadSpec loads a document from a file, or the embedded one for "".
+func loadSpec(tb testing.TB, file string) *spec.Contract {
+	if file == "" {
+		c, err := spec.Shared()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return c
+	}
+	doc, err := os.ReadFile(file)
 	if err != nil {
 		tb.Fatal(err)
 	}
+	c, err := spec.Load(doc)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+// newMock returns the in-process mock serving the document named by
+// CONFORMANCE_MOCK_SPEC (default: embedded) with the default fixtures, or
+// generated ones where the fixtures do not fit the document.
+func newMock(tb testing.TB) *mockserver.Server {
+	c := loadSpec(tb, os.Getenv(mockSpecEnv))
 	sh, err := fixtures.NewShape(c)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	records, _, err := fixtures.Default(sh)
 	if err != nil {
-		tb.Fatal(err)
+		if records, err = fixtures.Generate(sh, 64, 1); err != nil {
+			tb.Fatal(err)
+		}
 	}
 	h, err := mockserver.New(mockserver.Config{Contract: c, Records: records, APIKeys: []string{testKey}})
 	if err != nil {
@@ -65,6 +88,7 @@ func TestConformance(t *testing.T) {
 	}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
+	suiteSpec := loadSpec(t, os.Getenv(suiteSpecEnv))
 	var timeout time.Duration
 	if b, ok := brokenServerNamed(os.Getenv(brokenEnv)); ok {
 		timeout = b.timeout
@@ -74,7 +98,7 @@ func TestConformance(t *testing.T) {
 		steps, _ = strconv.Atoi(v)
 	}
 	tg, err := conformance.Prepare(context.Background(), conformance.Config{
-		BaseURL: srv.URL + "/v1", APIKey: testKey, AllowMutations: true, Timeout: timeout,
+		BaseURL: srv.URL + loadSpec(t, os.Getenv(mockSpecEnv)).BasePath, APIKey: testKey, Contract: suiteSpec, AllowMutations: true, Timeout: timeout,
 		Explore: conformance.ExploreConfig{Steps: steps, Seed: childSeed, Time: time.Second},
 	})
 	if err != nil {

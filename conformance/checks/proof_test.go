@@ -35,9 +35,15 @@ type childRun struct {
 // runChild runs TestConformance in a child process against the named
 // server and reads its Ginkgo JSON report.
 func runChild(t *testing.T, name, dir string) childRun {
-	report := filepath.Join(dir, name+".json")
+	return runChildEnv(t, name, filepath.Join(dir, name))
+}
+
+// runChildEnv is runChild with the report files at prefix and extra
+// environment.
+func runChildEnv(t *testing.T, name, prefix string, env ...string) childRun {
+	report := prefix + ".json"
 	cmd := exec.Command(os.Args[0], "-test.run=^TestConformance$", "-test.count=1", "-ginkgo.no-color")
-	cmd.Env = append(os.Environ(), brokenEnv+"="+name, reportEnv+"="+report, junitEnv+"="+filepath.Join(dir, name+".xml"))
+	cmd.Env = append(append(os.Environ(), brokenEnv+"="+name, reportEnv+"="+report, junitEnv+"="+prefix+".xml"), env...)
 	out, err := cmd.CombinedOutput()
 	run := childRun{name: name, err: err, output: out}
 	data, rerr := os.ReadFile(report)
@@ -51,7 +57,7 @@ func runChild(t *testing.T, name, dir string) childRun {
 		return run
 	}
 	run.report = reports[0]
-	for _, f := range []string{report, filepath.Join(dir, name+".xml")} {
+	for _, f := range []string{report, prefix + ".xml"} {
 		if b, _ := os.ReadFile(f); bytes.Contains(b, []byte(testKey)) {
 			t.Errorf("%s: the API key appears in %s", name, filepath.Base(f))
 		}
