@@ -41,6 +41,9 @@ type ExploreConfig struct {
 	// SequenceLength is the average number of steps of a sequence; 0:
 	// DefaultSequenceLength.
 	SequenceLength int
+	// ShrinkTime bounds the shrinking of a failure found; 0: Time;
+	// negative: no shrinking (the failure is replayed once).
+	ShrinkTime time.Duration
 }
 
 func (c ExploreConfig) withDefaults() ExploreConfig {
@@ -49,6 +52,9 @@ func (c ExploreConfig) withDefaults() ExploreConfig {
 	}
 	if c.SequenceLength <= 0 {
 		c.SequenceLength = DefaultSequenceLength
+	}
+	if c.ShrinkTime == 0 {
+		c.ShrinkTime = c.Time
 	}
 	if c.Seed == 0 {
 		var b [8]byte
@@ -122,7 +128,7 @@ func (t *Target) Explore(ctx context.Context) *ExploreResult {
 		checks:     cfg.Steps,
 		steps:      cfg.SequenceLength,
 		seed:       cfg.Seed,
-		shrinkTime: cfg.Time,
+		shrinkTime: max(cfg.ShrinkTime, 0),
 	}
 	withRapid(s, func() { rapid.Check(tb, e.sequence) })
 	res.Steps, res.Sequences, res.Elapsed = e.steps, e.sequences, time.Since(e.start)
@@ -398,7 +404,7 @@ func (e *explorer) fail(rt *rapid.T, rule string, x *Exchange, problem string) {
 		e.shrinking = true
 		// Room for rapid to replay the sequence at least twice (to see
 		// that it fails again), then the time budget for shrinking.
-		e.shrinkUntil = time.Now().Add(e.cfg.Time + 2*time.Since(e.seqStart))
+		e.shrinkUntil = time.Now().Add(max(e.cfg.ShrinkTime, 0) + 2*time.Since(e.seqStart))
 	}
 	if rule == e.firstFailing.rule {
 		e.lastFailing = run
@@ -628,7 +634,10 @@ func (e *explorer) writeSilent(rt *rapid.T) {
 	id := e.drawID(rt)
 	cur := e.run.model[id]
 	bodies := e.t.shape.SilentBodies(cur)
-	bodies = append(bodies, Body{Name: "a valid body sent as text/plain", Raw: e.t.shape.Harmless(cur), Kind: Silent, ContentType: "text/plain"})
+	if rapid.Bool().Draw(rt, "another content type") {
+		ct := rapid.SampledFrom([]string{"text/plain", "application/x-www-form-urlencoded", "application/xml"}).Draw(rt, "content type")
+		bodies = []Body{{Name: "a valid body sent as " + ct, Raw: e.t.shape.Harmless(cur), Kind: Silent, ContentType: ct}}
+	}
 	b := rapid.SampledFrom(bodies).Draw(rt, "silent body")
 	e.begin(fmt.Sprintf("update %s %d with %s (the contract is silent)", e.t.shape.IDField, id, b.Name))
 	e.touch(id)

@@ -28,7 +28,7 @@ const (
 	suiteSpecEnv  = "CONFORMANCE_SUITE_SPEC"    // the document the suite checks (a file); empty: embedded
 	mockSpecEnv   = "CONFORMANCE_MOCK_SPEC"     // the document the mock serves (a file); empty: embedded
 	childSeed     = 7                           // the exploration seed of every child
-	defaultChecks = 30                          // exploration steps of a child by default
+	defaultChecks = 80                          // exploration steps of a child by default
 )
 
 // loadSpec loads a document from a file, or the embedded one for "".
@@ -99,7 +99,7 @@ func TestConformance(t *testing.T) {
 	}
 	tg, err := conformance.Prepare(context.Background(), conformance.Config{
 		BaseURL: srv.URL + loadSpec(t, os.Getenv(mockSpecEnv)).BasePath, APIKey: testKey, Contract: suiteSpec, AllowMutations: true, Timeout: timeout,
-		Explore: conformance.ExploreConfig{Steps: steps, Seed: childSeed, Time: time.Second},
+		Explore: conformance.ExploreConfig{Steps: steps, Seed: childSeed, Time: 5 * time.Second, ShrinkTime: 300 * time.Millisecond},
 	})
 	if err != nil {
 		t.Fatal(err)

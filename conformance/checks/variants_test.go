@@ -53,7 +53,7 @@ func TestVariants(t *testing.T) {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			c := runChildEnv(t, correctServer, filepath.Join(dir, strings.ReplaceAll(r.name, "/", "-")),
-				suiteSpecEnv+"="+r.suite, mockSpecEnv+"="+r.mock)
+				suiteSpecEnv+"="+r.suite, mockSpecEnv+"="+r.mock, exploreEnv+"=30")
 			failed, _, _ := outcome(c.report)
 			if len(r.fails) == 0 {
 				if c.err != nil || len(failed) > 0 {
