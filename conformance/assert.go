@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -60,6 +61,10 @@ func gotLine(x *Exchange) string {
 	return strconv.Itoa(x.Status)
 }
 
+// digits are replaced by N in a cause, so that one defect seen with
+// different values is one cause.
+var digits = regexp.MustCompile(`-?[0-9]+`)
+
 // Do sends r and fails the check unless the response keeps the rules every
 // response keeps (see ResponseProblems). tolerated lists statuses the
 // calling check accepts beyond the documented ones.
@@ -94,11 +99,15 @@ func joinInts(v []int, sep string) string {
 // FailWith fails the check with the exchange and the problems found.
 func (t *Target) FailWith(x *Exchange, want string, problems []string) {
 	ginkgo.GinkgoHelper()
-	first := ""
+	c := want + " — got " + gotLine(x)
 	if len(problems) > 0 {
-		first = ": " + problems[0]
+		p := problems[0]
+		if !strings.HasPrefix(p, "status ") {
+			p = digits.ReplaceAllString(p, "N")
+		}
+		c = want + " — " + p
 	}
-	t.cause(want + " — got " + gotLine(x) + first)
+	t.cause(c)
 	ginkgo.Fail(x.Want("%s", want) + "problems:\n  - " + strings.Join(problems, "\n  - "))
 }
 
