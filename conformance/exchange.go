@@ -177,20 +177,41 @@ func (t *Target) readBody(r io.Reader, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%w: the run has read %s of responses, its cap (--max-run-bytes)", ErrTooLarge, byteSize(t.cfg.MaxRunBytes))
 	}
 	n := min(limit, left)
-	var buf bytes.Buffer
-	got, err := io.Copy(&buf, io.LimitReader(r, n+1))
+	got, b, err := readAtMost(r, n+1)
 	t.read.Add(got)
 	if err != nil {
-		return buf.Bytes(), err
+		return b, err
 	}
 	if got > n {
-		b := buf.Bytes()[:min(n, 4096)]
+		b = b[:min(n, 4096)]
 		if n == limit {
 			return b, fmt.Errorf("%w: more than %s (the cap per response, --max-response-bytes)", ErrTooLarge, byteSize(limit))
 		}
 		return b, fmt.Errorf("%w: the run has read %s of responses, its cap (--max-run-bytes)", ErrTooLarge, byteSize(t.cfg.MaxRunBytes))
 	}
-	return buf.Bytes(), nil
+	return b, nil
+}
+
+// readAtMost reads up to max bytes, growing its buffer by doubling but
+// never past max, so a capped read allocates at most about twice the cap.
+func readAtMost(r io.Reader, max int64) (int64, []byte, error) {
+	b := make([]byte, 0, min(max, 64<<10))
+	for int64(len(b)) < max {
+		if len(b) == cap(b) {
+			nb := make([]byte, len(b), min(max, int64(2*cap(b))))
+			copy(nb, b)
+			b = nb
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return int64(len(b)), b, nil
+		}
+		if err != nil {
+			return int64(len(b)), b, err
+		}
+	}
+	return int64(len(b)), b, nil
 }
 
 // byteSize renders n bytes as MiB or KiB where exact.

@@ -91,7 +91,7 @@ func (r Record) Diff(o Record) []string {
 	for _, n := range slices.Sorted(mapKeys(names)) {
 		a, b := canonicalOr(r, n), canonicalOr(o, n)
 		if a != b {
-			out = append(out, fmt.Sprintf("%s: %s → %s", n, a, b))
+			out = append(out, fmt.Sprintf("%s: %s → %s", Printable([]byte(n)), a, b))
 		}
 	}
 	return out
@@ -122,7 +122,7 @@ func canonical(raw json.RawMessage) string {
 	d.UseNumber()
 	var v any
 	if err := d.Decode(&v); err != nil {
-		return string(raw)
+		return Printable(raw)
 	}
 	var b strings.Builder
 	writeCanonical(&b, v)

@@ -334,7 +334,7 @@ func TestTLS(t *testing.T) {
 	}
 
 	code, _, errOut := runInProcess([]string{"--base-url", url, "--api-key", testKey}, nil)
-	if code != exitCannotRun || !strings.Contains(errOut, "certificate") {
+	if code != exitCannotRun || !strings.Contains(errOut, "certificate") || !strings.Contains(errOut, "--ca-cert FILE") || !strings.Contains(errOut, "--insecure-skip-verify") {
 		t.Errorf("untrusted certificate: exit %d, stderr %q; want 2 and a word on the certificate", code, errOut)
 	}
 	for _, extra := range [][]string{{"--ca-cert", ca}, {"--insecure-skip-verify"}} {
