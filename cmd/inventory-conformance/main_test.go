@@ -1,11 +1,11 @@
 package main
 
 import (
-	"encoding/xml"
 	"bytes"
 	"context"
 	"encoding/json"
 	"encoding/pem"
+	"encoding/xml"
 	"fmt"
 	"io"
 	"log"
