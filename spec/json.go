@@ -197,6 +197,8 @@ func AppendJSON(b []byte, v any) []byte {
 		return strconv.AppendInt(b, v, 10)
 	case int:
 		return strconv.AppendInt(b, int64(v), 10)
+	case uint64:
+		return strconv.AppendUint(b, v, 10)
 	case float64:
 		return strconv.AppendFloat(b, v, 'g', -1, 64)
 	case []any:
