@@ -188,6 +188,9 @@ func serve(t *testing.T, s *Server, r req) result {
 				t.Errorf("%s %s: response %d breaks the contract: %s\n%s", r.method, r.path, out.status, spec.Join(ps), out.body)
 			}
 		}
+		if r.method != "HEAD" {
+			kinCheck(t, s.contract, hr, out.status, resp.Header, out.body)
+		}
 	}
 	admin, err := spec.Admin()
 	if err != nil {
