@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/onsi/ginkgo/v2"
@@ -82,18 +83,7 @@ func (t *Target) restorable(orig Record) string {
 	if len(parts) == 0 {
 		return orig.String()
 	}
-	return fmt.Sprint(joinStrings(parts, ", "))
-}
-
-func joinStrings(s []string, sep string) string {
-	out := ""
-	for i, p := range s {
-		if i > 0 {
-			out += sep
-		}
-		out += p
-	}
-	return out
+	return strings.Join(parts, ", ")
 }
 
 // putBack writes orig's values and checks the list shows them.
