@@ -103,14 +103,6 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, []byte(`{"status":"ok","items":`+strconv.Itoa(n)+"}\n"))
 }
 
-// serveDocument answers with an OpenAPI document the mock serves.
-func serveDocument(doc []byte) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/yaml")
-		w.Write(doc)
-	}
-}
-
 // adminSession returns the session an admin request names: the session
 // query parameter, else the X-Mock-Session header, else the default.
 func adminSession(w http.ResponseWriter, r *http.Request) (string, bool) {
