@@ -279,6 +279,10 @@ func (s *Server) render(e *entry) journalEntry {
 		Response: message{Headers: redactHeader(e.respHeader, rd), Body: rd.apply(string(e.respBody)), Bytes: e.respBytes, Truncated: e.respBytes > len(e.respBody)},
 		Curl:     e.curl(rd),
 	}
+	if e.respHeader.Get("Content-Encoding") != "" {
+		out.Response.Body = fmt.Sprintf("(%s-compressed, %d bytes; the journal shows uncompressed bodies only)", e.respHeader.Get("Content-Encoding"), e.respBytes)
+		out.Response.Truncated = true
+	}
 	op := s.operationOf(e)
 	if op == nil {
 		return out
