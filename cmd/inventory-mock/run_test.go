@@ -332,3 +332,31 @@ func TestTuneGC(t *testing.T) {
 		}
 	}
 }
+
+// TestDockerfileGoVersion keeps the Dockerfile's Go image on the release
+// go.mod names: official Go images set GOTOOLCHAIN=local and refuse to
+// build a module that needs a newer release than theirs.
+func TestDockerfileGoVersion(t *testing.T) {
+	mod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docker, err := os.ReadFile("../../docker/Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want string
+	for _, line := range strings.Split(string(mod), "\n") {
+		if v, ok := strings.CutPrefix(line, "go "); ok {
+			want = strings.TrimSpace(v)
+		}
+	}
+	if want == "" || !strings.Contains(string(docker), "ARG GO_VERSION="+want+"\n") {
+		t.Errorf("docker/Dockerfile does not build with Go %s, the release go.mod names", want)
+	}
+	for _, want := range []string{"HEALTHCHECK", "--start-period", "--health-check", "USER nonroot"} {
+		if !strings.Contains(string(docker), want) {
+			t.Errorf("docker/Dockerfile lacks %s", want)
+		}
+	}
+}
