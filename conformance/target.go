@@ -180,7 +180,7 @@ func unreachable(x *Exchange) string {
 	var tlsErr *tls.CertificateVerificationError
 	switch {
 	case errors.As(x.Err, &ua), errors.As(x.Err, &tlsErr) && errors.As(tlsErr.Err, &ua):
-		return fmt.Sprintf("the target's TLS certificate is signed by an authority this machine does not trust (GET %s: %v): pass its CA as --ca-cert FILE (PEM; inventory-mock writes its self-signed certificate as PEM), or --insecure-skip-verify for a test target", x.URL, x.Err)
+		return fmt.Sprintf("the target's TLS certificate is signed by an authority this machine does not trust (GET %s: %v): pass its CA as --ca-cert FILE (PEM; inventory-mock --tls-self-signed --tls-cert-out FILE writes one), or --insecure-skip-verify for a test target", x.URL, x.Err)
 	case errors.As(x.Err, &hn):
 		return fmt.Sprintf("the target's TLS certificate is not valid for this host name (GET %s: %v): use the name the certificate names in --base-url, or --insecure-skip-verify for a test target", x.URL, x.Err)
 	case errors.As(x.Err, &ci):
