@@ -30,6 +30,10 @@ func (s *Server) adminHandlers() map[string]adminHandler {
 		"getChaos":      s.getChaos,
 		"setChaos":      s.setChaos,
 		"clearChaos":    s.clearChaos,
+		// The dashboard's, in records.go and describe.go.
+		"describeContract": s.describeContract(),
+		"listRecords":      s.listRecords,
+		"updateRecord":     s.updateRecord(),
 	}
 }
 
