@@ -57,6 +57,14 @@ type exampleInfo struct {
 	Status int    `json:"status"`
 }
 
+// title returns the contract's title; "" where it gives none.
+func (s *Server) title() string {
+	if m := s.contract.Model; m != nil && m.Info != nil {
+		return m.Info.Title
+	}
+	return ""
+}
+
 // describeContract returns the handler of GET /__admin/contract. The
 // answer never changes, so it is encoded once.
 func (s *Server) describeContract() adminHandler {
