@@ -174,6 +174,8 @@ function signOut(message) {
   state.lastID = '';
   state.writes = null;
   state.violations = true;
+  Object.assign(state, { offset: 0, sort: '', order: 'asc', filters: {}, find: '' });
+  $('find').value = '';
   for (const id of ['records-head', 'records-body', 'entries', 'rules', 'findings', 'session', 'rule-op', 'rule-effect']) {
     $(id).replaceChildren();
   }
