@@ -19,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/mockserver"
 	"github.com/petstore/inventory-kit/mockserver/store"
 	"github.com/petstore/inventory-kit/spec"
@@ -56,19 +55,7 @@ func listed(t *testing.T, m *mockserver.Server) []byte {
 // newMock starts the mock, optionally wrapped, and returns its /v1 address.
 func newMock(t *testing.T, wrap func(http.Handler) http.Handler) (string, *mockserver.Server) {
 	t.Helper()
-	c, err := spec.Shared()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sh, err := fixtures.NewShape(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	records, _, err := fixtures.Default(sh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := mockserver.New(mockserver.Config{Contract: c, Records: records, APIKeys: []string{testKey}})
+	m, err := mockserver.New(mockserver.Config{APIKeys: []string{testKey}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,16 +295,7 @@ func TestInterruptRestores(t *testing.T) {
 // be checked (exit 2) unless --ca-cert names its CA or
 // --insecure-skip-verify is given.
 func TestTLS(t *testing.T) {
-	c, err := spec.Shared()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sh, err := fixtures.NewShape(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	records, _, _ := fixtures.Default(sh)
-	m, err := mockserver.New(mockserver.Config{Contract: c, Records: records, APIKeys: []string{testKey}})
+	m, err := mockserver.New(mockserver.Config{APIKeys: []string{testKey}})
 	if err != nil {
 		t.Fatal(err)
 	}
