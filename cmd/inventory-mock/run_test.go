@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petstore/inventory-kit/cmd/internal/cli"
 	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/spec"
 )
@@ -358,5 +359,19 @@ func TestDockerfileGoVersion(t *testing.T) {
 		if !strings.Contains(string(docker), want) {
 			t.Errorf("docker/Dockerfile lacks %s", want)
 		}
+	}
+}
+
+// TestReadmeFlagTable keeps the README's table of flags the same as
+// --help: both come from the same FlagSet. On a difference it prints the
+// table to paste.
+func TestReadmeFlagTable(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := cli.MarkdownTable(flags(&options{}), envName)
+	if !strings.Contains(string(readme), want) {
+		t.Errorf("README.md does not hold the flag table --help gives; paste this under \"Flags and environment\":\n\n%s", want)
 	}
 }
