@@ -21,7 +21,6 @@ import (
 
 	"github.com/petstore/inventory-kit/mockserver"
 	"github.com/petstore/inventory-kit/mockserver/store"
-	"github.com/petstore/inventory-kit/spec"
 )
 
 // testKey is the key the test mock accepts; no output may contain it.
