@@ -344,7 +344,7 @@ func TestDashboardViolations(t *testing.T) {
 		"message": "quantity: got string <b>bold</b>, want integer", "count": 3, "firstSeen": "2026-11-01T10:00:00Z", "lastSeen": "2026-11-01T10:05:00Z",
 		"example": {"method": "PATCH", "url": "/v1/inventory/3", "status": 200,
 			"request": {"headers": {"Content-Type": ["application/json"]}, "body": "{\"quantity\": 3}"},
-			"response": {"headers": {"Content-Type": ["application/json"]}, "body": "{\"quantity\": \"3\"}"}}}]`
+			"response": {"headers": {"Content-Type": "application/json"}, "body": "{\"quantity\": \"3\"}"}}}]`
 	_, srv := startMock(t, func(mock http.Handler) http.Handler {
 		mux := http.NewServeMux()
 		mux.Handle("/", mock)

@@ -612,8 +612,10 @@ function verdictPill(v) {
   return v.valid ? el('span', { class: 'pill valid', text: '✓ valid' }) : el('span', { class: 'pill invalid', text: '✗ breaks the contract' });
 }
 
+// headerText renders headers, given as the journal gives them (a list of
+// values per name) or as a single value per name.
 function headerText(h) {
-  return Object.keys(h || {}).sort().flatMap((k) => h[k].map((v) => `${k}: ${v}`)).join('\n');
+  return Object.keys(h || {}).sort().flatMap((k) => [].concat(h[k]).map((v) => `${k}: ${show(v)}`)).join('\n');
 }
 
 function bodyText(m) {
