@@ -1,0 +1,814 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/petstore/inventory-kit/fixtures"
+)
+
+// Redis keeps records in a Redis server, shared by every mock process
+// that uses the same server, database and key prefix: those processes are
+// one mock. A write on one is read on the others at once, and concurrent
+// writes to one record lose nothing.
+//
+// Every write is a compare-and-set on the server: a Lua script writes the
+// new record only if the stored one is still the one change was given,
+// and otherwise returns the stored one, on which change runs again. The
+// merge and validation stay in Go; the atomicity is the server's.
+//
+// Every read asks the server for the session's version, in one round
+// trip; the records come along only when the version is not the one this
+// process has cached. Versions come from one counter on the server, so a
+// version never names two different states.
+//
+// Keys, under the prefix (DefaultRedisPrefix unless the URL's prefix
+// parameter says otherwise):
+//
+//	meta        hash: format, fingerprint, records, loaded (when), by (which process)
+//	fixtures    hash: petId -> record, as loaded by the first process
+//	loading     the lock of the process loading the fixtures (SET NX, 60 s)
+//	clock       the counter versions are drawn from
+//	sessions    sorted set: session name -> last use (server time, ms)
+//	s:NAME      hash: _v version, _w writes, _c created (ms), and
+//	            petId -> record for each record written in the session
+//
+// A session holds only the records written in it; the others are the
+// fixtures'. A session's hash expires after Options.IdleTimeout unused
+// (the default session's never does), and past Options.MaxSessions the
+// least recently used is dropped. The first process to start on an empty
+// server loads the fixtures, once, under the lock; a process that finds
+// the state of other fixtures or another contract (another fingerprint)
+// refuses to start. If the server comes back empty (it lost its data),
+// the fixtures are loaded again.
+//
+// One Redis server (or a primary with replicas behind Sentinel) is
+// assumed; the scripts name keys they compute, which Redis Cluster does
+// not allow.
+type Redis struct {
+	client *redis.Client
+	where  string // the server's URL without its password, for messages
+	prefix string
+	ids    []int64 // every key in ascending order
+	seed   *snapshot
+	fp     string
+	opts   Options
+
+	// touchEvery is how often at most this process marks a session used
+	// on the server when it only reads it.
+	touchEvery time.Duration
+
+	// gen counts connections made to the server: a new one may be to a
+	// server that restarted, so what was cached before it is dropped.
+	gen atomic.Int64
+
+	mu    sync.Mutex // guards cache
+	cache map[string]*cached
+
+	up      atomic.Bool // the server answered the last check
+	loaded  atomic.Bool // this process loaded the fixtures (for tests)
+	stop    chan struct{}
+	stopped chan struct{}
+	once    sync.Once
+}
+
+// A cached is what this process last read of a session.
+type cached struct {
+	gen     int64     // Redis.gen when it was read
+	ver     int64     // the session's version; 0: the fixtures
+	snap    *snapshot // the session's records at ver
+	touched time.Time // when this process last marked it used on the server
+	// hints are the records this process last saw of each key, the first
+	// guess of a write's compare-and-set.
+	hints map[int64][]byte
+}
+
+// DefaultRedisPrefix is the prefix of every key the store writes, unless
+// the URL's prefix parameter names another.
+const DefaultRedisPrefix = "inventory-mock:"
+
+// redisFormat names the layout of the keys; another value in meta stops
+// OpenRedis.
+const redisFormat = "inventory-mock redis store, format 1"
+
+// maxHints bounds the hints kept per session.
+const maxHints = 4096
+
+// ParseRedisURL checks a redis:// or rediss:// URL as OpenRedis takes it:
+// go-redis's options, plus prefix. It returns the client options, the key
+// prefix, and the URL without its password.
+func ParseRedisURL(raw string) (*redis.Options, string, string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, "", "", errors.New("redis store: not a URL: " + redactedParseError(err))
+	}
+	where := u.Redacted()
+	if u.Scheme != "redis" && u.Scheme != "rediss" {
+		return nil, "", "", fmt.Errorf("redis store %s: want a redis:// or rediss:// URL", where)
+	}
+	q := u.Query()
+	prefix := DefaultRedisPrefix
+	if q.Has("prefix") {
+		prefix = q.Get("prefix")
+		q.Del("prefix")
+		u.RawQuery = q.Encode()
+	}
+	opts, err := redis.ParseURL(u.String())
+	if err != nil {
+		return nil, "", "", fmt.Errorf("redis store %s: %v", where, err)
+	}
+	return opts, prefix, where, nil
+}
+
+// redactedParseError is a url.Parse error without the URL, which may hold
+// a password.
+func redactedParseError(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return "malformed"
+}
+
+// OpenRedis connects to the server at rawURL, loads the fixtures if it
+// holds none, and checks that what it holds was made from records and
+// Options.Origin. It waits for the server until ctx is done.
+func OpenRedis(ctx context.Context, rawURL string, records []fixtures.Record, opts Options) (*Redis, error) {
+	ro, prefix, where, err := ParseRedisURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	defaults(ro, rawURL)
+	r := &Redis{where: where, prefix: prefix, opts: opts.withDefaults(), cache: map[string]*cached{},
+		stop: make(chan struct{}), stopped: make(chan struct{})}
+	r.touchEvery = min(time.Second, r.opts.IdleTimeout/10)
+	r.ids, r.seed = newSeed(records)
+	r.fp = fingerprint(opts.Origin, r.ids, r.seed)
+	ro.OnConnect = func(context.Context, *redis.Conn) error {
+		r.gen.Add(1)
+		return nil
+	}
+	r.client = redis.NewClient(ro)
+	if err := r.waitInit(ctx); err != nil {
+		r.client.Close()
+		return nil, err
+	}
+	r.up.Store(true)
+	go r.monitor()
+	return r, nil
+}
+
+// defaults sets the client options the URL does not: short timeouts, so
+// that a server that is down turns into a 503 quickly, and a pool as large
+// as the concurrency a mock sees.
+func defaults(o *redis.Options, raw string) {
+	u, _ := url.Parse(raw)
+	q := u.Query()
+	set := func(name string, v *time.Duration, d time.Duration) {
+		if !q.Has(name) {
+			*v = d
+		}
+	}
+	set("dial_timeout", &o.DialTimeout, time.Second)
+	set("read_timeout", &o.ReadTimeout, time.Second)
+	set("write_timeout", &o.WriteTimeout, time.Second)
+	set("pool_timeout", &o.PoolTimeout, 2*time.Second)
+	if !q.Has("pool_size") {
+		o.PoolSize = 128
+	}
+	if !q.Has("max_retries") {
+		o.MaxRetries = 1
+	}
+	o.DialerRetries = 1
+	o.DisableIdentity = true
+}
+
+// waitInit runs init until it succeeds, fails for a reason waiting cannot
+// fix, or ctx is done.
+func (r *Redis) waitInit(ctx context.Context) error {
+	logged := false
+	for {
+		err := r.init(ctx)
+		if err == nil || !errors.Is(err, ErrUnavailable) {
+			return err
+		}
+		if !logged {
+			r.opts.Logger.Warn("redis store: waiting for the server", "redis", r.where, "error", err)
+			logged = true
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("redis store %s: no answer before the start-up deadline: %v", r.where, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// init checks the server's meta, or loads the fixtures under the lock if
+// there is none. Of processes starting together on an empty server, one
+// loads and the others wait for it.
+func (r *Redis) init(ctx context.Context) error {
+	for {
+		meta, err := r.client.HGetAll(ctx, r.key("meta")).Result()
+		if err != nil {
+			return r.unavailable(err)
+		}
+		if len(meta) > 0 {
+			return r.checkMeta(meta)
+		}
+		token := randomToken()
+		won, err := r.client.SetNX(ctx, r.key("loading"), token, 60*time.Second).Result()
+		if err != nil {
+			return r.unavailable(err)
+		}
+		if won {
+			done, err := r.load(ctx, token)
+			if err != nil || done {
+				return err
+			}
+			continue // the lock expired under us; look again
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("redis store %s: another process is loading the fixtures and has not finished: %w", r.where, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// checkMeta refuses a server that holds the state of another format or
+// other fixtures.
+func (r *Redis) checkMeta(meta map[string]string) error {
+	if meta["format"] != redisFormat {
+		return fmt.Errorf("redis store %s (prefix %q): holds keys of another version of inventory-mock (format %q; this one reads %q); use another database or prefix, or delete the keys %s*", r.where, r.prefix, meta["format"], redisFormat, r.prefix)
+	}
+	if meta["fingerprint"] != r.fp {
+		return fmt.Errorf("redis store %s (prefix %q): holds the state of other fixtures or another contract (fingerprint %.12s, loaded %s by %s; these are %.12s); start every replica with the same --spec, --fixtures and --generate, or use another database or prefix (?prefix=NAME) for these, or delete the keys %s*",
+			r.where, r.prefix, meta["fingerprint"], meta["loaded"], meta["by"], r.fp, r.prefix)
+	}
+	return nil
+}
+
+// load writes the fixtures and then meta, while this process holds the
+// lock with token. It reports false if the lock was lost before meta was
+// written.
+func (r *Redis) load(ctx context.Context, token string) (bool, error) {
+	fixturesKey := r.key("fixtures")
+	if err := r.client.Del(ctx, fixturesKey).Err(); err != nil {
+		return false, r.unavailable(err)
+	}
+	const batch = 1000
+	n := 0
+	pipe := r.client.Pipeline()
+	for _, c := range r.seed.chunks {
+		args := make([]any, 0, 2*c.len())
+		for i := range c.len() {
+			args = append(args, strconv.FormatInt(r.ids[n], 10), c.record(i))
+			n++
+			if len(args) == 2*batch {
+				pipe.HSet(ctx, fixturesKey, args...)
+				args = args[:0:0]
+			}
+		}
+		if len(args) > 0 {
+			pipe.HSet(ctx, fixturesKey, args...)
+		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return false, r.unavailable(err)
+	}
+	host, _ := os.Hostname()
+	res, err := finishLoad.Run(ctx, r.client, []string{r.key("loading"), r.key("meta"), r.key("clock")},
+		token, redisFormat, r.fp, len(r.ids), time.Now().UTC().Format(time.RFC3339), fmt.Sprintf("%s (pid %d)", host, os.Getpid())).Int()
+	if err != nil {
+		return false, r.unavailable(err)
+	}
+	if res == 1 {
+		r.loaded.Store(true)
+		r.opts.Logger.Info("redis store: loaded the fixtures into the server", "redis", r.where, "prefix", r.prefix, "records", len(r.ids))
+		return true, nil
+	}
+	return false, nil
+}
+
+func randomToken() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// finishLoad writes meta if the caller still holds the lock, and starts
+// the clock at the server's time in microseconds, so that versions drawn
+// after a server lost its data are not those drawn before.
+var finishLoad = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[2], 'format', ARGV[2], 'fingerprint', ARGV[3], 'records', ARGV[4], 'loaded', ARGV[5], 'by', ARGV[6])
+redis.call('DEL', KEYS[1])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+if tonumber(redis.call('GET', KEYS[3]) or '0') < now then redis.call('SET', KEYS[3], string.format('%d', now)) end
+return 1
+`)
+
+// touch is the Lua function every script that uses a session starts
+// with: it marks the session used (server time), makes its hash if it has
+// none, sets its expiry, and past the most sessions drops the least
+// recently used other than the default. Arguments: the session's hash and
+// name, the sessions' sorted set, the idle time in ms, the most sessions
+// with the default, and the prefix of session hashes.
+const touch = `
+local function touch(hash, name, zset, idle, most, prefix)
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local new = redis.call('ZADD', zset, now, name)
+  redis.call('HSETNX', hash, '_c', now)
+  if name ~= 'default' then redis.call('PEXPIRE', hash, idle) end
+  if new == 1 then
+    while redis.call('ZCARD', zset) > tonumber(most) do
+      local oldest = redis.call('ZRANGE', zset, 0, 1)
+      local victim = oldest[1]
+      if victim == 'default' or victim == name then victim = oldest[2] end
+      if victim == nil or victim == name then break end
+      redis.call('ZREM', zset, victim)
+      redis.call('DEL', prefix .. victim)
+    end
+  end
+end
+`
+
+// readSession returns the session's version, and its hash if the version
+// is not ARGV[1]. KEYS: the session's hash, the sessions' set. ARGV: the
+// cached version, "1" to touch, the session's name, idle ms, most
+// sessions, the prefix of session hashes.
+var readSession = redis.NewScript(touch + `
+if ARGV[2] == '1' then touch(KEYS[1], ARGV[3], KEYS[2], ARGV[4], ARGV[5], ARGV[6]) end
+local v = redis.call('HGET', KEYS[1], '_v') or '0'
+if v == ARGV[1] then return {v} end
+return {v, redis.call('HGETALL', KEYS[1])}
+`)
+
+// compareAndSet writes a record if the stored one is the expected one.
+// KEYS: the session's hash, the sessions' set, the clock. ARGV: the
+// record's key, the expected record, the fixture record (what a session
+// that has not written it holds), the new record, the session's name, idle
+// ms, most sessions, the prefix of session hashes. It returns {1, new
+// version, previous version}, or {0, the stored record}.
+var compareAndSet = redis.NewScript(touch + `
+local cur = redis.call('HGET', KEYS[1], ARGV[1]) or ARGV[3]
+if cur ~= ARGV[2] then return {0, cur} end
+local prev = redis.call('HGET', KEYS[1], '_v') or '0'
+local v = redis.call('INCR', KEYS[3])
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[4], '_v', v)
+redis.call('HINCRBY', KEYS[1], '_w', 1)
+touch(KEYS[1], ARGV[5], KEYS[2], ARGV[6], ARGV[7], ARGV[8])
+return {1, v, prev}
+`)
+
+// resetSession puts a session back to the fixtures, keeping when it was
+// created. KEYS: the session's hash, the sessions' set. ARGV: the
+// session's name, idle ms, most sessions, the prefix of session hashes.
+var resetSession = redis.NewScript(touch + `
+local c = redis.call('HGET', KEYS[1], '_c')
+redis.call('DEL', KEYS[1])
+if c then redis.call('HSET', KEYS[1], '_c', c) end
+touch(KEYS[1], ARGV[1], KEYS[2], ARGV[2], ARGV[3], ARGV[4])
+return 1
+`)
+
+// dropIdle drops the sessions other than the default unused for ARGV[1]
+// ms. KEYS: the sessions' set. ARGV[2]: the prefix of session hashes.
+var dropIdle = redis.NewScript(`
+local t = redis.call('TIME')
+local cutoff = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - tonumber(ARGV[1])
+local idle = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', cutoff)
+for _, name in ipairs(idle) do
+  if name ~= 'default' then
+    redis.call('ZREM', KEYS[1], name)
+    redis.call('DEL', ARGV[2] .. name)
+  end
+end
+return #idle
+`)
+
+func (r *Redis) key(name string) string { return r.prefix + name }
+
+func (r *Redis) sessionKey(session string) string { return r.prefix + "s:" + session }
+
+// sessionArgs are the arguments of touch after the session's name.
+func (r *Redis) sessionArgs() []any {
+	return []any{r.opts.IdleTimeout.Milliseconds(), r.opts.MaxSessions + 1, r.prefix + "s:"}
+}
+
+// unavailable wraps an error of the client as ErrUnavailable, naming the
+// server without its password.
+func (r *Redis) unavailable(err error) error {
+	if errors.Is(err, ErrUnavailable) {
+		return err
+	}
+	return fmt.Errorf("%w: redis store %s: %v", ErrUnavailable, r.where, err)
+}
+
+// read returns the session's state on the server, from the cache when its
+// version is the server's.
+func (r *Redis) read(ctx context.Context, session string) (*snapshot, error) {
+	c := r.cached(session)
+	ver, touch := int64(0), true
+	if c != nil {
+		ver, touch = c.ver, time.Since(c.touched) >= r.touchEvery
+	}
+	gen := r.gen.Load()
+	args := append([]any{ver, flag(touch), session}, r.sessionArgs()...)
+	res, err := readSession.Run(ctx, r.client, []string{r.sessionKey(session), r.key("sessions")}, args...).Slice()
+	if err != nil {
+		return nil, r.unavailable(err)
+	}
+	v, err := toInt(res[0])
+	if err != nil {
+		return nil, r.unavailable(err)
+	}
+	if c != nil && v == ver && len(res) == 1 {
+		if touch {
+			r.setTouched(session, c)
+		}
+		return c.snap, nil
+	}
+	snap := r.seed
+	if len(res) > 1 {
+		if snap, err = r.build(res[1]); err != nil {
+			return nil, r.unavailable(err)
+		}
+	}
+	r.remember(session, gen, v, snap, touch)
+	return snap, nil
+}
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// build makes a snapshot of a session's hash as HGETALL returns it.
+func (r *Redis) build(hash any) (*snapshot, error) {
+	fields, err := pairs(hash)
+	if err != nil {
+		return nil, err
+	}
+	changes := map[int64][]byte{}
+	for k, v := range fields {
+		if strings.HasPrefix(k, "_") {
+			continue
+		}
+		id, err := strconv.ParseInt(k, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("a session holds the field %q, which is not a key", k)
+		}
+		changes[id] = []byte(v)
+	}
+	return r.seed.withAll(r.ids, changes)
+}
+
+// pairs reads the reply of HGETALL inside a script: a flat list of names
+// and values.
+func pairs(v any) (map[string]string, error) {
+	list, ok := v.([]any)
+	if !ok || len(list)%2 != 0 {
+		return nil, fmt.Errorf("unexpected reply %T", v)
+	}
+	out := make(map[string]string, len(list)/2)
+	for i := 0; i < len(list); i += 2 {
+		k, ok1 := list[i].(string)
+		val, ok2 := list[i+1].(string)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("unexpected reply %T, %T", list[i], list[i+1])
+		}
+		out[k] = val
+	}
+	return out, nil
+}
+
+// toInt reads an integer reply, sent as an integer or a string.
+func toInt(v any) (int64, error) {
+	switch x := v.(type) {
+	case int64:
+		return x, nil
+	case string:
+		return strconv.ParseInt(x, 10, 64)
+	}
+	return 0, fmt.Errorf("unexpected reply %T", v)
+}
+
+// cached returns the session's cache entry, if it is of the current
+// connection generation.
+func (r *Redis) cached(session string) *cached {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.cache[session]
+	if c == nil || c.gen != r.gen.Load() {
+		return nil
+	}
+	return c
+}
+
+// remember caches what a read found, unless a new connection was made
+// since it began.
+func (r *Redis) remember(session string, gen, ver int64, snap *snapshot, touched bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if gen != r.gen.Load() {
+		return
+	}
+	old := r.cache[session]
+	c := &cached{gen: gen, ver: ver, snap: snap}
+	if old != nil && old.gen == gen {
+		c.touched, c.hints = old.touched, old.hints
+	} else if len(r.cache) > r.opts.MaxSessions {
+		r.evictLocked()
+	}
+	if touched {
+		c.touched = time.Now()
+	}
+	r.cache[session] = c
+}
+
+// evictLocked forgets one cached session other than the default. r.mu
+// must be held.
+func (r *Redis) evictLocked() {
+	for name := range r.cache {
+		if name != DefaultSession {
+			delete(r.cache, name)
+			return
+		}
+	}
+}
+
+func (r *Redis) setTouched(session string, c *cached) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cache[session] == c {
+		next := *c
+		next.touched = time.Now()
+		r.cache[session] = &next
+	}
+}
+
+// List returns the session's records.
+func (r *Redis) List(ctx context.Context, session string) (List, error) {
+	snap, err := r.read(ctx, session)
+	if err != nil {
+		return List{}, err
+	}
+	return List{chunks: snap.chunks, size: snap.size, n: len(r.ids)}, nil
+}
+
+// find returns the position of key id.
+func (r *Redis) find(id int64) (int, bool) { return slices.BinarySearch(r.ids, id) }
+
+// record returns record pos of a snapshot.
+func record(s *snapshot, pos int) []byte { return s.chunks[pos/ChunkSize].record(pos % ChunkSize) }
+
+// Get returns the session's record of id.
+func (r *Redis) Get(ctx context.Context, session string, id int64) (fixtures.Record, error) {
+	pos, ok := r.find(id)
+	if !ok {
+		return fixtures.Record{}, ErrNotFound
+	}
+	snap, err := r.read(ctx, session)
+	if err != nil {
+		return fixtures.Record{}, err
+	}
+	return fixtures.Record{ID: id, JSON: record(snap, pos)}, nil
+}
+
+// maxAttempts bounds the compare-and-sets of one Update: each that fails
+// means another write to the record succeeded.
+const maxAttempts = 1000
+
+// Update runs change on the record it guesses is stored, and asks the
+// server to write the result if the guess was right; if not, it runs
+// change again on the record the server returned.
+func (r *Redis) Update(ctx context.Context, session string, id int64, change func(fixtures.Record) (fixtures.Record, error)) (fixtures.Record, error) {
+	pos, ok := r.find(id)
+	if !ok {
+		return fixtures.Record{}, ErrNotFound
+	}
+	fixture := record(r.seed, pos)
+	guess := r.guess(session, id, pos)
+	keys := []string{r.sessionKey(session), r.key("sessions"), r.key("clock")}
+	idArg := strconv.FormatInt(id, 10)
+	for range maxAttempts {
+		rec, err := change(fixtures.Record{ID: id, JSON: guess})
+		if err != nil {
+			return fixtures.Record{}, err
+		}
+		gen := r.gen.Load()
+		args := append([]any{idArg, guess, fixture, rec.JSON, session}, r.sessionArgs()...)
+		res, err := compareAndSet.Run(ctx, r.client, keys, args...).Slice()
+		if err != nil {
+			return fixtures.Record{}, r.unavailable(err)
+		}
+		if ok, _ := toInt(res[0]); ok == 1 && len(res) == 3 {
+			r.wrote(session, gen, id, pos, rec.JSON, res[1], res[2])
+			return rec, nil
+		}
+		cur, ok := res[1].(string)
+		if !ok {
+			return fixtures.Record{}, r.unavailable(fmt.Errorf("unexpected reply %T", res[1]))
+		}
+		guess = []byte(cur)
+		r.hint(session, id, guess)
+	}
+	return fixtures.Record{}, fmt.Errorf("%w: redis store %s: pet %d of session %s changed under %d attempts to write it", ErrUnavailable, r.where, id, session, maxAttempts)
+}
+
+// guess returns the record this process last saw of id in the session.
+func (r *Redis) guess(session string, id int64, pos int) []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.cache[session]
+	if c == nil {
+		return record(r.seed, pos)
+	}
+	if h, ok := c.hints[id]; ok {
+		return h
+	}
+	return record(c.snap, pos)
+}
+
+// hint remembers the record of id the server holds.
+func (r *Redis) hint(session string, id int64, rec []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.cache[session]
+	if c == nil {
+		return
+	}
+	if c.hints == nil || len(c.hints) >= maxHints {
+		c.hints = map[int64][]byte{}
+	}
+	c.hints[id] = rec
+}
+
+// wrote updates the cache after a write: the cached records are the
+// server's at the new version if they were at the previous one.
+func (r *Redis) wrote(session string, gen, id int64, pos int, rec []byte, newVer, prevVer any) {
+	r.hint(session, id, rec)
+	v, err1 := toInt(newVer)
+	prev, err2 := toInt(prevVer)
+	if err1 != nil || err2 != nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.cache[session]
+	if c == nil || c.gen != gen || gen != r.gen.Load() || c.ver != prev {
+		return
+	}
+	next := *c
+	next.ver, next.snap = v, c.snap.with(pos/ChunkSize, pos%ChunkSize, rec)
+	next.touched = time.Now()
+	r.cache[session] = &next
+}
+
+// Reset puts the session back to the fixtures.
+func (r *Redis) Reset(ctx context.Context, session string) error {
+	args := append([]any{session}, r.sessionArgs()...)
+	if err := resetSession.Run(ctx, r.client, []string{r.sessionKey(session), r.key("sessions")}, args...).Err(); err != nil {
+		return r.unavailable(err)
+	}
+	return nil
+}
+
+// Sessions describes the sessions on the server, the default first, then
+// by name.
+func (r *Redis) Sessions(ctx context.Context) ([]SessionInfo, error) {
+	used, err := r.client.ZRangeWithScores(ctx, r.key("sessions"), 0, -1).Result()
+	if err != nil {
+		return nil, r.unavailable(err)
+	}
+	names := []string{DefaultSession}
+	last := map[string]time.Time{}
+	for _, z := range used {
+		name, _ := z.Member.(string)
+		last[name] = time.UnixMilli(int64(z.Score))
+		if name != DefaultSession {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names[1:])
+	pipe := r.client.Pipeline()
+	cmds := make([]*redis.SliceCmd, len(names))
+	for i, name := range names {
+		cmds[i] = pipe.HMGet(ctx, r.sessionKey(name), "_c", "_w")
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, r.unavailable(err)
+	}
+	out := make([]SessionInfo, 0, len(names))
+	for i, name := range names {
+		vals := cmds[i].Val()
+		info := SessionInfo{Name: name, LastUsed: last[name]}
+		if len(vals) == 2 {
+			if c, err := toInt(vals[0]); err == nil {
+				info.Created = time.UnixMilli(c)
+			}
+			info.Writes, _ = toInt(vals[1])
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// Drop forgets a session; the default one is reset instead.
+func (r *Redis) Drop(ctx context.Context, session string) error {
+	if session == DefaultSession {
+		return r.Reset(ctx, session)
+	}
+	pipe := r.client.TxPipeline()
+	pipe.Del(ctx, r.sessionKey(session))
+	pipe.ZRem(ctx, r.key("sessions"), session)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return r.unavailable(err)
+	}
+	return nil
+}
+
+// Health reports whether the server answers and holds the fixtures'
+// meta.
+func (r *Redis) Health(ctx context.Context) error {
+	n, err := r.client.Exists(ctx, r.key("meta")).Result()
+	switch {
+	case err != nil:
+		return r.unavailable(err)
+	case n == 0:
+		return fmt.Errorf("%w: redis store %s: the server holds no fixtures (it lost its data?); loading them again", ErrUnavailable, r.where)
+	}
+	return nil
+}
+
+// monitor checks the server every second until Close: it logs when the
+// server goes away and comes back, loads the fixtures again into a server
+// that lost them, and drops idle sessions.
+func (r *Redis) monitor() {
+	defer close(r.stopped)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	sweepEvery := min(r.opts.IdleTimeout/2, time.Minute)
+	sweep := time.NewTicker(sweepEvery)
+	defer sweep.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-tick.C:
+			r.check()
+		case <-sweep.C:
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			dropIdle.Run(ctx, r.client, []string{r.key("sessions")}, r.opts.IdleTimeout.Milliseconds(), r.prefix+"s:")
+			cancel()
+		}
+	}
+}
+
+// check logs a change of the server's state, and loads the fixtures into
+// a server that has lost them.
+func (r *Redis) check() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	n, err := r.client.Exists(ctx, r.key("meta")).Result()
+	if err == nil && n == 0 {
+		r.opts.Logger.Warn("redis store: the server holds no fixtures (it lost its data); loading them again", "redis", r.where)
+		err = r.init(ctx)
+	}
+	switch {
+	case err != nil && r.up.Swap(false):
+		r.opts.Logger.Error("redis store: unavailable; answering 503 until it is back", "redis", r.where, "error", err)
+	case err == nil && !r.up.Swap(true):
+		r.opts.Logger.Info("redis store: available again", "redis", r.where)
+	}
+}
+
+// Close stops the monitor and closes the connections.
+func (r *Redis) Close() error {
+	var err error
+	r.once.Do(func() {
+		close(r.stop)
+		<-r.stopped
+		err = r.client.Close()
+	})
+	return err
+}
