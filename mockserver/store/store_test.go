@@ -5,29 +5,87 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/petstore/inventory-kit/fixtures"
+	"github.com/petstore/inventory-kit/mockserver/store/redistest"
 )
 
-// An engine makes a fresh Store holding records, for the tests every
-// engine must pass.
+// An engine is one engine under the tests every engine must pass.
 type engine struct {
 	name string
-	open func(t *testing.T, records []fixtures.Record, opts Options) Store
+	// place makes a new place to keep state (nothing, a file, a Redis
+	// database) and returns a function that opens a store on it. Every
+	// store opened is closed when the test ends. Engines that need a
+	// server skip the test where it is missing.
+	place func(t *testing.T) opener
+	// keeps: a store opened on a place after another was closed serves the
+	// other's state.
+	keeps bool
+	// shares: two stores open on one place at once are one store.
+	shares bool
 }
 
-// engines lists the engines under test. Engines that need a server skip
-// themselves where it is missing.
+// An opener opens a store on one place.
+type opener func(records []fixtures.Record, opts Options) (Store, error)
+
+// engines lists the engines under test.
 var engines = []engine{
-	{"memory", func(t *testing.T, records []fixtures.Record, opts Options) Store {
-		m := NewMemory(records, opts)
-		t.Cleanup(func() { m.Close() })
-		return m
+	{name: "memory", place: func(t *testing.T) opener {
+		return func(records []fixtures.Record, opts Options) (Store, error) {
+			m := NewMemory(records, opts)
+			t.Cleanup(func() { m.Close() })
+			return m, nil
+		}
 	}},
+	{name: "file", keeps: true, place: func(t *testing.T) opener {
+		path := filepath.Join(t.TempDir(), "store.db")
+		return func(records []fixtures.Record, opts Options) (Store, error) {
+			f, err := OpenFile(path, records, opts)
+			if err != nil {
+				return nil, err
+			}
+			t.Cleanup(func() { f.Close() })
+			return f, nil
+		}
+	}},
+	{name: "redis", keeps: true, shares: true, place: func(t *testing.T) opener {
+		url := redistest.Start(t).URL(0)
+		return func(records []fixtures.Record, opts Options) (Store, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			r, err := OpenRedis(ctx, url, records, opts)
+			if err != nil {
+				return nil, err
+			}
+			r.touchEvery = 0 // every read marks the session used: the LRU tests see it at once
+			t.Cleanup(func() { r.Close() })
+			return r, nil
+		}
+	}},
+}
+
+// open opens a store of engine e on a new place.
+func (e engine) open(t *testing.T, records []fixtures.Record, opts Options) Store {
+	t.Helper()
+	s, err := e.place(t)(records, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// must returns s, failing the test on err.
+func must(t *testing.T, s Store, err error) Store {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // pets makes n records {"petId":i,"quantity":10*i}, keys given in
