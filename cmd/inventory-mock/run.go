@@ -48,6 +48,8 @@ type options struct {
 	printFixtures bool
 	healthCheck   bool
 	version       bool
+	store         string
+	storeFlag     storeFlag // store, parsed
 }
 
 // envPrefix names the environment variable of each flag: --api-key is
@@ -79,6 +81,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*option
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `file` (needs --tls-key)")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "private key `file` for --tls-cert")
 	fs.BoolVar(&o.tlsSelfSigned, "tls-self-signed", false, "serve HTTPS with a certificate made in memory for localhost")
+	fs.StringVar(&o.store, "store", storeMemory, storeUsage)
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	fs.BoolVar(&o.printFixtures, "print-fixtures", false, "print the data set as JSON and exit")
 	fs.BoolVar(&o.healthCheck, "health-check", false, "GET /healthz on --addr and exit 0 if it answers 200 (for container health checks)")
@@ -136,6 +139,9 @@ Flags (each also read from the environment variable shown):
 	case o.logFormat != "text" && o.logFormat != "json":
 		return nil, fmt.Errorf("--log-format %q: want text or json", o.logFormat)
 	}
+	if o.storeFlag, err = parseStore(o.store); err != nil {
+		return nil, fmt.Errorf("--store: %v", err)
+	}
 	return o, nil
 }
 
@@ -189,9 +195,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(o.apiKeys) == 0 {
 		logger.Warn("no API key configured: accepting the development key (see README, Authentication)")
 	}
+	st, err := openStore(ctx, o.storeFlag, data, logger)
+	if err != nil {
+		return err
+	}
 	mock, err := mockserver.New(mockserver.Config{
 		Contract:    data.contract,
 		Shape:       data.shape,
+		Store:       st,
 		Records:     data.records,
 		APIKeys:     o.apiKeys,
 		AdminKey:    o.adminKey,
@@ -199,6 +210,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Logger:      logger,
 	})
 	if err != nil {
+		st.Close()
 		return err
 	}
 	defer mock.Close()
@@ -239,6 +251,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		"url", scheme+"://"+addr+data.contract.BasePath,
 		"records", len(data.records),
 		"source", data.source,
+		"store", o.storeFlag.safe,
 		"startup", time.Since(start).Round(time.Microsecond),
 		"version", buildVersion())
 	if ready != nil {
