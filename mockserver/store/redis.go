@@ -75,8 +75,11 @@ type Redis struct {
 	// server that restarted, so what was cached before it is dropped.
 	gen atomic.Int64
 
-	mu    sync.Mutex // guards cache
-	cache map[string]*cached
+	mu      sync.Mutex // guards cache and flights
+	cache   map[string]*cached
+	flights map[string]*flight
+
+	writes *batcher // sends the compare-and-sets of concurrent writes together
 
 	up      atomic.Bool // the server answered the last check
 	loaded  atomic.Bool // this process loaded the fixtures (for tests)
@@ -152,7 +155,7 @@ func OpenRedis(ctx context.Context, rawURL string, records []fixtures.Record, op
 		return nil, err
 	}
 	defaults(ro, rawURL)
-	r := &Redis{where: where, prefix: prefix, opts: opts.withDefaults(), cache: map[string]*cached{},
+	r := &Redis{where: where, prefix: prefix, opts: opts.withDefaults(), cache: map[string]*cached{}, flights: map[string]*flight{},
 		stop: make(chan struct{}), stopped: make(chan struct{})}
 	r.touchEvery = min(time.Second, r.opts.IdleTimeout/10)
 	r.ids, r.seed = newSeed(records)
@@ -167,8 +170,109 @@ func OpenRedis(ctx context.Context, rawURL string, records []fixtures.Record, op
 		return nil, err
 	}
 	r.up.Store(true)
+	r.writes = newBatcher(r.client, compareAndSet)
 	go r.monitor()
 	return r, nil
+}
+
+// A batcher runs one script for many callers: the calls made while a
+// pipeline is under way go together in the next one, so that concurrent
+// writes cost one system call each way, not one each.
+type batcher struct {
+	client *redis.Client
+	script *redis.Script
+
+	mu     sync.Mutex // guards queue, closed, and sending on or closing wake
+	queue  []*call
+	closed bool
+
+	wake    chan struct{} // capacity 1: the queue is not empty
+	stopped chan struct{} // closed when the loop has ended
+}
+
+// A call is one run of the script.
+type call struct {
+	keys []string
+	args []any
+	res  []any
+	err  error
+	done chan struct{} // closed once res and err are set
+}
+
+func newBatcher(client *redis.Client, script *redis.Script) *batcher {
+	b := &batcher{client: client, script: script, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	go b.loop()
+	return b
+}
+
+// do runs the script with keys and args in the next pipeline.
+func (b *batcher) do(ctx context.Context, keys []string, args []any) ([]any, error) {
+	c := &call{keys: keys, args: args, done: make(chan struct{})}
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil, errors.New("closed")
+	}
+	b.queue = append(b.queue, c)
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+	b.mu.Unlock()
+	select {
+	case <-c.done:
+		return c.res, c.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// loop sends the queue, a pipeline at a time, until close.
+func (b *batcher) loop() {
+	defer close(b.stopped)
+	for range b.wake {
+		for {
+			b.mu.Lock()
+			batch := b.queue
+			b.queue = nil
+			b.mu.Unlock()
+			if len(batch) == 0 {
+				break
+			}
+			b.send(batch)
+		}
+	}
+}
+
+// send runs one pipeline of calls. A server that does not know the
+// script (it restarted) gets it with the first call that fails so.
+func (b *batcher) send(batch []*call) {
+	ctx, cancel := context.WithTimeout(context.Background(), fetchTimeout)
+	defer cancel()
+	pipe := b.client.Pipeline()
+	cmds := make([]*redis.Cmd, len(batch))
+	for i, c := range batch {
+		cmds[i] = b.script.EvalSha(ctx, pipe, c.keys, c.args...)
+	}
+	pipe.Exec(ctx)
+	for i, c := range batch {
+		c.res, c.err = cmds[i].Slice()
+		if c.err != nil && redis.HasErrorPrefix(c.err, "NOSCRIPT") {
+			c.res, c.err = b.script.Run(ctx, b.client, c.keys, c.args...).Slice()
+		}
+		close(c.done)
+	}
+}
+
+// close ends the loop once what is queued is sent.
+func (b *batcher) close() {
+	b.mu.Lock()
+	if !b.closed {
+		b.closed = true
+		close(b.wake)
+	}
+	b.mu.Unlock()
+	<-b.stopped
 }
 
 // defaults sets the client options the URL does not: short timeouts, so
@@ -421,9 +525,107 @@ func (r *Redis) unavailable(err error) error {
 	return fmt.Errorf("%w: redis store %s: %v", ErrUnavailable, r.where, err)
 }
 
-// read returns the session's state on the server, from the cache when its
-// version is the server's.
+// read returns the session's state on the server. Reads of one session
+// that arrive while a fetch is under way share the next fetch, which
+// starts after they arrived and so sees every write acknowledged before
+// they did: under load, one round trip answers many requests.
 func (r *Redis) read(ctx context.Context, session string) (*snapshot, error) {
+	f := r.flightOf(session)
+	f.mu.Lock()
+	if c := f.next; c != nil { // not started yet: join it
+		f.mu.Unlock()
+		return c.wait(ctx)
+	}
+	if f.cur == nil { // none under way: run one now
+		c := &fetch{done: make(chan struct{})}
+		f.cur = c
+		f.mu.Unlock()
+		r.run(f, c, session)
+		return c.snap, c.err
+	}
+	// One is under way, and may have started before this read arrived: lead
+	// the next, once it ends.
+	c, prev := &fetch{done: make(chan struct{})}, f.cur
+	f.next = c
+	f.mu.Unlock()
+	<-prev.done
+	f.mu.Lock()
+	f.cur, f.next = c, nil
+	f.mu.Unlock()
+	r.run(f, c, session)
+	return c.snap, c.err
+}
+
+// A flight is the fetches of one session's state: the one under way and
+// the one that starts when it ends.
+type flight struct {
+	mu   sync.Mutex // guards cur and next
+	cur  *fetch     // under way; nil: none
+	next *fetch     // waiting for cur to end; nil: none
+}
+
+// A fetch is one read of a session's state from the server.
+type fetch struct {
+	done chan struct{} // closed when snap and err are set
+	snap *snapshot
+	err  error
+}
+
+// wait returns the fetch's outcome, or ctx's error if ctx ends first.
+func (c *fetch) wait(ctx context.Context) (*snapshot, error) {
+	select {
+	case <-c.done:
+		return c.snap, c.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, ctx.Err())
+	}
+}
+
+// run does fetch c of f, with a context of its own: it serves reads other
+// than the one that runs it.
+func (r *Redis) run(f *flight, c *fetch, session string) {
+	ctx, cancel := context.WithTimeout(context.Background(), fetchTimeout)
+	c.snap, c.err = r.fetch(ctx, session)
+	cancel()
+	f.mu.Lock()
+	if f.cur == c {
+		f.cur = nil
+	}
+	f.mu.Unlock()
+	close(c.done)
+}
+
+// fetchTimeout bounds one fetch, beyond the client's own timeouts.
+const fetchTimeout = 5 * time.Second
+
+// flightOf returns the session's flight.
+func (r *Redis) flightOf(session string) *flight {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f := r.flights[session]
+	if f == nil {
+		if len(r.flights) > r.opts.MaxSessions {
+			r.forgetFlightsLocked()
+		}
+		f = &flight{}
+		r.flights[session] = f
+	}
+	return f
+}
+
+// forgetFlightsLocked forgets the flights of sessions other than the
+// default; reads under way keep theirs. r.mu must be held.
+func (r *Redis) forgetFlightsLocked() {
+	for name := range r.flights {
+		if name != DefaultSession {
+			delete(r.flights, name)
+		}
+	}
+}
+
+// fetch reads the session's state from the server, taking the records
+// from the cache when its version is the server's.
+func (r *Redis) fetch(ctx context.Context, session string) (*snapshot, error) {
 	c := r.cached(session)
 	ver, touch := int64(0), true
 	if c != nil {
@@ -617,7 +819,7 @@ func (r *Redis) Update(ctx context.Context, session string, id int64, change fun
 		}
 		gen := r.gen.Load()
 		args := append([]any{idArg, guess, fixture, rec.JSON, session}, r.sessionArgs()...)
-		res, err := compareAndSet.Run(ctx, r.client, keys, args...).Slice()
+		res, err := r.writes.do(ctx, keys, args)
 		if err != nil {
 			return fixtures.Record{}, r.unavailable(err)
 		}
@@ -808,6 +1010,7 @@ func (r *Redis) Close() error {
 	r.once.Do(func() {
 		close(r.stop)
 		<-r.stopped
+		r.writes.close()
 		err = r.client.Close()
 	})
 	return err
