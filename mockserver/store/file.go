@@ -90,7 +90,7 @@ type fileOp struct {
 // and Options.Origin; its state is served, not the fixtures.
 func OpenFile(path string, records []fixtures.Record, opts Options) (*File, error) {
 	opts = opts.withDefaults()
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, FreelistType: bolt.FreelistMapType})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, FreelistType: bolt.FreelistMapType, NoFreelistSync: true})
 	if err != nil {
 		return nil, openError(path, err)
 	}
