@@ -22,7 +22,7 @@ type engine struct {
 	// database) and returns a function that opens a store on it. Every
 	// store opened is closed when the test ends. Engines that need a
 	// server skip the test where it is missing.
-	place func(t *testing.T) opener
+	place func(t testing.TB) opener
 	// keeps: a store opened on a place after another was closed serves the
 	// other's state.
 	keeps bool
@@ -35,14 +35,14 @@ type opener func(records []fixtures.Record, opts Options) (Store, error)
 
 // engines lists the engines under test.
 var engines = []engine{
-	{name: "memory", place: func(t *testing.T) opener {
+	{name: "memory", place: func(t testing.TB) opener {
 		return func(records []fixtures.Record, opts Options) (Store, error) {
 			m := NewMemory(records, opts)
 			t.Cleanup(func() { m.Close() })
 			return m, nil
 		}
 	}},
-	{name: "file", keeps: true, place: func(t *testing.T) opener {
+	{name: "file", keeps: true, place: func(t testing.TB) opener {
 		path := filepath.Join(t.TempDir(), "store.db")
 		return func(records []fixtures.Record, opts Options) (Store, error) {
 			f, err := OpenFile(path, records, opts)
@@ -53,7 +53,7 @@ var engines = []engine{
 			return f, nil
 		}
 	}},
-	{name: "redis", keeps: true, shares: true, place: func(t *testing.T) opener {
+	{name: "redis", keeps: true, shares: true, place: func(t testing.TB) opener {
 		url := redistest.Start(t).URL(0)
 		return func(records []fixtures.Record, opts Options) (Store, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
