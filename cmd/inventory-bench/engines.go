@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// redisArgs configure the bench's redis-server as the README recommends
+// for a mock whose writes must survive a crash of Redis: the append-only
+// file, synced before every answer to a write.
+var redisArgs = []string{"--save", "", "--appendonly", "yes", "--appendfsync", "always"}
+
+// prepareStore makes what the mock of an engine scenario keeps its state
+// in, a new file or a redis-server of its own, and returns the --store
+// value and a function that removes it.
+func prepareStore(ctx context.Context, kind string) (string, func(), error) {
+	dir, err := os.MkdirTemp("", "inventory-bench-"+kind+"-")
+	if err != nil {
+		return "", nil, err
+	}
+	removeDir := func() { os.RemoveAll(dir) }
+	switch kind {
+	case "file":
+		return "file:" + filepath.Join(dir, "state.db"), removeDir, nil
+	case "redis":
+		stop, addr, err := startRedis(ctx, dir)
+		if err != nil {
+			removeDir()
+			return "", nil, err
+		}
+		return "redis://" + addr + "/0", func() { stop(); removeDir() }, nil
+	}
+	removeDir()
+	return "", nil, fmt.Errorf("no store engine %q", kind)
+}
+
+// startRedis starts redis-server with redisArgs on a free loopback port,
+// its files in dir, and waits until it answers PING. stop kills it.
+func startRedis(ctx context.Context, dir string) (stop func(), addr string, err error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, "", errors.New("redis-server is not installed (apt-get install redis-server); the redis scenarios need it")
+	}
+	if addr, err = freeAddr(); err != nil {
+		return nil, "", err
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command(bin, append(redisArgs, "--port", port, "--bind", "127.0.0.1", "--dir", dir,
+		"--daemonize", "no", "--logfile", filepath.Join(dir, "redis.log"))...)
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	exited := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(exited)
+	}()
+	stop = func() {
+		cmd.Process.Kill()
+		<-exited
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		select {
+		case <-exited:
+			return nil, "", fmt.Errorf("redis-server exited at start; see %s", filepath.Join(dir, "redis.log"))
+		case <-ctx.Done():
+			stop()
+			return nil, "", ctx.Err()
+		default:
+		}
+		if pong(addr) {
+			return stop, addr, nil
+		}
+	}
+	stop()
+	return nil, "", fmt.Errorf("redis-server: no PONG on %s within 10s", addr)
+}
+
+// pong reports whether a Redis server at addr answers PING.
+func pong(addr string) bool {
+	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return false
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	return err == nil && strings.HasPrefix(line, "+PONG")
+}
+
+// engineNote says, under the summary, what the rows of engine scenarios
+// compare.
+func (b *bench) engineNote() {
+	for _, r := range b.rows {
+		if r.s.store != "" {
+			fmt.Fprintf(b.out, "In the rows %s, \"mock\" is the mock on that store (redis-server %s) and \"baseline\" the mock on memory, in the same run.\n\n",
+				strings.Join(engineRows(b.rows), ", "), strings.Join(redisArgs, " "))
+			return
+		}
+	}
+}
+
+func engineRows(rows []row) []string {
+	var names []string
+	for _, r := range rows {
+		if r.s.store != "" {
+			names = append(names, r.s.name)
+		}
+	}
+	return names
+}
