@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -90,9 +91,12 @@ type fileOp struct {
 // and Options.Origin; its state is served, not the fixtures.
 func OpenFile(path string, records []fixtures.Record, opts Options) (*File, error) {
 	opts = opts.withDefaults()
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, FreelistType: bolt.FreelistMapType, NoFreelistSync: true})
+	if err := precheck(path); err != nil {
+		return nil, err
+	}
+	db, err := openBolt(path, &bolt.Options{Timeout: time.Second, FreelistType: bolt.FreelistMapType})
 	if err != nil {
-		return nil, openError(path, err)
+		return nil, err
 	}
 	f := &File{mem: NewMemory(records, opts), db: db, path: path,
 		wake: make(chan struct{}, 1), closing: make(chan struct{}), stopped: make(chan struct{})}
@@ -114,6 +118,41 @@ func OpenFile(path string, records []fixtures.Record, opts Options) (*File, erro
 			"file", path, "made", st.created.Format(time.RFC3339), "sessions", st.sessions, "writes", st.writes, "records", len(f.mem.ids))
 	}
 	return f, nil
+}
+
+// precheck runs bbolt's consistency check on an existing file, read-only,
+// before it is opened for writing: bbolt panics on some corrupted pages,
+// in goroutines of its own when it opens a file for writing, where the
+// panic cannot be recovered. Its check recovers them into errors.
+func precheck(path string) error {
+	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+		return nil // a new file; opening it for writing says what is wrong
+	}
+	db, err := openBolt(path, &bolt.Options{Timeout: time.Second, ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return db.View(func(tx *bolt.Tx) error {
+		for err := range tx.Check() {
+			return fmt.Errorf("file store %s: corrupted (%v); nothing is served from it: move it away to start from the fixtures", path, err)
+		}
+		return nil
+	})
+}
+
+// openBolt opens the file with bbolt, turning a panic into an error.
+func openBolt(path string, o *bolt.Options) (db *bolt.DB, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			db, err = nil, fmt.Errorf("file store %s: corrupted (%v); nothing is served from it: move it away to start from the fixtures", path, v)
+		}
+	}()
+	db, err = bolt.Open(path, 0o600, o)
+	if err != nil {
+		return nil, openError(path, err)
+	}
+	return db, nil
 }
 
 // openError explains why bbolt could not open the file.
@@ -183,8 +222,8 @@ func (f *File) initialise(tx *bolt.Tx, fp string) error {
 
 var errNotStore = errors.New("not a store")
 
-// check refuses a file of another format, of other fixtures, or that
-// fails bbolt's consistency check.
+// check refuses a file of another format or of other fixtures. precheck
+// has run bbolt's consistency check.
 func (f *File) check(tx *bolt.Tx, meta *bolt.Bucket, fp string) error {
 	if got := string(meta.Get(formatKey)); got != fileFormat {
 		return fmt.Errorf("file store %s: written by another version of inventory-mock (format %q; this one reads %q); nothing is served from it: move it away to start from the fixtures", f.path, got, fileFormat)
@@ -194,9 +233,6 @@ func (f *File) check(tx *bolt.Tx, meta *bolt.Bucket, fp string) error {
 	}
 	if tx.Bucket(sessionsBucket) == nil {
 		return f.corrupted(errors.New("no sessions bucket"))
-	}
-	for err := range tx.Check() {
-		return f.corrupted(err)
 	}
 	return nil
 }
