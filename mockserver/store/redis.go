@@ -118,9 +118,8 @@ func ParseRedisURL(raw string) (*redis.Options, string, string, error) {
 	if err != nil {
 		return nil, "", "", errors.New("redis store: not a URL: " + redactedParseError(err))
 	}
-	where := u.Redacted()
 	if u.Scheme != "redis" && u.Scheme != "rediss" {
-		return nil, "", "", fmt.Errorf("redis store %s: want a redis:// or rediss:// URL", where)
+		return nil, "", "", fmt.Errorf("redis store %s: want a redis:// or rediss:// URL", u.Redacted())
 	}
 	q := u.Query()
 	prefix := DefaultRedisPrefix
@@ -129,6 +128,7 @@ func ParseRedisURL(raw string) (*redis.Options, string, string, error) {
 		q.Del("prefix")
 		u.RawQuery = q.Encode()
 	}
+	where := u.Redacted()
 	opts, err := redis.ParseURL(u.String())
 	if err != nil {
 		return nil, "", "", fmt.Errorf("redis store %s: %v", where, err)
@@ -432,7 +432,7 @@ return 1
 // none, sets its expiry, and past the most sessions drops the least
 // recently used other than the default. Arguments: the session's hash and
 // name, the sessions' sorted set, the idle time in ms, the most sessions
-// with the default, and the prefix of session hashes.
+// besides the default, and the prefix of session hashes.
 const touch = `
 local function touch(hash, name, zset, idle, most, prefix)
   local t = redis.call('TIME')
@@ -441,13 +441,17 @@ local function touch(hash, name, zset, idle, most, prefix)
   redis.call('HSETNX', hash, '_c', now)
   if name ~= 'default' then redis.call('PEXPIRE', hash, idle) end
   if new == 1 then
-    while redis.call('ZCARD', zset) > tonumber(most) do
-      local oldest = redis.call('ZRANGE', zset, 0, 1)
-      local victim = oldest[1]
-      if victim == 'default' or victim == name then victim = oldest[2] end
-      if victim == nil or victim == name then break end
+    local others = redis.call('ZCARD', zset)
+    if redis.call('ZSCORE', zset, 'default') then others = others - 1 end
+    while others > tonumber(most) do
+      local victim = nil
+      for _, n in ipairs(redis.call('ZRANGE', zset, 0, 2)) do
+        if n ~= 'default' and n ~= name then victim = n break end
+      end
+      if victim == nil then break end
       redis.call('ZREM', zset, victim)
       redis.call('DEL', prefix .. victim)
+      others = others - 1
     end
   end
 end
@@ -513,7 +517,7 @@ func (r *Redis) sessionKey(session string) string { return r.prefix + "s:" + ses
 
 // sessionArgs are the arguments of touch after the session's name.
 func (r *Redis) sessionArgs() []any {
-	return []any{r.opts.IdleTimeout.Milliseconds(), r.opts.MaxSessions + 1, r.prefix + "s:"}
+	return []any{r.opts.IdleTimeout.Milliseconds(), r.opts.MaxSessions, r.prefix + "s:"}
 }
 
 // unavailable wraps an error of the client as ErrUnavailable, naming the
