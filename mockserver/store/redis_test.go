@@ -1,0 +1,183 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/petstore/inventory-kit/fixtures"
+	"github.com/petstore/inventory-kit/mockserver/store/redistest"
+)
+
+// openRedis opens a Redis store on url with records, closed when the test
+// ends.
+func openRedis(t *testing.T, url string, records []fixtures.Record) *Redis {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	r, err := OpenRedis(ctx, url, records, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// TestRedisLoadsFixturesOnce starts six stores together on an empty
+// server: one loads the fixtures, the others wait for it.
+func TestRedisLoadsFixturesOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	const n = 6
+	stores := make([]*Redis, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			r, err := OpenRedis(ctx, srv.URL(0), pets(2000), Options{})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			stores[i] = r
+		}()
+	}
+	wg.Wait()
+	loaded := 0
+	for _, r := range stores {
+		if r == nil {
+			t.FailNow()
+		}
+		defer r.Close()
+		if r.loaded.Load() {
+			loaded++
+		}
+	}
+	if loaded != 1 {
+		t.Errorf("%d of %d stores loaded the fixtures; want 1", loaded, n)
+	}
+	if got := stores[0].client.HLen(context.Background(), stores[0].key("fixtures")).Val(); got != 2000 {
+		t.Errorf("the server holds %d fixtures; want 2000", got)
+	}
+}
+
+// TestRedisDownAndBack kills the server under a store: reads, writes and
+// Health fail with ErrUnavailable, quickly, without the password; when the
+// server is back, with its append-only file, the store serves again with
+// every acknowledged write.
+func TestRedisDownAndBack(t *testing.T) {
+	ctx := context.Background()
+	srv := redistest.Start(t, append(redistest.Durable, "--requirepass", "s3cret")...)
+	r := openRedis(t, "redis://:s3cret@"+srv.Addr+"/0", pets(10))
+	if _, err := r.Update(ctx, "a", 2, setQuantity(222)); err != nil {
+		t.Fatal(err)
+	}
+	srv.Kill()
+	start := time.Now()
+	for name, op := range map[string]func() error{
+		"List":   func() error { _, err := r.List(ctx, "a"); return err },
+		"Get":    func() error { _, err := r.Get(ctx, "a", 2); return err },
+		"Update": func() error { _, err := r.Update(ctx, "a", 2, setQuantity(1)); return err },
+		"Reset":  func() error { return r.Reset(ctx, "b") },
+		"Health": func() error { return r.Health(ctx) },
+		"Sessions": func() error {
+			_, err := r.Sessions(ctx)
+			return err
+		},
+	} {
+		err := op()
+		if !errors.Is(err, ErrUnavailable) {
+			t.Errorf("%s with the server down: error = %v; want ErrUnavailable", name, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("%s: the error shows the password: %v", name, err)
+		}
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("six calls with the server down took %v; want a quick 503", d)
+	}
+	srv.Restart()
+	deadline := time.Now().Add(5 * time.Second)
+	for r.Health(ctx) != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("Health = %v 5s after the server came back", r.Health(ctx))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got, err := r.Get(ctx, "a", 2); err != nil || quantity(t, got) != 222 {
+		t.Errorf("after the server came back: pet 2 of a = %s, %v; want 222", got.JSON, err)
+	}
+}
+
+// TestRedisServerLostItsData restarts a server that keeps nothing: the
+// store loads the fixtures again, and serves them, not what it had cached.
+func TestRedisServerLostItsData(t *testing.T) {
+	ctx := context.Background()
+	srv := redistest.Start(t)
+	r := openRedis(t, srv.URL(0), pets(10))
+	r.Update(ctx, DefaultSession, 3, setQuantity(333))
+	list(t, r, DefaultSession) // cached, with the write
+	srv.Kill()
+	srv.Restart()
+	deadline := time.Now().Add(5 * time.Second)
+	for r.Health(ctx) != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("Health = %v 5s after the server came back empty", r.Health(ctx))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if items := list(t, r, DefaultSession); items[2].Quantity != 30 {
+		t.Errorf("after the server lost its data: pet 3 = %v; want the fixture's 30", items[2])
+	}
+	if n := r.client.HLen(ctx, r.key("fixtures")).Val(); n != 10 {
+		t.Errorf("the server holds %d fixtures after the reload; want 10", n)
+	}
+}
+
+// TestRedisRefusesAnotherFormat checks that keys of another format stop
+// OpenRedis with a message.
+func TestRedisRefusesAnotherFormat(t *testing.T) {
+	srv := redistest.Start(t)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer c.Close()
+	c.HSet(context.Background(), DefaultRedisPrefix+"meta", "format", "inventory-mock redis store, format 0")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := OpenRedis(ctx, srv.URL(0), pets(3), Options{}); err == nil || !strings.Contains(err.Error(), "another version of inventory-mock") {
+		t.Errorf("OpenRedis = %v; want an error about another version", err)
+	}
+}
+
+func TestParseRedisURL(t *testing.T) {
+	for _, tt := range []struct {
+		url    string
+		prefix string // "" for an error
+		where  string // or the error's text
+	}{
+		{"redis://127.0.0.1:6379/0", DefaultRedisPrefix, "redis://127.0.0.1:6379/0"},
+		{"rediss://:pw@cache.internal:6380/2?prefix=team-a:", "team-a:", "rediss://:xxxxx@cache.internal:6380/2"},
+		{"redis://user:pw@h:1/3?dial_timeout=3s", DefaultRedisPrefix, "redis://user:xxxxx@h:1/3?dial_timeout=3s"},
+		{"redis://:pw@h:1/0?nosuch=1", "", "unexpected option: nosuch"},
+		{"redis://:pw@h:1/x", "", "invalid database number"},
+		{"http://:pw@h:1/0", "", "want a redis:// or rediss:// URL"},
+		{"redis://:p w%zz@h/0", "", "not a URL"},
+	} {
+		_, prefix, where, err := ParseRedisURL(tt.url)
+		switch {
+		case tt.prefix == "" && (err == nil || !strings.Contains(err.Error(), tt.where)):
+			t.Errorf("ParseRedisURL(%q) error = %v; want %q", tt.url, err, tt.where)
+		case tt.prefix != "" && (err != nil || prefix != tt.prefix || where != tt.where):
+			t.Errorf("ParseRedisURL(%q) = %q, %q, %v; want %q, %q", tt.url, prefix, where, err, tt.prefix, tt.where)
+		}
+		if err != nil && strings.Contains(err.Error(), "pw") {
+			t.Errorf("ParseRedisURL(%q): the error shows the password: %v", tt.url, err)
+		}
+	}
+}
