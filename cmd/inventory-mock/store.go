@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strings"
 	"time"
 
@@ -40,14 +41,11 @@ func parseStore(v string) (storeFlag, error) {
 	case v == storeMemory:
 		return storeFlag{kind: storeMemory, safe: storeMemory}, nil
 	case strings.HasPrefix(v, "file:"):
-		path := strings.TrimPrefix(v, "file:")
-		switch {
-		case path == "":
-			return storeFlag{}, errors.New("file: needs a path, as in file:/var/lib/inventory-mock/state.db")
-		case strings.ContainsRune(path, 0):
-			return storeFlag{}, errors.New("file: the path holds a NUL byte")
+		path, err := filePath(strings.TrimPrefix(v, "file:"))
+		if err != nil {
+			return storeFlag{}, err
 		}
-		return storeFlag{kind: storeFile, path: path, safe: v}, nil
+		return storeFlag{kind: storeFile, path: path, safe: "file:" + path}, nil
 	case strings.HasPrefix(v, "redis://") || strings.HasPrefix(v, "rediss://"):
 		_, _, safe, err := store.ParseRedisURL(v)
 		if err != nil {
@@ -60,6 +58,27 @@ func parseStore(v string) (storeFlag, error) {
 		kind = kind[:min(len(kind), 16)] + "…"
 	}
 	return storeFlag{}, fmt.Errorf("unknown kind %q: want memory, file:PATH or redis://HOST:PORT/DB", kind)
+}
+
+// filePath reads the path of file:PATH, or of a URL file:///PATH.
+func filePath(path string) (string, error) {
+	if strings.HasPrefix(path, "//") {
+		u, err := url.Parse("file:" + path)
+		switch {
+		case err != nil:
+			return "", errors.New("file: not a file:///PATH URL")
+		case u.User != nil || (u.Host != "" && u.Host != "localhost"):
+			return "", errors.New("file: a file:///PATH URL names no user, password or host")
+		}
+		path = u.Path
+	}
+	switch {
+	case path == "":
+		return "", errors.New("file: needs a path, as in file:/var/lib/inventory-mock/state.db")
+	case strings.ContainsRune(path, 0):
+		return "", errors.New("file: the path holds a NUL byte")
+	}
+	return path, nil
 }
 
 // redisStartTimeout is how long the mock waits for its Redis server at
