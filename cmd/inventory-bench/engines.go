@@ -20,68 +20,75 @@ var redisArgs = []string{"--save", "", "--appendonly", "yes", "--appendfsync", "
 
 // prepareStore makes what the mock of an engine scenario keeps its state
 // in, a new file or a redis-server of its own, and returns the --store
-// value and a function that removes it.
-func prepareStore(ctx context.Context, kind string) (string, func(), error) {
+// value, the engine's server if it has one, and a function that removes
+// it all.
+func prepareStore(ctx context.Context, kind string) (string, *server, func(), error) {
 	dir, err := os.MkdirTemp("", "inventory-bench-"+kind+"-")
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	removeDir := func() { os.RemoveAll(dir) }
 	switch kind {
 	case "file":
-		return "file:" + filepath.Join(dir, "state.db"), removeDir, nil
+		return "file:" + filepath.Join(dir, "state.db"), nil, removeDir, nil
 	case "redis":
-		stop, addr, err := startRedis(ctx, dir)
+		srv, err := startRedis(ctx, dir)
 		if err != nil {
 			removeDir()
-			return "", nil, err
+			return "", nil, nil, err
 		}
-		return "redis://" + addr + "/0", func() { stop(); removeDir() }, nil
+		return "redis://" + srv.addr + "/0", srv, func() { srv.stop(); removeDir() }, nil
 	}
 	removeDir()
-	return "", nil, fmt.Errorf("no store engine %q", kind)
+	return "", nil, nil, fmt.Errorf("no store engine %q", kind)
 }
 
 // startRedis starts redis-server with redisArgs on a free loopback port,
-// its files in dir, and waits until it answers PING. stop kills it.
-func startRedis(ctx context.Context, dir string) (stop func(), addr string, err error) {
+// its files in dir, and waits until it answers PING.
+func startRedis(ctx context.Context, dir string) (*server, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
-		return nil, "", errors.New("redis-server is not installed (apt-get install redis-server); the redis scenarios need it")
+		return nil, errors.New("redis-server is not installed (apt-get install redis-server); the redis scenarios need it")
 	}
-	if addr, err = freeAddr(); err != nil {
-		return nil, "", err
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
 	}
 	_, port, _ := net.SplitHostPort(addr)
 	cmd := exec.Command(bin, append(redisArgs, "--port", port, "--bind", "127.0.0.1", "--dir", dir,
 		"--daemonize", "no", "--logfile", filepath.Join(dir, "redis.log"))...)
 	if err := cmd.Start(); err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	exited := make(chan struct{})
+	s := &server{name: "redis-server", addr: addr, cmd: cmd, exited: make(chan struct{})}
 	go func() {
 		cmd.Wait()
-		close(exited)
+		close(s.exited)
 	}()
-	stop = func() {
-		cmd.Process.Kill()
-		<-exited
-	}
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		select {
-		case <-exited:
-			return nil, "", fmt.Errorf("redis-server exited at start; see %s", filepath.Join(dir, "redis.log"))
+		case <-s.exited:
+			return nil, fmt.Errorf("redis-server exited at start; see %s", filepath.Join(dir, "redis.log"))
 		case <-ctx.Done():
-			stop()
-			return nil, "", ctx.Err()
+			s.stop()
+			return nil, ctx.Err()
 		default:
 		}
 		if pong(addr) {
-			return stop, addr, nil
+			return s, nil
 		}
 	}
-	stop()
-	return nil, "", fmt.Errorf("redis-server: no PONG on %s within 10s", addr)
+	s.stop()
+	return nil, fmt.Errorf("redis-server: no PONG on %s within 10s", addr)
+}
+
+// cpuOrZero is the CPU time s has used, or 0 if s is nil or unreadable.
+func (s *server) cpuOrZero() time.Duration {
+	if s == nil {
+		return 0
+	}
+	d, _ := s.cpu()
+	return d
 }
 
 // pong reports whether a Redis server at addr answers PING.

@@ -189,12 +189,14 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 		gen = []string{"--generate", strconv.Itoa(s.pets), "--seed", "1"}
 	}
 	mockArgv, baseArgv, mockName, baseName := slices.Clone(b.mock), b.baseline, "mock", "baseline"
+	var backend *server // the engine's server (redis-server), if it has one
 	if s.store != "" {
-		arg, cleanup, err := prepareStore(ctx, s.store)
+		arg, srv, cleanup, err := prepareStore(ctx, s.store)
 		if err != nil {
 			return err
 		}
 		defer cleanup()
+		backend = srv
 		mockArgv, baseArgv, mockName, baseName = append(mockArgv, "--store", arg), b.mock, s.store, "memory"
 	}
 	mock, err := start(ctx, mockName, append(mockArgv, gen...))
@@ -219,7 +221,7 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 		}
 	}
 	var mockRounds, baseRounds []result
-	var rpsRatios, p99Ratios []float64
+	var rpsRatios, p99Ratios, backendCPU []float64
 	for round := range b.o.rounds {
 		order := servers
 		if round%2 == 1 {
@@ -228,9 +230,13 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 		got := map[*server]result{}
 		for _, srv := range order {
 			cpu0, _ := srv.cpu()
+			bcpu0 := backend.cpuOrZero()
 			r := load(ctx, srv.addr, b.o.clients, b.o.duration, s.requests(srv.addr))
 			cpu1, _ := srv.cpu()
 			r.serverCPU = cpu1 - cpu0
+			if srv == mock && backend != nil && r.requests > 0 {
+				backendCPU = append(backendCPU, float64((backend.cpuOrZero()-bcpu0)/time.Duration(r.requests)))
+			}
 			if r.failures > 0 {
 				return fmt.Errorf("%s: %d of %d requests failed, the first: %v", srv.name, r.failures, r.requests, r.firstErr)
 			}
@@ -251,6 +257,9 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 		r.rpsRatio, r.rpsMin, r.rpsMax, verdict(s.rpsTarget > 0, r.rpsRatio >= s.rpsTarget, fmt.Sprintf(">= %.1f", s.rpsTarget)),
 		float64(r.mock.p50)/float64(r.base.p50),
 		r.p99Ratio, verdict(s.store == "", r.p99Ratio <= p99Target, fmt.Sprintf("<= %.0f", p99Target)))
+	if len(backendCPU) > 0 {
+		fmt.Fprintf(b.out, "  %s CPU per request of the %s mock: %s (median of rounds)\n", backend.name, mockName, us(time.Duration(median(backendCPU))))
+	}
 	for _, srv := range servers {
 		if rss, err := srv.rss(); err == nil {
 			fmt.Fprintf(b.out, "  %s resident memory after the rounds: %s\n", srv.name, mib(rss))
