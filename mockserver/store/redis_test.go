@@ -181,3 +181,31 @@ func TestParseRedisURL(t *testing.T) {
 		}
 	}
 }
+
+// TestRedisWaitsForTheServerAtStart opens a store before its server is
+// up: OpenRedis waits, and serves once the server answers.
+func TestRedisWaitsForTheServerAtStart(t *testing.T) {
+	srv := redistest.Start(t)
+	srv.Kill()
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		r, err := OpenRedis(ctx, srv.URL(0), pets(3), Options{})
+		if err == nil {
+			r.Close()
+		}
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	srv.Restart()
+	if err := <-done; err != nil {
+		t.Errorf("OpenRedis with the server up 300ms later: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	srv.Kill()
+	if _, err := OpenRedis(ctx, srv.URL(0), pets(3), Options{}); err == nil || !strings.Contains(err.Error(), "no answer before the start-up deadline") {
+		t.Errorf("OpenRedis with no server = %v; want 'no answer before the start-up deadline'", err)
+	}
+}
