@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/petstore/inventory-kit/mockserver/store"
 )
 
 // RequestIDHeader carries a request's id: the caller's, if it sent a
@@ -53,6 +55,15 @@ func accessLog(logger *slog.Logger, next http.Handler) http.Handler {
 				)
 				if rec.code != "" {
 					line.AddAttrs(slog.String("code", rec.code))
+				}
+				if rec.session != "" && rec.session != store.DefaultSession {
+					line.AddAttrs(slog.String("session", rec.session))
+				}
+				if rec.forced != "" {
+					line.AddAttrs(slog.String("prefer", rec.forced))
+				}
+				if rec.fault != "" {
+					line.AddAttrs(slog.String("chaos", rec.fault))
 				}
 				line.AddAttrs(slog.String("request_id", id))
 				h.Handle(ctx, line)
@@ -104,13 +115,19 @@ func visible(s string) bool {
 // its ResponseWriter once it has returned.
 var recorders = sync.Pool{New: func() any { return new(statusRecorder) }}
 
-// A statusRecorder remembers the status, size and Error code of a
-// response.
+// A statusRecorder remembers what the access log and the journal say of a
+// request: the status, size and Error code of its answer, and what the mock
+// did on purpose.
 type statusRecorder struct {
 	http.ResponseWriter
 	statusCode int
 	bytes      int
-	code       string // the Error code, if the answer was an error
+	code       string   // the Error code, if the answer was an error
+	aborted    bool     // the connection was dropped on purpose: no answer
+	session    string   // the session, once the operation has read it
+	forced     string   // the Prefer header's preferences, if any
+	fault      string   // the chaos applied, if any
+	capture    *capture // what the journal keeps of the bodies; nil: no journal
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
@@ -126,11 +143,19 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 	}
 	n, err := r.ResponseWriter.Write(b)
 	r.bytes += n
+	if r.capture != nil {
+		r.capture.response(b[:n])
+	}
 	return n, err
 }
 
+// status returns the answer's status; 0 for a connection dropped on
+// purpose.
 func (r *statusRecorder) status() int {
-	if r.statusCode == 0 {
+	switch {
+	case r.aborted:
+		return 0
+	case r.statusCode == 0:
 		return http.StatusOK
 	}
 	return r.statusCode

@@ -1,9 +1,93 @@
 package mockserver
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
+	"time"
+
+	"github.com/petstore/inventory-kit/spec"
 )
+
+// The admin surface: every endpoint under /__admin/ is an operation of
+// spec/admin.yaml, bound here to its handler by operationId, its requests
+// checked by that document's compiled checks, behind the admin key. The
+// document is served at /__admin/openapi.yaml.
+
+// An adminHandler serves one admin operation once the request has passed
+// the admin key check and the admin document's validation.
+type adminHandler func(w http.ResponseWriter, r *http.Request, in *request)
+
+// adminHandlers maps the admin document's operationIds to their handlers.
+func (s *Server) adminHandlers() map[string]adminHandler {
+	return map[string]adminHandler{
+		"resetSession":  s.resetSession,
+		"listSessions":  s.listSessions,
+		"dropSession":   s.dropSession,
+		"listRequests":  s.listRequests,
+		"clearRequests": s.clearRequests,
+		"getChaos":      s.getChaos,
+		"setChaos":      s.setChaos,
+		"clearChaos":    s.clearChaos,
+	}
+}
+
+// adminRoutes builds the admin mux from the admin document. Every
+// operation of the document must have a handler, and every handler an
+// operation.
+func (s *Server) adminRoutes() (http.Handler, error) {
+	mux := http.NewServeMux()
+	handlers := s.adminHandlers()
+	byPath := map[string]map[string]http.Handler{}
+	var order []string
+	for _, op := range s.admin.Operations {
+		h, ok := handlers[op.ID]
+		if !ok {
+			return nil, fmt.Errorf("mockserver: admin operation %s has no handler", op.Name())
+		}
+		delete(handlers, op.ID)
+		p := s.admin.BasePath + op.Path
+		if byPath[p] == nil {
+			byPath[p] = map[string]http.Handler{}
+			order = append(order, p)
+		}
+		byPath[p][op.Method] = adminOperation(op, h)
+	}
+	for id := range handlers {
+		return nil, fmt.Errorf("mockserver: admin handler %s is not in the admin document", id)
+	}
+	for _, p := range order {
+		if err := handle(mux, p, methods(byPath[p])); err != nil {
+			return nil, err
+		}
+	}
+	mux.Handle("/", http.HandlerFunc(notFound))
+	return mux, nil
+}
+
+// adminOperation reads and validates an admin request before h sees it.
+func adminOperation(op *spec.Operation, h adminHandler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body []byte
+		if op.Body != nil {
+			var err error
+			if body, err = readBody(w, r); err != nil {
+				writeBodyError(w, err)
+				return
+			}
+		}
+		in := &request{op: op}
+		var ps []spec.Problem
+		if in.body, ps = op.CheckRequest(r, r.PathValue, body); len(ps) > 0 {
+			code, msg := describe(ps)
+			writeError(w, http.StatusBadRequest, code, msg)
+			return
+		}
+		in.raw = body
+		h(w, r, in)
+	})
+}
 
 // health answers GET /healthz for liveness probes: 200 while the store
 // serves, 503 with the reason while it cannot.
@@ -19,16 +103,26 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, []byte(`{"status":"ok","items":`+strconv.Itoa(n)+"}\n"))
 }
 
-// serveSpec answers GET /openapi.yaml with the document the mock serves.
-func (s *Server) serveSpec(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/yaml")
-	w.Write(s.contract.Raw)
+// serveDocument answers with an OpenAPI document the mock serves.
+func serveDocument(doc []byte) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/yaml")
+		w.Write(doc)
+	}
 }
 
-// reset answers POST /__admin/reset: the session named by the request (the
-// default one if none) goes back to its fixtures.
-func (s *Server) reset(w http.ResponseWriter, r *http.Request) {
-	session, ok := sessionOf(w, r)
+// adminSession returns the session an admin request names: the session
+// query parameter, else the X-Mock-Session header, else the default.
+func adminSession(w http.ResponseWriter, r *http.Request) (string, bool) {
+	if q := r.URL.Query().Get("session"); q != "" {
+		return q, true // the admin document's pattern has checked it
+	}
+	return sessionOf(w, r)
+}
+
+// resetSession puts a session back to its fixtures.
+func (s *Server) resetSession(w http.ResponseWriter, r *http.Request, _ *request) {
+	session, ok := adminSession(w, r)
 	if !ok {
 		return
 	}
@@ -37,4 +131,192 @@ func (s *Server) reset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// listSessions answers the sessions that have state.
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, _ *request) {
+	infos, err := s.store.Sessions(r.Context())
+	if err != nil {
+		writeStoreError(w, err)
+		return
+	}
+	writeValue(w, http.StatusOK, infos)
+}
+
+// dropSession forgets a session and its journal.
+func (s *Server) dropSession(w http.ResponseWriter, r *http.Request, _ *request) {
+	session := r.PathValue("session")
+	if err := s.store.Drop(r.Context(), session); err != nil {
+		writeStoreError(w, err)
+		return
+	}
+	s.journal.clear(session)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// listRequests answers the journal, newest first.
+func (s *Server) listRequests(w http.ResponseWriter, r *http.Request, _ *request) {
+	q := r.URL.Query()
+	f := journalFilter{session: q.Get("session"), operation: q.Get("operation"), limit: 100}
+	if v := q.Get("status"); v != "" {
+		f.status, _ = strconv.Atoi(v)
+	}
+	if v := q.Get("limit"); v != "" {
+		f.limit, _ = strconv.Atoi(v)
+	}
+	if v := q.Get("since"); v != "" {
+		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+			f.since = t
+		} else {
+			f.sinceID = v
+		}
+	}
+	entries := s.journal.list(f, s.operationOf)
+	out := make([]journalEntry, len(entries))
+	for i, e := range entries {
+		out[i] = s.render(e)
+	}
+	writeValue(w, http.StatusOK, out)
+}
+
+// operationOf returns the contract operation an entry addressed, or nil.
+func (s *Server) operationOf(e *entry) *spec.Operation {
+	path, _, _ := cutQuery(e.path)
+	method := e.method
+	if method == http.MethodHead {
+		method = http.MethodGet
+	}
+	op, _, _ := s.contract.Match(method, path)
+	return op
+}
+
+func cutQuery(p string) (string, string, bool) {
+	for i := 0; i < len(p); i++ {
+		if p[i] == '?' {
+			return p[:i], p[i+1:], true
+		}
+	}
+	return p, "", false
+}
+
+// clearRequests empties the journal of one session, or of all.
+func (s *Server) clearRequests(w http.ResponseWriter, r *http.Request, _ *request) {
+	s.journal.clear(r.URL.Query().Get("session"))
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// getChaos answers the latency and fault rules in force.
+func (s *Server) getChaos(w http.ResponseWriter, r *http.Request, _ *request) {
+	writeValue(w, http.StatusOK, s.chaos.get())
+}
+
+// setChaos replaces the rules; a rule the mock cannot apply is a 400 and
+// changes nothing.
+func (s *Server) setChaos(w http.ResponseWriter, r *http.Request, in *request) {
+	var cfg Chaos
+	if err := json.Unmarshal(in.raw, &cfg); err != nil {
+		writeError(w, http.StatusBadRequest, CodeInvalidBody, "body: "+err.Error())
+		return
+	}
+	if err := s.chaos.set(cfg); err != nil {
+		writeError(w, http.StatusBadRequest, CodeInvalidBody, err.Error())
+		return
+	}
+	writeValue(w, http.StatusOK, s.chaos.get())
+}
+
+// clearChaos removes every rule.
+func (s *Server) clearChaos(w http.ResponseWriter, r *http.Request, _ *request) {
+	s.chaos.set(Chaos{})
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// writeValue sends v encoded as JSON.
+func writeValue(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, CodeInternal, "encoding the answer: "+err.Error())
+		return
+	}
+	writeJSON(w, status, append(b, '\n'))
+}
+
+// A journalEntry is an entry as GET /__admin/requests shows it.
+type journalEntry struct {
+	ID         string   `json:"id"`
+	Time       string   `json:"time"`
+	Session    string   `json:"session"`
+	Operation  string   `json:"operation,omitempty"`
+	Method     string   `json:"method"`
+	Path       string   `json:"path"`
+	Status     int      `json:"status"`
+	Code       string   `json:"code,omitempty"`
+	DurationMs float64  `json:"durationMs"`
+	Forced     string   `json:"forced,omitempty"`
+	Fault      string   `json:"fault,omitempty"`
+	Verdict    *verdict `json:"verdict,omitempty"`
+	Request    message  `json:"request"`
+	Response   message  `json:"response"`
+	Curl       string   `json:"curl"`
+}
+
+// A verdict is the contract's judgement of an answer.
+type verdict struct {
+	Valid    bool     `json:"valid"`
+	Problems []string `json:"problems,omitempty"`
+	Note     string   `json:"note,omitempty"`
+}
+
+// A message is one side of an exchange.
+type message struct {
+	Headers   http.Header `json:"headers"`
+	Body      string      `json:"body"`
+	Bytes     int         `json:"bytes"`
+	Truncated bool        `json:"truncated,omitempty"`
+}
+
+// render shows an entry with every configured key replaced, and judges
+// its answer against the contract.
+func (s *Server) render(e *entry) journalEntry {
+	rd := s.redact
+	out := journalEntry{
+		ID: e.id, Time: e.time.UTC().Format(time.RFC3339Nano), Session: e.session,
+		Method: e.method, Path: rd.apply(e.path), Status: e.status, Code: e.code,
+		DurationMs: float64(e.duration.Microseconds()) / 1000, Forced: e.forced, Fault: e.fault,
+		Request:  message{Headers: redactHeader(e.reqHeader, rd), Body: rd.apply(string(e.reqBody)), Bytes: e.reqBytes, Truncated: e.reqBytes > len(e.reqBody)},
+		Response: message{Headers: redactHeader(e.respHeader, rd), Body: rd.apply(string(e.respBody)), Bytes: e.respBytes, Truncated: e.respBytes > len(e.respBody)},
+		Curl:     e.curl(rd),
+	}
+	op := s.operationOf(e)
+	if op == nil {
+		return out
+	}
+	out.Operation = op.Name()
+	v := &verdict{Valid: true}
+	switch {
+	case e.aborted:
+		v.Note = "no answer: the connection was dropped on purpose (" + e.fault + ")"
+	case out.Response.Truncated:
+		v.Note = fmt.Sprintf("not checked: the body (%d bytes) is longer than the journal keeps", e.respBytes)
+	case e.method == http.MethodHead:
+		v.Note = "not checked: a HEAD answer has no body"
+	default:
+		for _, p := range op.CheckResponse(e.status, e.respHeader, e.respBody) {
+			v.Valid = false
+			v.Problems = append(v.Problems, rd.apply(p.String()))
+		}
+	}
+	out.Verdict = v
+	return out
+}
+
+// redactHeader copies h with every configured key replaced.
+func redactHeader(h http.Header, rd redactor) http.Header {
+	out := make(http.Header, len(h))
+	for k, vs := range h {
+		for _, v := range vs {
+			out[k] = append(out[k], rd.apply(v))
+		}
+	}
+	return out
 }

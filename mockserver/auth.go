@@ -76,3 +76,27 @@ func requireKey(keys keyring, next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+// requireAdminKey answers 401 unless the request carries the admin key.
+// A caller who sends a valid API key where the admin key is required is
+// told so, rather than that the key is not valid.
+func requireAdminKey(adminKeys, apiKeys keyring, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, problem := bearerToken(r)
+		code := CodeUnauthorized
+		challenge := `Bearer realm="inventory-admin"`
+		if problem == "" && !adminKeys.accepts(token) {
+			problem, code = "the admin key is not valid", CodeUnauthorized
+			if apiKeys.accepts(token) {
+				problem, code = "this endpoint needs the admin key (--admin-key); the key sent is an API key", CodeAdminKeyRequired
+			}
+			challenge += `, error="invalid_token"`
+		}
+		if problem != "" {
+			w.Header().Set("WWW-Authenticate", challenge)
+			writeError(w, http.StatusUnauthorized, code, problem)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

@@ -12,10 +12,11 @@ import (
 // set of codes; these are the mock's, small and stable, listed in the README.
 const (
 	CodeUnauthorized         = "unauthorized"           // 401: the API key is missing or invalid
-	CodeForbidden            = "forbidden"              // 401 on admin endpoints: a valid API key, but the admin key is required
+	CodeAdminKeyRequired     = "admin_key_required"     // 401 on admin endpoints: an API key, where the admin key is required
 	CodeInvalidBody          = "invalid_body"           // 400: the body is missing, malformed or has invalid values
 	CodeInvalidParameter     = "invalid_parameter"      // 400: a parameter is not valid
 	CodeInvalidSession       = "invalid_session"        // 400: the X-Mock-Session header is not a session name
+	CodeInvalidPreference    = "invalid_preference"     // 400: the Prefer header asks for what the mock cannot do
 	CodePayloadTooLarge      = "payload_too_large"      // 400: the body is larger than the mock accepts
 	CodeUnsupportedMediaType = "unsupported_media_type" // 400: the body is not sent as the operation's media type
 	CodeNotFound             = "not_found"              // 404: no such record, or no such path

@@ -29,6 +29,7 @@ const StabilityHeader = "X-Stability"
 type request struct {
 	op      *spec.Operation
 	body    any    // the decoded body, as spec.DecodeJSON returns it; nil if none
+	raw     []byte // the body as sent (admin operations only)
 	session string // the session the request reads and writes
 }
 
@@ -36,13 +37,17 @@ type request struct {
 type opHandler func(w http.ResponseWriter, r *http.Request, in *request)
 
 // operation wraps the handler of one contract operation. In order: it
-// labels deprecated and experimental operations, reads the session, reads
-// the body within MaxBodyBytes, and validates the request against the
-// operation's compiled checks; h sees only requests that passed. An
-// operation with no handler is checked the same way and answers 501.
+// labels deprecated and experimental operations, reads the session and the
+// Prefer header, applies the chaos rules' latency and the faults that come
+// before serving, reads the body within MaxBodyBytes, answers a forced
+// answer, and validates the request against the operation's compiled
+// checks; h sees only requests that passed. An operation with no handler is
+// checked the same way and answers 501. The key check came before all of
+// this: nothing here is reached without a valid key.
 func (s *Server) operation(op *spec.Operation, h opHandler) http.Handler {
+	natural := http.StatusOK
 	if h == nil {
-		h = notImplemented
+		h, natural = notImplemented, http.StatusNotImplemented
 	}
 	var stability []string
 	if op.Stability != "" {
@@ -57,9 +62,33 @@ func (s *Server) operation(op *spec.Operation, h opHandler) http.Handler {
 		if stability != nil {
 			hdr[StabilityHeader] = stability
 		}
+		rec := recorderOf(w)
+		if rec == nil {
+			rec = &statusRecorder{} // served outside New's chain, as in some tests
+		}
 		in := &request{op: op}
 		var ok bool
 		if in.session, ok = sessionOf(w, r); !ok {
+			return
+		}
+		rec.session = in.session
+		var pref preference
+		if v := r.Header["Prefer"]; len(v) > 0 {
+			var err error
+			if pref, err = parsePrefer(v, s.maxDelay); err != nil {
+				writeError(w, http.StatusBadRequest, CodeInvalidPreference, err.Error())
+				return
+			}
+			rec.forced = pref.String()
+		}
+		d := s.chaos.draw(op)
+		if pref.delay > 0 {
+			d.delay = pref.delay
+		}
+		if d.delay > 0 || d.fault != "" {
+			rec.fault = d.String()
+		}
+		if !d.before(w, r) {
 			return
 		}
 		var body []byte
@@ -69,14 +98,24 @@ func (s *Server) operation(op *spec.Operation, h opHandler) http.Handler {
 				writeBodyError(w, err)
 				return
 			}
+			if rec.capture != nil {
+				rec.capture.request(body)
+			}
+		}
+		if pref.forced(natural) {
+			answerForced(w, op, pref)
+			return
 		}
 		var ps []spec.Problem
 		if in.body, ps = op.CheckRequest(r, r.PathValue, body); len(ps) > 0 {
-			code, msg := describe(ps)
-			writeError(w, http.StatusBadRequest, code, msg)
+			writeRequestError(w, op, ps)
 			return
 		}
+		w, send := d.after(w, r)
 		h(w, r, in)
+		if send != nil {
+			send()
+		}
 	})
 }
 
@@ -142,6 +181,29 @@ func readAll(r io.Reader, size int64) ([]byte, error) {
 			return b, err
 		}
 	}
+}
+
+// writeRequestError answers a request the contract's checks refused: 400,
+// or, for a path parameter of an operation that documents 404 but not 400,
+// 404: a path segment that is not a valid key names no record, and the
+// answer stays one the contract documents.
+func writeRequestError(w http.ResponseWriter, op *spec.Operation, ps []spec.Problem) {
+	code, msg := describe(ps)
+	if code == CodeInvalidParameter && !op.Documents(http.StatusBadRequest) && op.Documents(http.StatusNotFound) && isPathParam(op, ps[0].Field) {
+		writeError(w, http.StatusNotFound, CodeNotFound, msg)
+		return
+	}
+	writeError(w, http.StatusBadRequest, code, msg)
+}
+
+// isPathParam reports whether field names a path parameter of op.
+func isPathParam(op *spec.Operation, field string) bool {
+	for _, p := range op.Params {
+		if p.In == "path" && p.Name == field {
+			return true
+		}
+	}
+	return false
 }
 
 // describe turns the contract's problems with a request into an Error code

@@ -19,6 +19,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/mockserver/store"
@@ -33,18 +34,41 @@ type Config struct {
 	// Store keeps the records; nil: a Memory store of Records.
 	Store store.Store
 	// Records are the fixtures of the Memory store made when Store is nil.
-	Records     []fixtures.Record
+	Records []fixtures.Record
+	// Sessions bounds the sessions of the Memory store made from Records,
+	// and of the journal.
+	Sessions    store.Options
 	APIKeys     []string     // empty: only DevKey
 	AdminKey    string       // empty: admin endpoints take an API key
 	CORSOrigins []string     // empty or "*": any origin, without credentials
 	Logger      *slog.Logger // nil: no logs
+
+	// MaxDelay caps a Prefer delay and a chaos latency; 0: DefaultMaxDelay.
+	MaxDelay time.Duration
+	// Chaos is the latency and faults in force at start-up.
+	Chaos Chaos
+	// JournalSize is the number of requests the journal keeps per session;
+	// 0: no journal.
+	JournalSize int
+	// JournalBodyLimit is the bytes of each body the journal keeps; 0:
+	// DefaultJournalBodyLimit.
+	JournalBodyLimit int
 }
+
+// DefaultMaxDelay is the longest delay a request may ask for or a chaos
+// rule may add, unless Config.MaxDelay says otherwise.
+const DefaultMaxDelay = 30 * time.Second
 
 // A Server is the mock as an http.Handler.
 type Server struct {
 	contract *spec.Contract
+	admin    *spec.Contract
 	shape    *fixtures.Shape
 	store    store.Store
+	chaos    *chaos
+	journal  *journal
+	maxDelay time.Duration
+	redact   redactor // every configured key
 	handler  http.Handler
 	warnings []string
 }
@@ -70,19 +94,45 @@ func New(cfg Config) (*Server, error) {
 	if err := checkEnvelope(cfg.Contract); err != nil {
 		return nil, err
 	}
+	admin, err := spec.Admin()
+	if err != nil {
+		return nil, err
+	}
 	st := cfg.Store
 	if st == nil {
-		st = store.NewMemory(cfg.Records, store.Options{})
+		st = store.NewMemory(cfg.Records, cfg.Sessions)
 	}
-	keys := newKeyring(cfg.APIKeys)
-	if len(keys) == 0 {
-		keys = newKeyring([]string{DevKey})
+	apiKeys := cfg.APIKeys
+	if len(apiKeys) == 0 {
+		apiKeys = []string{DevKey}
 	}
+	keys := newKeyring(apiKeys)
 	adminKeys := keys
 	if cfg.AdminKey != "" {
 		adminKeys = newKeyring([]string{cfg.AdminKey})
 	}
-	s := &Server{contract: cfg.Contract, shape: shape, store: st}
+	maxDelay := cfg.MaxDelay
+	if maxDelay <= 0 {
+		maxDelay = DefaultMaxDelay
+	}
+	bodyLimit := cfg.JournalBodyLimit
+	if bodyLimit <= 0 {
+		bodyLimit = DefaultJournalBodyLimit
+	}
+	maxSessions := cfg.Sessions.MaxSessions
+	if maxSessions <= 0 {
+		maxSessions = store.DefaultMaxSessions
+	}
+	s := &Server{
+		contract: cfg.Contract, admin: admin, shape: shape, store: st,
+		chaos:    newChaos(cfg.Contract, maxDelay),
+		journal:  newJournal(cfg.JournalSize, bodyLimit, maxSessions),
+		maxDelay: maxDelay,
+		redact:   redactor(append(slices.Clone(apiKeys), cfg.AdminKey)),
+	}
+	if err := s.chaos.set(cfg.Chaos); err != nil {
+		return nil, fmt.Errorf("mockserver: chaos: %w", err)
+	}
 	root, err := s.routes(keys, adminKeys)
 	if err != nil {
 		return nil, err
@@ -93,6 +143,9 @@ func New(cfg Config) (*Server, error) {
 
 // ServeHTTP serves one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// Chaos returns the latency and fault rules in force.
+func (s *Server) Chaos() Chaos { return s.chaos.get() }
 
 // Store returns the mock's store.
 func (s *Server) Store() store.Store { return s.store }
@@ -106,8 +159,13 @@ func (s *Server) Warnings() []string { return s.warnings }
 func (s *Server) routes(keys, adminKeys keyring) (http.Handler, error) {
 	root := http.NewServeMux()
 	root.Handle("/healthz", methods(map[string]http.Handler{"GET": http.HandlerFunc(s.health)}))
-	root.Handle("/openapi.yaml", methods(map[string]http.Handler{"GET": http.HandlerFunc(s.serveSpec)}))
-	root.Handle("/__admin/reset", requireKey(adminKeys, methods(map[string]http.Handler{"POST": http.HandlerFunc(s.reset)})))
+	root.Handle("/openapi.yaml", methods(map[string]http.Handler{"GET": serveDocument(s.contract.Raw)}))
+	root.Handle(s.admin.BasePath+"/openapi.yaml", methods(map[string]http.Handler{"GET": serveDocument(s.admin.Raw)}))
+	admin, err := s.adminRoutes()
+	if err != nil {
+		return nil, err
+	}
+	root.Handle(s.admin.BasePath+"/", requireAdminKey(adminKeys, keys, admin))
 
 	api := http.NewServeMux()
 	byPath := map[string]map[string]http.Handler{}
@@ -139,11 +197,11 @@ func (s *Server) routes(keys, adminKeys keyring) (http.Handler, error) {
 	api.Handle("/", http.HandlerFunc(notFound))
 
 	if base := s.contract.BasePath; base != "" {
-		root.Handle(base+"/", requireKey(keys, api))
-		root.Handle(base, requireKey(keys, http.HandlerFunc(notFound)))
+		root.Handle(base+"/", s.journal.journaled(requireKey(keys, api)))
+		root.Handle(base, s.journal.journaled(requireKey(keys, http.HandlerFunc(notFound))))
 		root.Handle("/", http.HandlerFunc(notFound))
 	} else {
-		root.Handle("/", requireKey(keys, api))
+		root.Handle("/", s.journal.journaled(requireKey(keys, api)))
 	}
 	return root, nil
 }

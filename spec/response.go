@@ -10,14 +10,20 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pb33f/go-yaml"
 	"github.com/pb33f/libopenapi-validator/schema_validation"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 )
 
 // A Response is one documented response of an operation.
 type Response struct {
-	Code       string   // as the document writes it: "200", "4XX" or "default"
-	MediaTypes []string // empty: the document gives no body
+	Code        string   // as the document writes it: "200", "4XX" or "default"
+	Description string   // as the document gives it
+	MediaTypes  []string // empty: the document gives no body
+	// Examples are the named examples of the first JSON media type,
+	// encoded as JSON, in document order; an unnamed example is named
+	// "example".
+	Examples []Example
 	// Schema is the schema of the first JSON media type, compiled for a
 	// response (writeOnly properties are not required); nil if none.
 	Schema  *Schema
@@ -34,17 +40,33 @@ func planResponses(c *compiler, op *v3.Operation) ([]*Response, error) {
 		if r == nil {
 			return nil
 		}
-		resp := &Response{Code: code}
+		resp := &Response{Code: code, Description: strings.TrimSpace(r.Description)}
 		if r.Content != nil {
 			for mt, content := range r.Content.FromOldest() {
 				resp.MediaTypes = append(resp.MediaTypes, mt)
-				if resp.Schema == nil && isJSON(mt) && content != nil && content.Schema != nil {
+				if resp.Schema != nil || !isJSON(mt) || content == nil {
+					continue
+				}
+				if content.Schema != nil {
 					s, err := c.compile(content.Schema, schema_validation.SchemaValidationPurposeResponseBody)
 					if err != nil {
 						return fmt.Errorf("response %s %s: %w", code, mt, err)
 					}
 					resp.Schema = s
 				}
+				examples, err := examplesOf(content)
+				if err != nil {
+					return fmt.Errorf("response %s %s: %w", code, mt, err)
+				}
+				for _, ex := range examples {
+					if resp.Schema == nil {
+						break
+					}
+					if ps := resp.Schema.ValidateJSON(ex.JSON); len(ps) > 0 {
+						return fmt.Errorf("response %s %s: example %s does not match its schema: %s", code, mt, ex.Name, Join(ps))
+					}
+				}
+				resp.Examples = examples
 			}
 		}
 		if r.Headers != nil {
@@ -73,6 +95,51 @@ func planResponses(c *compiler, op *v3.Operation) ([]*Response, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// An Example is a named example of a response body.
+type Example struct {
+	Name string
+	JSON []byte
+}
+
+// examplesOf encodes a media type's examples as JSON.
+func examplesOf(content *v3.MediaType) ([]Example, error) {
+	var out []Example
+	add := func(name string, n *yaml.Node) error {
+		if n == nil {
+			return nil
+		}
+		var v any
+		if err := n.Decode(&v); err != nil {
+			return fmt.Errorf("example %s: %w", name, err)
+		}
+		out = append(out, Example{Name: name, JSON: AppendJSON(nil, v)})
+		return nil
+	}
+	if err := add("example", content.Example); err != nil {
+		return nil, err
+	}
+	if content.Examples != nil {
+		for name, ex := range content.Examples.FromOldest() {
+			if ex != nil {
+				if err := add(name, ex.Value); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// Example returns the named example, or nil.
+func (r *Response) Example(name string) *Example {
+	for i := range r.Examples {
+		if r.Examples[i].Name == name {
+			return &r.Examples[i]
+		}
+	}
+	return nil
 }
 
 // Response returns the documented response for status: the exact code,
@@ -108,7 +175,7 @@ func (o *Operation) Documents(status int) bool { return o.Response(status) != ni
 func (o *Operation) CheckResponse(status int, header http.Header, body []byte) []Problem {
 	r := o.Response(status)
 	if r == nil {
-		return []Problem{{Kind: KindResponse, Message: fmt.Sprintf("status %d is not documented for %s (documented: %s)", status, o.Name(), o.documented())}}
+		return []Problem{{Kind: KindResponse, Message: fmt.Sprintf("status %d is not documented for %s (documented: %s)", status, o.Name(), strings.Join(o.Codes(), ", "))}}
 	}
 	var ps []Problem
 	for _, h := range r.Headers {
@@ -147,13 +214,14 @@ func (o *Operation) CheckResponse(status int, header http.Header, body []byte) [
 	return ps
 }
 
-// documented lists the documented response codes, for messages.
-func (o *Operation) documented() string {
+// Codes lists the documented response codes as the document writes them,
+// such as 200, 4XX or default.
+func (o *Operation) Codes() []string {
 	codes := make([]string, len(o.Responses))
 	for i, r := range o.Responses {
 		codes[i] = r.Code
 	}
-	return strings.Join(codes, ", ")
+	return codes
 }
 
 // Name names the operation: its operationId, or its method and path, such

@@ -30,6 +30,13 @@ import (
 //go:embed openapi.yaml
 var Document []byte
 
+// AdminDocument describes the mock's own admin endpoints under /__admin/,
+// spec/admin.yaml. The mock validates admin requests with it, as it does
+// the contract's.
+//
+//go:embed admin.yaml
+var AdminDocument []byte
+
 // A Contract is a loaded OpenAPI document, every schema it validates with
 // compiled once.
 type Contract struct {
@@ -83,6 +90,18 @@ var (
 func Shared() (*Contract, error) {
 	defaultOnce.Do(func() { defaultContract, defaultErr = Default() })
 	return defaultContract, defaultErr
+}
+
+var (
+	adminOnce     sync.Once
+	adminContract *Contract
+	adminErr      error
+)
+
+// Admin returns the admin API's document, loaded once per process.
+func Admin() (*Contract, error) {
+	adminOnce.Do(func() { adminContract, adminErr = Load(AdminDocument) })
+	return adminContract, adminErr
 }
 
 // Load parses doc, checks it against the OpenAPI schema and compiles the

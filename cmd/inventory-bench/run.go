@@ -20,6 +20,7 @@ import (
 // options are the settings of one run.
 type options struct {
 	mock        string
+	against     string
 	scenarios   []string
 	duration    time.Duration
 	warmup      time.Duration
@@ -34,6 +35,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.SetOutput(stderr)
 	var names string
 	fs.StringVar(&o.mock, "mock", "", "inventory-mock `binary` to measure; empty: go build ./cmd/inventory-mock into a temporary directory")
+	fs.StringVar(&o.against, "against", "", "another inventory-mock `binary` (an older build, say) to measure the mock against, instead of the bare baseline")
 	fs.StringVar(&names, "scenarios", "all", "comma-separated `list` of scenarios: "+strings.Join(scenarioNames(), ", ")+", or all")
 	fs.DurationVar(&o.duration, "duration", 2*time.Second, "length of one round against one server")
 	fs.DurationVar(&o.warmup, "warmup", 300*time.Millisecond, "load on each server before the first round of a scenario, not measured")
@@ -105,6 +107,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	b := &bench{o: o, out: stdout, args: args, mock: []string{mock, "--api-key", benchKey}, baseline: []string{self, "baseline", "--api-key", benchKey}}
+	if o.against != "" {
+		b.baseline = []string{o.against, "--api-key", benchKey}
+	}
 	b.header()
 	var failed []string
 	for _, name := range o.scenarios {
@@ -127,6 +132,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("failed: %s", strings.Join(failed, ", "))
 	}
 	return nil
+}
+
+// concat returns a new argv of the parts, in order.
+func concat(parts ...[]string) []string {
+	var out []string
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
 }
 
 // buildMock builds cmd/inventory-mock into dir, as a user's go build would.
@@ -188,7 +202,7 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 	if s.pets > 0 {
 		gen = []string{"--generate", strconv.Itoa(s.pets), "--seed", "1"}
 	}
-	mockArgv, baseArgv, mockName, baseName := slices.Clone(b.mock), b.baseline, "mock", "baseline"
+	mockName, mockArgv := "mock", concat(b.mock, gen, s.mockArgs)
 	var backend *server // the engine's server (redis-server), if it has one
 	if s.store != "" {
 		arg, srv, cleanup, err := prepareStore(ctx, s.store)
@@ -197,14 +211,18 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 		}
 		defer cleanup()
 		backend = srv
-		mockArgv, baseArgv, mockName, baseName = append(mockArgv, "--store", arg), b.mock, s.store, "memory"
+		mockName, mockArgv = s.store, concat(mockArgv, []string{"--store", arg})
 	}
-	mock, err := start(ctx, mockName, append(mockArgv, gen...))
+	mock, err := start(ctx, mockName, mockArgv)
 	if err != nil {
 		return err
 	}
 	defer mock.stop()
-	base, err := start(ctx, baseName, append(slices.Clone(baseArgv), gen...))
+	baseName, baseArgv := "baseline", concat(b.baseline, gen)
+	if s.versus != nil {
+		baseName, baseArgv = s.versus.name, concat(b.mock, gen, s.versus.args)
+	}
+	base, err := start(ctx, baseName, baseArgv)
 	if err != nil {
 		return err
 	}
@@ -256,13 +274,17 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 	fmt.Fprintf(b.out, "  ratio %s/%s: rps %.2f (rounds %.2f to %.2f)%s, p50 %.2f, p99 %.2f%s\n", mockName, baseName,
 		r.rpsRatio, r.rpsMin, r.rpsMax, verdict(s.rpsTarget > 0, r.rpsRatio >= s.rpsTarget, fmt.Sprintf(">= %.1f", s.rpsTarget)),
 		float64(r.mock.p50)/float64(r.base.p50),
-		r.p99Ratio, verdict(s.store == "", r.p99Ratio <= p99Target, fmt.Sprintf("<= %.0f", p99Target)))
+		r.p99Ratio, verdict(s.store == "", r.p99Ratio <= p99Target, fmt.Sprintf("<= %.1f", p99Target)))
 	if len(backendCPU) > 0 {
 		fmt.Fprintf(b.out, "  %s CPU per request of the %s mock: %s (median of rounds)\n", backend.name, mockName, us(time.Duration(median(backendCPU))))
 	}
 	for _, srv := range servers {
 		if rss, err := srv.rss(); err == nil {
-			fmt.Fprintf(b.out, "  %s resident memory after the rounds: %s\n", srv.name, mib(rss))
+			target := ""
+			if srv == mock && s.maxRSS > 0 {
+				target = " (target < " + mib(s.maxRSS) + verdict(true, rss < s.maxRSS, "") + ")"
+			}
+			fmt.Fprintf(b.out, "  %s resident memory after the rounds: %s%s\n", srv.name, mib(rss), target)
 		}
 	}
 	fmt.Fprintln(b.out)
@@ -325,7 +347,7 @@ func (b *bench) startup(ctx context.Context) error {
 	for _, t := range []target{
 		{"default fixtures (64 pets)", 0, b.o.startupRuns, 50 * time.Millisecond, 0},
 		{"10,000 pets", 10_000, b.o.startupRuns, 0, 0},
-		{"1,000,000 pets", 1_000_000, min(b.o.startupRuns, 3), 3 * time.Second, 300 << 20},
+		{"1,000,000 pets", 1_000_000, min(b.o.startupRuns, 3), time.Second, 250 << 20},
 	} {
 		d, rss, err := measure(t.pets, t.runs)
 		if err != nil {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/mockserver"
+	"github.com/petstore/inventory-kit/mockserver/store"
 	"github.com/petstore/inventory-kit/spec"
 )
 
@@ -45,6 +46,14 @@ type options struct {
 	tlsKey        string
 	tlsSelfSigned bool
 	logFormat     string
+	latency       listFlag
+	fault         listFlag
+	chaosSeed     int64
+	maxDelay      time.Duration
+	journalSize   int
+	journalBody   int
+	maxSessions   int
+	sessionIdle   time.Duration
 	printFixtures bool
 	healthCheck   bool
 	version       bool
@@ -83,6 +92,14 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*option
 	fs.BoolVar(&o.tlsSelfSigned, "tls-self-signed", false, "serve HTTPS with a certificate made in memory for localhost")
 	fs.StringVar(&o.store, "store", storeMemory, storeUsage)
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
+	fs.Var(&o.latency, "latency", "add latency: `[OPERATION=]DELAY[-DELAY]`, such as 200ms or updateInventory=50ms-1s (repeatable)")
+	fs.Var(&o.fault, "fault", "inject a fault: `[OPERATION=]FAULT[:STATUS][@P]`, FAULT one of status, reset, empty, truncate, slow, such as status:503@0.1 (repeatable)")
+	fs.Int64Var(&o.chaosSeed, "chaos-seed", 0, "`seed` of the latency and fault draws, to replay a run; 0: random, shown in the log")
+	fs.DurationVar(&o.maxDelay, "max-delay", mockserver.DefaultMaxDelay, "the longest `delay` a Prefer header or a latency rule may ask for")
+	fs.IntVar(&o.journalSize, "journal-size", mockserver.DefaultJournalSize, "requests the journal keeps per session (`N`); 0 turns the journal off")
+	fs.IntVar(&o.journalBody, "journal-body-limit", mockserver.DefaultJournalBodyLimit, "`bytes` of each request and response body the journal keeps")
+	fs.IntVar(&o.maxSessions, "max-sessions", store.DefaultMaxSessions, "sessions (X-Mock-Session) kept besides the default (`N`); past it the least recently used is dropped")
+	fs.DurationVar(&o.sessionIdle, "session-idle", store.DefaultIdleTimeout, "drop a session unused for this `duration`")
 	fs.BoolVar(&o.printFixtures, "print-fixtures", false, "print the data set as JSON and exit")
 	fs.BoolVar(&o.healthCheck, "health-check", false, "GET /healthz on --addr and exit 0 if it answers 200 (for container health checks)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
@@ -138,6 +155,12 @@ Flags (each also read from the environment variable shown):
 		return nil, errors.New("--generate and --fixtures exclude each other")
 	case o.logFormat != "text" && o.logFormat != "json":
 		return nil, fmt.Errorf("--log-format %q: want text or json", o.logFormat)
+	case o.maxDelay <= 0:
+		return nil, errors.New("--max-delay must be positive")
+	case o.journalSize < 0 || o.journalBody < 0:
+		return nil, errors.New("--journal-size and --journal-body-limit must not be negative")
+	case o.maxSessions < 1 || o.sessionIdle <= 0:
+		return nil, errors.New("--max-sessions and --session-idle must be positive")
 	}
 	if o.storeFlag, err = parseStore(o.store); err != nil {
 		return nil, fmt.Errorf("--store: %v", err)
@@ -195,23 +218,36 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if len(o.apiKeys) == 0 {
 		logger.Warn("no API key configured: accepting the development key (see README, Authentication)")
 	}
-	st, err := openStore(ctx, o.storeFlag, data, logger)
+	chaos, err := chaosOf(o)
+	if err != nil {
+		return err
+	}
+	sessions := store.Options{MaxSessions: o.maxSessions, IdleTimeout: o.sessionIdle}
+	st, err := openStore(ctx, o.storeFlag, data, sessions, logger)
 	if err != nil {
 		return err
 	}
 	mock, err := mockserver.New(mockserver.Config{
-		Contract:    data.contract,
-		Shape:       data.shape,
-		Store:       st,
-		Records:     data.records,
-		APIKeys:     o.apiKeys,
-		AdminKey:    o.adminKey,
-		CORSOrigins: o.corsOrigins,
-		Logger:      logger,
+		Contract:         data.contract,
+		Shape:            data.shape,
+		Store:            st,
+		Records:          data.records,
+		Sessions:         sessions,
+		APIKeys:          o.apiKeys,
+		AdminKey:         o.adminKey,
+		CORSOrigins:      o.corsOrigins,
+		Logger:           logger,
+		MaxDelay:         o.maxDelay,
+		Chaos:            chaos,
+		JournalSize:      o.journalSize,
+		JournalBodyLimit: o.journalBody,
 	})
 	if err != nil {
 		st.Close()
 		return err
+	}
+	if c := mock.Chaos(); len(c.Rules) > 0 {
+		logger.Warn("chaos rules in force: latency and faults are added on purpose", "rules", len(c.Rules), "chaos_seed", c.Seed)
 	}
 	defer mock.Close()
 	for _, w := range mock.Warnings() {
@@ -269,6 +305,26 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return srv.Shutdown(shutdownCtx)
+}
+
+// chaosOf reads the --latency and --fault rules.
+func chaosOf(o *options) (mockserver.Chaos, error) {
+	c := mockserver.Chaos{Seed: o.chaosSeed}
+	for _, v := range o.latency {
+		r, err := mockserver.ParseLatencyFlag(v)
+		if err != nil {
+			return c, err
+		}
+		c.Rules = append(c.Rules, r)
+	}
+	for _, v := range o.fault {
+		r, err := mockserver.ParseFaultFlag(v)
+		if err != nil {
+			return c, err
+		}
+		c.Rules = append(c.Rules, r)
+	}
+	return c, nil
 }
 
 // data is what the mock serves: the contract, what a record is, and the

@@ -218,6 +218,14 @@ func TestStartupErrors(t *testing.T) {
 		{"bad log format", []string{"--log-format", "xml"}, nil, []string{"text or json"}},
 		{"bad env value", nil, map[string]string{"INVENTORY_MOCK_GENERATE": "lots"}, []string{"$INVENTORY_MOCK_GENERATE"}},
 		{"port taken", []string{"--addr", "256.0.0.1:1"}, nil, []string{"256.0.0.1"}},
+		{"unknown fault", []string{"--fault", "meltdown"}, nil, []string{`fault "meltdown": want one of status, reset, empty, truncate, slow`}},
+		{"fault probability", []string{"--fault", "reset@2"}, nil, []string{"probability 2: want a number from 0 to 1"}},
+		{"status fault without status", []string{"--fault", "status"}, nil, []string{"needs a status from 400 to 599"}},
+		{"fault on no operation", []string{"--fault", "deletePet=reset"}, nil, []string{`no operation "deletePet"`}},
+		{"latency past the cap", []string{"--latency", "1m"}, nil, []string{"longer than the mock's cap of 30s"}},
+		{"latency from the environment", nil, map[string]string{"INVENTORY_MOCK_LATENCY": "soon"}, []string{`latency "soon"`}},
+		{"spec variant without its field", []string{"--spec", "../../testdata/specs/required-updated-at.yaml"}, nil, []string{"fixtures/inventory.json", "record 0", "updatedAt: required"}},
+		{"no sessions", []string{"--max-sessions", "0"}, nil, []string{"--max-sessions"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -85,12 +85,12 @@ func filePath(path string) (string, error) {
 // start-up before it gives up.
 const redisStartTimeout = 30 * time.Second
 
-// openStore opens the store f names, with the records of d. The state a
-// file or Redis already holds must have been made from the same records
-// and contract.
-func openStore(ctx context.Context, f storeFlag, d *data, logger *slog.Logger) (store.Store, error) {
+// openStore opens the store f names, with the records of d and the
+// session limits of opts. The state a file or Redis already holds must
+// have been made from the same records and contract.
+func openStore(ctx context.Context, f storeFlag, d *data, opts store.Options, logger *slog.Logger) (store.Store, error) {
 	sum := sha256.Sum256(d.contract.Raw)
-	opts := store.Options{Origin: "contract sha256:" + hex.EncodeToString(sum[:]), Logger: logger}
+	opts.Origin, opts.Logger = "contract sha256:"+hex.EncodeToString(sum[:]), logger
 	switch f.kind {
 	case storeFile:
 		return store.OpenFile(f.path, d.records, opts)

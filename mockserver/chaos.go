@@ -1,0 +1,387 @@
+package mockserver
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/petstore/inventory-kit/spec"
+)
+
+// Chaos is the latency and faults the mock adds on purpose, for every
+// operation or for one: set by flags at start-up and by PUT /__admin/chaos
+// at run time.
+type Chaos struct {
+	// Seed seeds the draws: the same seed and the same sequence of
+	// requests give the same latencies and faults. 0: a random seed, which
+	// GET /__admin/chaos and the start-up log show so a run can be replayed.
+	Seed  int64       `json:"seed"`
+	Rules []ChaosRule `json:"rules"`
+}
+
+// A ChaosRule is a latency, a fault, or both, for every operation (no
+// Operation) or for one. A rule naming an operation wins over one that
+// does not.
+type ChaosRule struct {
+	Operation string `json:"operation,omitempty"` // operationId, or METHOD /path
+	// Latency is a fixed delay such as 200ms, or a uniform range such as
+	// 50ms-1s.
+	Latency string `json:"latency,omitempty"`
+	// Fault is one of the Fault* names.
+	Fault string `json:"fault,omitempty"`
+	// Status is the status of a FaultStatus answer, 400 to 599.
+	Status int `json:"status,omitempty"`
+	// Probability is the chance a request gets the fault; nil: 1.
+	Probability *float64 `json:"probability,omitempty"`
+}
+
+// The faults. The first three happen before the request is served, so a
+// write is not applied; the last two after, so a write is applied and only
+// its answer is lost or late.
+const (
+	FaultStatus   = "status"   // an answer with Status and an Error body
+	FaultReset    = "reset"    // the connection is reset (TCP RST)
+	FaultEmpty    = "empty"    // the connection is closed without an answer
+	FaultTruncate = "truncate" // the headers and half the body, then the connection is closed
+	FaultSlow     = "slow"     // the body in slowPieces pieces (of at least slowPiece bytes), one every slowEvery
+)
+
+var faults = []string{FaultStatus, FaultReset, FaultEmpty, FaultTruncate, FaultSlow}
+
+// How a slow body is sent: about two seconds for any body of 320 bytes or
+// more.
+const (
+	slowPieces = 20
+	slowPiece  = 16
+	slowEvery  = 100 * time.Millisecond
+)
+
+// ParseLatencyFlag reads --latency [OPERATION=]DELAY[-DELAY], such as
+// 200ms or updateInventory=50ms-1s.
+func ParseLatencyFlag(v string) (ChaosRule, error) {
+	op, latency := splitOperation(v)
+	if latency == "" {
+		return ChaosRule{}, fmt.Errorf("--latency %q: want [OPERATION=]DELAY or DELAY-DELAY, such as 200ms or updateInventory=50ms-1s", v)
+	}
+	return ChaosRule{Operation: op, Latency: latency}, nil
+}
+
+// ParseFaultFlag reads --fault [OPERATION=]FAULT[:STATUS][@PROBABILITY],
+// such as reset@0.1 or updateInventory=status:503@0.5.
+func ParseFaultFlag(v string) (ChaosRule, error) {
+	op, rest := splitOperation(v)
+	r := ChaosRule{Operation: op}
+	rest, prob, hasProb := strings.Cut(rest, "@")
+	fault, status, hasStatus := strings.Cut(rest, ":")
+	r.Fault = fault
+	if hasStatus {
+		n, err := strconv.Atoi(status)
+		if err != nil {
+			return r, fmt.Errorf("--fault %q: status %q is not a number", v, status)
+		}
+		r.Status = n
+	}
+	if hasProb {
+		p, err := strconv.ParseFloat(prob, 64)
+		if err != nil {
+			return r, fmt.Errorf("--fault %q: probability %q is not a number", v, prob)
+		}
+		r.Probability = &p
+	}
+	return r, nil
+}
+
+// splitOperation splits OPERATION=VALUE; a value alone applies to every
+// operation.
+func splitOperation(v string) (op, value string) {
+	if before, after, ok := strings.Cut(v, "="); ok {
+		return strings.TrimSpace(before), strings.TrimSpace(after)
+	}
+	return "", strings.TrimSpace(v)
+}
+
+// A rule is a ChaosRule checked and ready to draw from.
+type rule struct {
+	lo, hi      time.Duration // latency range; hi 0: none
+	fault       string
+	status      int
+	probability float64
+}
+
+// A chaos holds the rules in force and the source of their draws.
+type chaos struct {
+	maxDelay time.Duration
+	names    []string    // the operations rules may name
+	active   atomic.Bool // any rule is in force: the fast path skips the lock
+
+	mu      sync.Mutex // guards cfg, latency, fault and rng
+	cfg     Chaos
+	latency map[string]rule // by operation name; "" for every operation
+	fault   map[string]rule
+	rng     *rand.Rand
+}
+
+func newChaos(c *spec.Contract, maxDelay time.Duration) *chaos {
+	ch := &chaos{maxDelay: maxDelay}
+	for _, op := range c.Operations {
+		ch.names = append(ch.names, op.Name())
+	}
+	ch.set(Chaos{})
+	return ch
+}
+
+// set checks cfg and puts it in force; on error nothing changes.
+func (c *chaos) set(cfg Chaos) error {
+	latency, fault := map[string]rule{}, map[string]rule{}
+	for i, r := range cfg.Rules {
+		where := fmt.Sprintf("rule %d", i+1)
+		if r.Operation != "" {
+			where += " (" + r.Operation + ")"
+			if !slices.Contains(c.names, r.Operation) {
+				return fmt.Errorf("%s: no operation %q in the contract; it has %s", where, r.Operation, strings.Join(c.names, ", "))
+			}
+		}
+		if r.Latency == "" && r.Fault == "" {
+			return fmt.Errorf("%s: give a latency, a fault, or both", where)
+		}
+		if r.Latency != "" {
+			lo, hi, err := parseLatency(r.Latency, c.maxDelay)
+			if err != nil {
+				return fmt.Errorf("%s: %v", where, err)
+			}
+			if _, dup := latency[r.Operation]; dup {
+				return fmt.Errorf("%s: a second latency for the same operations", where)
+			}
+			latency[r.Operation] = rule{lo: lo, hi: hi}
+		}
+		if r.Fault != "" {
+			f := rule{fault: r.Fault, status: r.Status, probability: 1}
+			if r.Probability != nil {
+				f.probability = *r.Probability
+			}
+			switch {
+			case !slices.Contains(faults, r.Fault):
+				return fmt.Errorf("%s: fault %q: want one of %s", where, r.Fault, strings.Join(faults, ", "))
+			case r.Fault == FaultStatus && (r.Status < 400 || r.Status > 599):
+				return fmt.Errorf("%s: a status fault needs a status from 400 to 599, such as status:503", where)
+			case r.Fault != FaultStatus && r.Status != 0:
+				return fmt.Errorf("%s: only a status fault takes a status", where)
+			case f.probability < 0 || f.probability > 1 || f.probability != f.probability:
+				return fmt.Errorf("%s: probability %v: want a number from 0 to 1", where, f.probability)
+			}
+			if _, dup := fault[r.Operation]; dup {
+				return fmt.Errorf("%s: a second fault for the same operations", where)
+			}
+			fault[r.Operation] = f
+		}
+	}
+	if cfg.Seed == 0 {
+		cfg.Seed = rand.Int64N(1<<53-1) + 1
+	}
+	if cfg.Rules == nil {
+		cfg.Rules = []ChaosRule{}
+	}
+	c.mu.Lock()
+	c.cfg, c.latency, c.fault = cfg, latency, fault
+	c.rng = rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(cfg.Seed)))
+	c.active.Store(len(cfg.Rules) > 0)
+	c.mu.Unlock()
+	return nil
+}
+
+// get returns the rules in force.
+func (c *chaos) get() Chaos {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cfg
+}
+
+// parseLatency reads 200ms or 50ms-1s.
+func parseLatency(s string, maxDelay time.Duration) (lo, hi time.Duration, err error) {
+	a, b, isRange := strings.Cut(s, "-")
+	if lo, err = time.ParseDuration(strings.TrimSpace(a)); err != nil {
+		return 0, 0, fmt.Errorf("latency %q: want a duration such as 200ms, or a range such as 50ms-1s", s)
+	}
+	hi = lo
+	if isRange {
+		if hi, err = time.ParseDuration(strings.TrimSpace(b)); err != nil {
+			return 0, 0, fmt.Errorf("latency %q: want a duration such as 200ms, or a range such as 50ms-1s", s)
+		}
+	}
+	switch {
+	case lo < 0 || hi < lo:
+		return 0, 0, fmt.Errorf("latency %q: want 0 <= low <= high", s)
+	case hi > maxDelay:
+		return 0, 0, fmt.Errorf("latency %q: longer than the mock's cap of %s (--max-delay)", s, maxDelay)
+	}
+	return lo, hi, nil
+}
+
+// A draw is what chaos does to one request.
+type draw struct {
+	delay  time.Duration
+	fault  string
+	status int
+}
+
+// String renders the draw for the journal and the access log.
+func (d draw) String() string {
+	var parts []string
+	if d.delay > 0 {
+		parts = append(parts, "latency "+d.delay.Round(time.Millisecond).String())
+	}
+	switch {
+	case d.fault == FaultStatus:
+		parts = append(parts, "fault status "+strconv.Itoa(d.status))
+	case d.fault != "":
+		parts = append(parts, "fault "+d.fault)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// draw decides the latency and fault of one request of op.
+func (c *chaos) draw(op *spec.Operation) draw {
+	if !c.active.Load() {
+		return draw{}
+	}
+	name := op.Name()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var d draw
+	l, ok := c.latency[name]
+	if !ok {
+		l, ok = c.latency[""]
+	}
+	if ok {
+		d.delay = l.lo
+		if l.hi > l.lo {
+			d.delay += time.Duration(c.rng.Int64N(int64(l.hi-l.lo) + 1))
+		}
+	}
+	f, ok := c.fault[name]
+	if !ok {
+		f, ok = c.fault[""]
+	}
+	if ok && (f.probability >= 1 || c.rng.Float64() < f.probability) {
+		d.fault, d.status = f.fault, f.status
+	}
+	return d
+}
+
+// before applies the part of a draw that comes before the request is
+// served; it reports false if it answered (or dropped) the request.
+func (d draw) before(w http.ResponseWriter, r *http.Request) bool {
+	if d.delay > 0 && !sleep(r, d.delay) {
+		return false
+	}
+	switch d.fault {
+	case FaultStatus:
+		writeError(w, d.status, codeFor(d.status), fmt.Sprintf("fault injected by the mock's chaos rules: status %d", d.status))
+		return false
+	case FaultReset, FaultEmpty:
+		abort(w, d.fault == FaultReset)
+		return false
+	}
+	return true
+}
+
+// after wraps w for a fault that damages the answer once the request has
+// been served, and returns the function that sends it; nil if none.
+func (d draw) after(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func()) {
+	if d.fault != FaultTruncate && d.fault != FaultSlow {
+		return w, nil
+	}
+	b := &bufferedWriter{ResponseWriter: w}
+	return b, func() { b.send(r, d.fault) }
+}
+
+// sleep waits d, or until the client gives up; it reports whether the
+// client is still there.
+func sleep(r *http.Request, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
+// abort drops the connection without an answer: reset sends a TCP RST,
+// otherwise the connection is closed. Where the connection cannot be taken
+// over (HTTP/2), the stream is reset.
+func abort(w http.ResponseWriter, reset bool) {
+	if rec := recorderOf(w); rec != nil {
+		rec.aborted = true
+	}
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	if tcp, ok := conn.(*net.TCPConn); ok && reset {
+		tcp.SetLinger(0)
+	}
+	conn.Close()
+}
+
+// A bufferedWriter keeps an answer to send it damaged.
+type bufferedWriter struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+func (b *bufferedWriter) WriteHeader(status int) {
+	if b.status == 0 {
+		b.status = status
+	}
+}
+
+func (b *bufferedWriter) Write(p []byte) (int, error) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	return b.body.Write(p)
+}
+
+// send writes the kept answer with its fault: truncate sends the headers
+// (with the whole Content-Length) and half the body, then drops the
+// connection; slow sends the body in pieces.
+func (b *bufferedWriter) send(r *http.Request, fault string) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	body := b.body.Bytes()
+	b.ResponseWriter.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	b.ResponseWriter.WriteHeader(b.status)
+	rc := http.NewResponseController(b.ResponseWriter)
+	if fault == FaultTruncate {
+		b.ResponseWriter.Write(body[:len(body)/2])
+		rc.Flush()
+		panic(http.ErrAbortHandler)
+	}
+	piece := max(slowPiece, (len(body)+slowPieces-1)/slowPieces)
+	for len(body) > 0 {
+		n := min(piece, len(body))
+		if _, err := b.ResponseWriter.Write(body[:n]); err != nil {
+			return
+		}
+		body = body[n:]
+		if err := rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			return
+		}
+		if len(body) > 0 && !sleep(r, slowEvery) {
+			return
+		}
+	}
+}
