@@ -334,11 +334,14 @@ func (r *Redis) init(ctx context.Context) error {
 			return r.checkMeta(meta)
 		}
 		token := randomToken()
-		won, err := r.client.SetNX(ctx, r.key("loading"), token, 60*time.Second).Result()
+		claim, err := claimLoad.Run(ctx, r.client, []string{r.key("meta"), r.key("loading")}, token, loadLock.Milliseconds()).Int()
 		if err != nil {
 			return r.unavailable(err)
 		}
-		if won {
+		if claim == claimMeta {
+			continue // loaded since we looked
+		}
+		if claim == claimWon {
 			done, err := r.load(ctx, token)
 			if err != nil || done {
 				return err
@@ -413,6 +416,27 @@ func randomToken() string {
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+// loadLock is how long the lock of a replica loading the fixtures holds,
+// if it dies before it finishes.
+const loadLock = 60 * time.Second
+
+// Outcomes of claimLoad.
+const (
+	claimLost = 0 // another process holds the lock
+	claimWon  = 1 // the caller holds the lock
+	claimMeta = 2 // meta exists: the fixtures are loaded
+)
+
+// claimLoad takes the lock of loading the fixtures, unless meta exists:
+// checking meta and taking the lock in one step, so that a process that
+// found no meta just before another finished loading does not load again.
+// KEYS: meta, the lock. ARGV: the caller's token, the lock's time in ms.
+var claimLoad = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return 2 end
+if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+return 0
+`)
 
 // finishLoad writes meta if the caller still holds the lock, and starts
 // the clock at the server's time in microseconds, so that versions drawn
