@@ -496,16 +496,19 @@ return {v, redis.call('HGETALL', KEYS[1])}
 // KEYS: the session's hash, the sessions' set, the clock. ARGV: the
 // record's key, the expected record, the fixture record (what a session
 // that has not written it holds), the new record, the session's name, idle
-// ms, most sessions, the prefix of session hashes. It returns {1, new
-// version, previous version}, or {0, the stored record}.
+// ms, most sessions, the prefix of session hashes, and "1" to mark the
+// session used (it is marked anyway if its hash is new). It returns {1,
+// new version, previous version}, or {0, the stored record}.
 var compareAndSet = redis.NewScript(touch + `
 local cur = redis.call('HGET', KEYS[1], ARGV[1]) or ARGV[3]
 if cur ~= ARGV[2] then return {0, cur} end
 local prev = redis.call('HGET', KEYS[1], '_v') or '0'
+if ARGV[9] == '1' or redis.call('HEXISTS', KEYS[1], '_c') == 0 then
+  touch(KEYS[1], ARGV[5], KEYS[2], ARGV[6], ARGV[7], ARGV[8])
+end
 local v = redis.call('INCR', KEYS[3])
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[4], '_v', v)
 redis.call('HINCRBY', KEYS[1], '_w', 1)
-touch(KEYS[1], ARGV[5], KEYS[2], ARGV[6], ARGV[7], ARGV[8])
 return {1, v, prev}
 `)
 
@@ -539,9 +542,13 @@ func (r *Redis) key(name string) string { return r.prefix + name }
 
 func (r *Redis) sessionKey(session string) string { return r.prefix + "s:" + session }
 
-// sessionArgs are the arguments of touch after the session's name.
-func (r *Redis) sessionArgs() []any {
-	return []any{r.opts.IdleTimeout.Milliseconds(), r.opts.MaxSessions, r.prefix + "s:"}
+// sessionArgs returns the arguments of a script that calls touch: args,
+// the session's name, then the idle time, the most sessions and the prefix
+// of session hashes, then more.
+func (r *Redis) sessionArgs(args []any, session string, more ...any) []any {
+	out := make([]any, 0, len(args)+4+len(more))
+	out = append(append(out, args...), session, r.opts.IdleTimeout.Milliseconds(), r.opts.MaxSessions, r.prefix+"s:")
+	return append(out, more...)
 }
 
 // unavailable wraps an error of the client as ErrUnavailable, naming the
@@ -655,12 +662,12 @@ func (r *Redis) forgetFlightsLocked() {
 // from the cache when its version is the server's.
 func (r *Redis) fetch(ctx context.Context, session string) (*snapshot, error) {
 	c := r.cached(session)
-	ver, touch := int64(0), true
+	ver, touch := int64(0), r.touching(session)
 	if c != nil {
-		ver, touch = c.ver, time.Since(c.touched) >= r.touchEvery
+		ver = c.ver
 	}
 	gen := r.gen.Load()
-	args := append([]any{ver, flag(touch), session}, r.sessionArgs()...)
+	args := r.sessionArgs([]any{ver, flag(touch)}, session)
 	res, err := readSession.Run(ctx, r.client, []string{r.sessionKey(session), r.key("sessions")}, args...).Slice()
 	if err != nil {
 		return nil, r.unavailable(err)
@@ -840,19 +847,20 @@ func (r *Redis) Update(ctx context.Context, session string, id int64, change fun
 	guess := r.guess(session, id, pos)
 	keys := []string{r.sessionKey(session), r.key("sessions"), r.key("clock")}
 	idArg := strconv.FormatInt(id, 10)
+	touch := r.touching(session)
 	for range maxAttempts {
 		rec, err := change(fixtures.Record{ID: id, JSON: guess})
 		if err != nil {
 			return fixtures.Record{}, err
 		}
 		gen := r.gen.Load()
-		args := append([]any{idArg, guess, fixture, rec.JSON, session}, r.sessionArgs()...)
+		args := r.sessionArgs([]any{idArg, guess, fixture, rec.JSON}, session, flag(touch))
 		res, err := r.writes.do(ctx, keys, args)
 		if err != nil {
 			return fixtures.Record{}, r.unavailable(err)
 		}
 		if ok, _ := toInt(res[0]); ok == 1 && len(res) == 3 {
-			r.wrote(session, gen, id, pos, rec.JSON, res[1], res[2])
+			r.wrote(session, gen, id, pos, rec.JSON, res[1], res[2], touch)
 			return rec, nil
 		}
 		cur, ok := res[1].(string)
@@ -895,28 +903,36 @@ func (r *Redis) hint(session string, id int64, rec []byte) {
 
 // wrote updates the cache after a write: the cached records are the
 // server's at the new version if they were at the previous one.
-func (r *Redis) wrote(session string, gen, id int64, pos int, rec []byte, newVer, prevVer any) {
+func (r *Redis) wrote(session string, gen, id int64, pos int, rec []byte, newVer, prevVer any, touched bool) {
 	r.hint(session, id, rec)
 	v, err1 := toInt(newVer)
 	prev, err2 := toInt(prevVer)
-	if err1 != nil || err2 != nil {
-		return
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c := r.cache[session]
-	if c == nil || c.gen != gen || gen != r.gen.Load() || c.ver != prev {
+	if c == nil || c.gen != gen || gen != r.gen.Load() {
 		return
 	}
 	next := *c
-	next.ver, next.snap = v, c.snap.with(pos/ChunkSize, pos%ChunkSize, rec)
-	next.touched = time.Now()
+	if touched {
+		next.touched = time.Now()
+	}
+	if err1 == nil && err2 == nil && c.ver == prev {
+		next.ver, next.snap = v, c.snap.with(pos/ChunkSize, pos%ChunkSize, rec)
+	}
 	r.cache[session] = &next
+}
+
+// touching reports whether this process should mark the session used on
+// the server now: it has not done so for touchEvery.
+func (r *Redis) touching(session string) bool {
+	c := r.cached(session)
+	return c == nil || time.Since(c.touched) >= r.touchEvery
 }
 
 // Reset puts the session back to the fixtures.
 func (r *Redis) Reset(ctx context.Context, session string) error {
-	args := append([]any{session}, r.sessionArgs()...)
+	args := r.sessionArgs(nil, session)
 	if err := resetSession.Run(ctx, r.client, []string{r.sessionKey(session), r.key("sessions")}, args...).Err(); err != nil {
 		return r.unavailable(err)
 	}
