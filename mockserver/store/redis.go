@@ -75,9 +75,13 @@ type Redis struct {
 	// server that restarted, so what was cached before it is dropped.
 	gen atomic.Int64
 
-	mu      sync.Mutex // guards cache and flights
+	mu      sync.Mutex // guards cache, flights and hints
 	cache   map[string]*cached
 	flights map[string]*flight
+	// hints are, per session, the records this process last saw the
+	// server hold: the first guess of a write's compare-and-set. A wrong
+	// guess costs a round trip, never a wrong write.
+	hints map[string]map[int64][]byte
 
 	writes *batcher // sends the compare-and-sets of concurrent writes together
 
@@ -94,9 +98,6 @@ type cached struct {
 	ver     int64     // the session's version; 0: the fixtures
 	snap    *snapshot // the session's records at ver
 	touched time.Time // when this process last marked it used on the server
-	// hints are the records this process last saw of each key, the first
-	// guess of a write's compare-and-set.
-	hints map[int64][]byte
 }
 
 // DefaultRedisPrefix is the prefix of every key the store writes, unless
@@ -156,7 +157,8 @@ func OpenRedis(ctx context.Context, rawURL string, records []fixtures.Record, op
 	}
 	defaults(ro, rawURL)
 	r := &Redis{where: where, prefix: prefix, opts: opts.withDefaults(), cache: map[string]*cached{}, flights: map[string]*flight{},
-		stop: make(chan struct{}), stopped: make(chan struct{})}
+		hints: map[string]map[int64][]byte{},
+		stop:  make(chan struct{}), stopped: make(chan struct{})}
 	r.touchEvery = min(time.Second, r.opts.IdleTimeout/10)
 	r.ids, r.seed = newSeed(records)
 	r.fp = fingerprint(opts.Origin, r.ids, r.seed)
@@ -772,7 +774,7 @@ func (r *Redis) remember(session string, gen, ver int64, snap *snapshot, touched
 	old := r.cache[session]
 	c := &cached{gen: gen, ver: ver, snap: snap}
 	if old != nil && old.gen == gen {
-		c.touched, c.hints = old.touched, old.hints
+		c.touched = old.touched
 	} else if len(r.cache) > r.opts.MaxSessions {
 		r.evictLocked()
 	}
@@ -873,32 +875,33 @@ func (r *Redis) Update(ctx context.Context, session string, id int64, change fun
 	return fixtures.Record{}, fmt.Errorf("%w: redis store %s: pet %d of session %s changed under %d attempts to write it", ErrUnavailable, r.where, id, session, maxAttempts)
 }
 
-// guess returns the record this process last saw of id in the session.
+// guess returns the record this process last saw of id in the session:
+// the last one a write met, else the cached one, else the fixture.
 func (r *Redis) guess(session string, id int64, pos int) []byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c := r.cache[session]
-	if c == nil {
-		return record(r.seed, pos)
-	}
-	if h, ok := c.hints[id]; ok {
+	if h, ok := r.hints[session][id]; ok {
 		return h
 	}
-	return record(c.snap, pos)
+	if c := r.cache[session]; c != nil {
+		return record(c.snap, pos)
+	}
+	return record(r.seed, pos)
 }
 
 // hint remembers the record of id the server holds.
 func (r *Redis) hint(session string, id int64, rec []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c := r.cache[session]
-	if c == nil {
-		return
+	h := r.hints[session]
+	if h == nil || len(h) >= maxHints {
+		if len(r.hints) > r.opts.MaxSessions {
+			clear(r.hints)
+		}
+		h = map[int64][]byte{}
+		r.hints[session] = h
 	}
-	if c.hints == nil || len(c.hints) >= maxHints {
-		c.hints = map[int64][]byte{}
-	}
-	c.hints[id] = rec
+	h[id] = rec
 }
 
 // wrote updates the cache after a write: the cached records are the
