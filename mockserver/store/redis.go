@@ -279,7 +279,7 @@ func (b *batcher) close() {
 
 // defaults sets the client options the URL does not: short timeouts, so
 // that a server that is down turns into a 503 quickly, and a pool as large
-// as the concurrency a mock sees.
+// as the concurrency a mock sees. Retries are off whatever the URL says.
 func defaults(o *redis.Options, raw string) {
 	u, _ := url.Parse(raw)
 	q := u.Query()
@@ -289,15 +289,17 @@ func defaults(o *redis.Options, raw string) {
 		}
 	}
 	set("dial_timeout", &o.DialTimeout, time.Second)
-	set("read_timeout", &o.ReadTimeout, time.Second)
-	set("write_timeout", &o.WriteTimeout, time.Second)
-	set("pool_timeout", &o.PoolTimeout, 2*time.Second)
+	set("read_timeout", &o.ReadTimeout, 2*time.Second)
+	set("write_timeout", &o.WriteTimeout, 2*time.Second)
+	set("pool_timeout", &o.PoolTimeout, 3*time.Second)
 	if !q.Has("pool_size") {
 		o.PoolSize = 128
 	}
-	if !q.Has("max_retries") {
-		o.MaxRetries = 1
-	}
+	// Never resend a command whose answer was lost: a compare-and-set that
+	// was applied would come back as a conflict with its own write, and
+	// the change would be applied twice. A lost answer is a 503 instead:
+	// the write may or may not have been made, as with any lost answer.
+	o.MaxRetries = -1
 	o.DialerRetries = 1
 	o.DisableIdentity = true
 }

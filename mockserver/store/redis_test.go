@@ -3,8 +3,11 @@ package store
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -207,5 +210,85 @@ func TestRedisWaitsForTheServerAtStart(t *testing.T) {
 	srv.Kill()
 	if _, err := OpenRedis(ctx, srv.URL(0), pets(3), Options{}); err == nil || !strings.Contains(err.Error(), "no answer before the start-up deadline") {
 		t.Errorf("OpenRedis with no server = %v; want 'no answer before the start-up deadline'", err)
+	}
+}
+
+// TestRedisLostAnswerIsNotReapplied loses the answer to a write on its way
+// back from the server, which applied it: the write fails with
+// ErrUnavailable, and it is not sent again, where it would come back as a
+// conflict with itself and be applied twice.
+func TestRedisLostAnswerIsNotReapplied(t *testing.T) {
+	ctx := context.Background()
+	srv := redistest.Start(t)
+	p := newCuttingProxy(t, srv.Addr)
+	r := openRedis(t, "redis://"+p.addr()+"/0", pets(3))
+	if _, err := r.Update(ctx, DefaultSession, 1, increment); err != nil {
+		t.Fatal(err)
+	}
+	p.cutNextReply()
+	if _, err := r.Update(ctx, DefaultSession, 1, increment); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("a write whose answer was lost: error = %v; want ErrUnavailable", err)
+	}
+	if _, err := r.Update(ctx, DefaultSession, 1, increment); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := r.Get(ctx, DefaultSession, 1); quantity(t, got) != 13 {
+		t.Errorf("pet 1 = %s after three increments, the answer of one lost; want 13 (each applied once)", got.JSON)
+	}
+}
+
+// A cuttingProxy forwards connections to a Redis server, and can drop the
+// next array reply and close its connection, as a network failure would.
+type cuttingProxy struct {
+	ln  net.Listener
+	cut atomic.Bool
+}
+
+func newCuttingProxy(t *testing.T, target string) *cuttingProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cuttingProxy{ln: ln}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			go func() { io.Copy(s, c); s.Close() }()
+			go p.back(c, s)
+		}
+	}()
+	return p
+}
+
+func (p *cuttingProxy) addr() string { return p.ln.Addr().String() }
+
+// cutNextReply makes the proxy drop the next array reply (a script's).
+func (p *cuttingProxy) cutNextReply() { p.cut.Store(true) }
+
+// back copies the server's replies to the client, unless one is cut.
+func (p *cuttingProxy) back(c, s net.Conn) {
+	defer c.Close()
+	defer s.Close()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := s.Read(buf)
+		if err != nil {
+			return
+		}
+		if buf[0] == '*' && p.cut.CompareAndSwap(true, false) {
+			return
+		}
+		if _, err := c.Write(buf[:n]); err != nil {
+			return
+		}
 	}
 }
