@@ -507,9 +507,46 @@ func (f *File) commit() {
 			return
 		}
 		for batch := f.take(); len(batch) > 0; batch = f.take() {
+			start := time.Now()
 			f.write(batch)
+			f.gather(len(batch), time.Since(start))
 		}
 	}
+}
+
+// slowCommit is the commit time past which the committer gathers writes
+// before the next commit: a sync that slow is worth sharing.
+const slowCommit = 300 * time.Microsecond
+
+// gather waits, after a slow commit of last operations, until the queue
+// holds as many as were queued during it plus the writers it has just
+// answered (who come back with their next writes), or half the commit's
+// time has passed. With 32 writers and a slow disk, commits then carry
+// all 32 writes instead of alternating between two halves; a lone writer
+// never waits, since the queue holds it as soon as it is back.
+func (f *File) gather(last int, took time.Duration) {
+	if took < slowCommit {
+		return
+	}
+	target := f.queued() + last
+	timer := time.NewTimer(took / 2)
+	defer timer.Stop()
+	for f.queued() < target {
+		select {
+		case <-f.wake:
+		case <-timer.C:
+			return
+		case <-f.closing:
+			return
+		}
+	}
+}
+
+// queued returns the number of operations waiting for a commit.
+func (f *File) queued() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.queue)
 }
 
 // write commits one batch, then publishes it and tells its waiters.
