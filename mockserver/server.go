@@ -159,8 +159,8 @@ func (s *Server) Warnings() []string { return s.warnings }
 func (s *Server) routes(keys, adminKeys keyring) (http.Handler, error) {
 	root := http.NewServeMux()
 	root.Handle("/healthz", methods(map[string]http.Handler{"GET": http.HandlerFunc(s.health)}))
-	root.Handle("/openapi.yaml", methods(map[string]http.Handler{"GET": serveDocument(s.contract.Raw)}))
-	root.Handle(s.admin.BasePath+"/openapi.yaml", methods(map[string]http.Handler{"GET": serveDocument(s.admin.Raw)}))
+	root.Handle("/openapi.yaml", methods(map[string]http.Handler{"GET": newDocument(s.contract.Raw, s.contract.BasePath)}))
+	root.Handle(s.admin.BasePath+"/openapi.yaml", methods(map[string]http.Handler{"GET": newDocument(s.admin.Raw, s.admin.BasePath)}))
 	admin, err := s.adminRoutes()
 	if err != nil {
 		return nil, err

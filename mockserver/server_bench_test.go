@@ -120,6 +120,23 @@ func BenchmarkStoreListAfterWrite(b *testing.B) {
 				l.WriteTo(io.Discard)
 			}
 		})
+		b.Run(strconv.Itoa(n)+"/gzip", func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				_, err := m.Update(ctx, store.DefaultSession, int64(i%n+1), func(r fixtures.Record) (fixtures.Record, error) {
+					r, ps := sh.Apply(r, map[string]any{"quantity": json.Number(strconv.Itoa(i % 1000))})
+					if ps != nil {
+						return r, problems(ps)
+					}
+					return r, nil
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				l, _ := m.List(ctx, store.DefaultSession)
+				l.WriteGzipTo(io.Discard)
+			}
+		})
 		m.Close()
 	}
 }

@@ -15,10 +15,16 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/petstore/inventory-kit/cmd/internal/cli"
 )
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = ""
 
 // options are the settings of one run.
 type options struct {
+	version     bool
 	mock        string
 	against     string
 	scenarios   []string
@@ -29,28 +35,54 @@ type options struct {
 	startupRuns int
 }
 
-func parse(args []string, stderr io.Writer) (*options, error) {
-	o := &options{}
+// flags declares the bench's flags; names receives --scenarios.
+func flags(o *options, names *string) *flag.FlagSet {
 	fs := flag.NewFlagSet("inventory-bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var names string
 	fs.StringVar(&o.mock, "mock", "", "inventory-mock `binary` to measure; empty: go build ./cmd/inventory-mock into a temporary directory")
 	fs.StringVar(&o.against, "against", "", "another inventory-mock `binary` (an older build, say) to measure the mock against, instead of the bare baseline")
-	fs.StringVar(&names, "scenarios", "all", "comma-separated `list` of scenarios: "+strings.Join(scenarioNames(), ", ")+", or all")
+	fs.StringVar(names, "scenarios", "all", "comma-separated `list` of scenarios: "+strings.Join(scenarioNames(), ", ")+", or all")
 	fs.DurationVar(&o.duration, "duration", 2*time.Second, "length of one round against one server")
 	fs.DurationVar(&o.warmup, "warmup", 300*time.Millisecond, "load on each server before the first round of a scenario, not measured")
 	fs.IntVar(&o.rounds, "rounds", 5, "rounds per server and scenario, alternating mock and baseline")
 	fs.IntVar(&o.clients, "clients", 32, "concurrent clients, each on its own keep-alive connection")
 	fs.IntVar(&o.startupRuns, "startup-runs", 5, "starts of the mock per start-up figure (the one with 1,000,000 pets runs at most 3 times)")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: inventory-bench [flags]\n\nMeasures inventory-mock against a bare net/http baseline; see the README, Performance.\n\nFlags:")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	return fs
+}
+
+// noEnv: the bench reads no setting from the environment.
+func noEnv(string) string { return "" }
+
+// usage writes the help.
+func usage(w io.Writer) {
+	var names string
+	fmt.Fprint(w, `inventory-bench: measures inventory-mock against a baseline on this machine.
+
+Both run as child processes with the same client, concurrency and duration;
+rounds alternate between them, and the report gives medians and the ratio
+mock/baseline of requests per second and of p50 and p99 latency, then the
+mock's start-up time and resident memory. See the README, Performance.
+
+Usage:
+  inventory-bench [flags]                 run the scenarios
+  inventory-bench baseline [flags]        serve the baseline alone: a bare net/http
+                                          handler (--addr, --api-key, --generate, --seed)
+
+Flags:
+`)
+	cli.PrintFlags(w, flags(&options{}, &names), noEnv)
+	fmt.Fprint(w, "\nExit status: 0 every scenario ran; 1 a scenario failed; 2 bad flags.\n")
+}
+
+func parse(args []string) (*options, error) {
+	o := &options{}
+	var names string
+	fs := flags(o, &names)
+	if err := cli.Parse(fs, args); err != nil {
 		return nil, err
 	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q; see --help", fs.Arg(0))
+	if o.version {
+		return o, nil
 	}
 	if names == "all" {
 		names = strings.Join(scenarioNames(), ",")
@@ -60,15 +92,15 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 			continue
 		}
 		if !slices.Contains(scenarioNames(), n) {
-			return nil, fmt.Errorf("--scenarios: unknown scenario %q; want %s", n, strings.Join(scenarioNames(), ", "))
+			return nil, cli.Usagef("--scenarios: unknown scenario %q; want %s", n, strings.Join(scenarioNames(), ", "))
 		}
 		o.scenarios = append(o.scenarios, n)
 	}
 	switch {
 	case len(o.scenarios) == 0:
-		return nil, errors.New("--scenarios: none given")
+		return nil, cli.Usagef("--scenarios: none given")
 	case o.duration <= 0 || o.rounds < 1 || o.clients < 1 || o.startupRuns < 1 || o.warmup < 0:
-		return nil, errors.New("--duration, --rounds, --clients and --startup-runs must be positive")
+		return nil, cli.Usagef("--duration, --rounds, --clients and --startup-runs must be positive")
 	}
 	return o, nil
 }
@@ -87,9 +119,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "baseline" {
 		return runBaseline(ctx, args[1:], stderr)
 	}
-	o, err := parse(args, stderr)
+	o, err := parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		usage(stdout)
+		return err
+	}
 	if err != nil {
 		return err
+	}
+	if o.version {
+		fmt.Fprintln(stdout, "inventory-bench", cli.Version(version))
+		return nil
 	}
 	mock := o.mock
 	if mock == "" {

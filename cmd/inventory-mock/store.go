@@ -32,7 +32,7 @@ const (
 )
 
 // storeUsage is the --store flag's help.
-const storeUsage = "where state is kept: memory, file:PATH (survives restarts) or redis://[:PASSWORD@]HOST:PORT/DB (shared by replicas)"
+const storeUsage = "keep state in `STORE`: memory; file:PATH, which survives restarts; or redis://[:PASSWORD@]HOST:PORT/DB, shared by replicas (see the README, Store engines)"
 
 // parseStore reads memory, file:PATH, or a redis:// or rediss:// URL. Its
 // errors never repeat a password the value holds.
