@@ -173,6 +173,13 @@ func OpenRedis(ctx context.Context, rawURL string, records []fixtures.Record, op
 	}
 	r.up.Store(true)
 	r.writes = newBatcher(r.client, compareAndSet)
+	// The default session exists from the start, as in every engine: a
+	// read marks it used, and so created, on the server.
+	if _, err := r.read(ctx, DefaultSession); err != nil {
+		r.writes.close()
+		r.client.Close()
+		return nil, err
+	}
 	go r.monitor()
 	return r, nil
 }

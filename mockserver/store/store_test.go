@@ -250,6 +250,9 @@ func TestEngines(t *testing.T) {
 			})
 			t.Run("reset of the default session", func(t *testing.T) {
 				s := e.open(t, pets(5), Options{})
+				if infos, _ := s.Sessions(ctx); len(infos) != 1 || infos[0].Name != DefaultSession || infos[0].Created.IsZero() {
+					t.Errorf("a new store: Sessions() = %+v; want the default session, created", infos)
+				}
 				s.Update(ctx, DefaultSession, 4, setQuantity(1))
 				if err := s.Reset(ctx, DefaultSession); err != nil {
 					t.Fatal(err)
@@ -260,8 +263,8 @@ func TestEngines(t *testing.T) {
 				if items := list(t, s, DefaultSession); items[3].Quantity != 40 {
 					t.Errorf("after reset: pet 4 = %v; want the fixture's 40", items[3])
 				}
-				if infos, _ := s.Sessions(ctx); len(infos) == 0 || infos[0].Name != DefaultSession || infos[0].Writes != 0 {
-					t.Errorf("Sessions() = %+v; want the default first, with 0 writes", infos)
+				if infos, _ := s.Sessions(ctx); len(infos) == 0 || infos[0].Name != DefaultSession || infos[0].Writes != 0 || infos[0].Created.IsZero() {
+					t.Errorf("Sessions() = %+v; want the default first, created, with 0 writes", infos)
 				}
 			})
 			t.Run("session limits", func(t *testing.T) { testSessionLimits(t, e) })
