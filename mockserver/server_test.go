@@ -587,8 +587,13 @@ func TestAccessLogHidesKeys(t *testing.T) {
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
-	if _, err := New(Config{}); err == nil {
-		t.Error("New without a contract: error = nil")
+	// The zero Config is the mock on its embedded defaults.
+	s, err := New(Config{})
+	if err != nil {
+		t.Fatalf("New(Config{}) = %v", err)
+	}
+	if got := serve(t, s, req{method: "GET", path: "/v1/inventory", auth: "Bearer " + DevKey}); got.status != 200 || !strings.Contains(string(got.body), `"petId":64`) {
+		t.Errorf("the zero Config serves %d %s; want the embedded fixtures to the development key", got.status, got.body)
 	}
 	doc := strings.Replace(string(spec.Document), "/store/orders:", "/files/{name}.json:", 1)
 	c, err := spec.Load([]byte(doc))
