@@ -58,7 +58,9 @@ var engines = []engine{
 		}
 	}},
 	{name: "redis", keeps: true, shares: true, place: func(t testing.TB) opener {
-		url := redistest.Start(t).URL(0)
+		// Long timeouts: on a loaded machine under the race detector a slow
+		// answer is not what these tests are about.
+		url := redistest.Start(t).URL(0) + "?read_timeout=10s&write_timeout=10s&pool_timeout=10s"
 		return func(records []fixtures.Record, opts Options) (Store, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
