@@ -13,16 +13,19 @@ import (
 	"time"
 )
 
-// redisArgs configure the bench's redis-server as the README recommends
-// for a mock whose writes must survive a crash of Redis: the append-only
-// file, synced before every answer to a write.
-var redisArgs = []string{"--save", "", "--appendonly", "yes", "--appendfsync", "always"}
+// redisArgs configure the bench's redis-server with the append-only file
+// and the given appendfsync policy: always, the default and what the
+// README recommends for a mock whose writes must survive a crash of Redis,
+// syncs it before every answer to a write.
+func redisArgs(fsync string) []string {
+	return []string{"--save", "", "--appendonly", "yes", "--appendfsync", fsync}
+}
 
 // prepareStore makes what the mock of an engine scenario keeps its state
 // in, a new file or a redis-server of its own, and returns the --store
 // value, the engine's server if it has one, and a function that removes
 // it all.
-func prepareStore(ctx context.Context, kind string) (string, *server, func(), error) {
+func prepareStore(ctx context.Context, kind, redisFsync string) (string, *server, func(), error) {
 	dir, err := os.MkdirTemp("", "inventory-bench-"+kind+"-")
 	if err != nil {
 		return "", nil, nil, err
@@ -32,7 +35,7 @@ func prepareStore(ctx context.Context, kind string) (string, *server, func(), er
 	case "file":
 		return "file:" + filepath.Join(dir, "state.db"), nil, removeDir, nil
 	case "redis":
-		srv, err := startRedis(ctx, dir)
+		srv, err := startRedis(ctx, dir, redisArgs(redisFsync))
 		if err != nil {
 			removeDir()
 			return "", nil, nil, err
@@ -43,9 +46,9 @@ func prepareStore(ctx context.Context, kind string) (string, *server, func(), er
 	return "", nil, nil, fmt.Errorf("no store engine %q", kind)
 }
 
-// startRedis starts redis-server with redisArgs on a free loopback port,
-// its files in dir, and waits until it answers PING.
-func startRedis(ctx context.Context, dir string) (*server, error) {
+// startRedis starts redis-server with args on a free loopback port, its
+// files in dir, and waits until it answers PING.
+func startRedis(ctx context.Context, dir string, args []string) (*server, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, errors.New("redis-server is not installed (apt-get install redis-server); the redis scenarios need it")
@@ -55,7 +58,7 @@ func startRedis(ctx context.Context, dir string) (*server, error) {
 		return nil, err
 	}
 	_, port, _ := net.SplitHostPort(addr)
-	cmd := exec.Command(bin, append(redisArgs, "--port", port, "--bind", "127.0.0.1", "--dir", dir,
+	cmd := exec.Command(bin, append(args, "--port", port, "--bind", "127.0.0.1", "--dir", dir,
 		"--daemonize", "no", "--logfile", filepath.Join(dir, "redis.log"))...)
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -112,7 +115,7 @@ func (b *bench) engineNote() {
 	for _, r := range b.rows {
 		if r.s.store != "" {
 			fmt.Fprintf(b.out, "In the rows %s, \"mock\" is the mock on that store (redis-server %s) and \"baseline\" the mock on memory, in the same run.\n\n",
-				strings.Join(engineRows(b.rows), ", "), strings.Join(redisArgs, " "))
+				strings.Join(engineRows(b.rows), ", "), shell(redisArgs(b.o.redisFsync)))
 			return
 		}
 	}
@@ -126,4 +129,16 @@ func engineRows(rows []row) []string {
 		}
 	}
 	return names
+}
+
+// shell writes args as a shell command line would, ” for an empty one.
+func shell(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		if a == "" {
+			out[i] = "''"
+		}
+	}
+	return strings.Join(out, " ")
 }

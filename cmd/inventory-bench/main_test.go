@@ -74,6 +74,8 @@ func TestParse(t *testing.T) {
 		{[]string{"--scenarios", "lists"}, `unknown scenario "lists"`},
 		{[]string{"--scenarios", ","}, "none given"},
 		{[]string{"--rounds", "0"}, "must be positive"},
+		{[]string{"--redis-appendfsync", "sometimes"}, `want always, everysec or no`},
+		{[]string{"--redis-appendfsync", "everysec"}, ""},
 		{[]string{"extra"}, `unexpected argument "extra" (see --help)`},
 		{[]string{"--nope"}, "flag provided but not defined: -nope (see --help)"},
 	} {

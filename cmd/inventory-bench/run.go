@@ -33,6 +33,7 @@ type options struct {
 	rounds      int
 	clients     int
 	startupRuns int
+	redisFsync  string // appendfsync of the redis scenarios' redis-server
 }
 
 // flags declares the bench's flags; names receives --scenarios.
@@ -45,6 +46,7 @@ func flags(o *options, names *string) *flag.FlagSet {
 	fs.DurationVar(&o.warmup, "warmup", 300*time.Millisecond, "load on each server before the first round of a scenario, not measured")
 	fs.IntVar(&o.rounds, "rounds", 5, "rounds per server and scenario, alternating mock and baseline")
 	fs.IntVar(&o.clients, "clients", 32, "concurrent clients, each on its own keep-alive connection")
+	fs.StringVar(&o.redisFsync, "redis-appendfsync", "always", "appendfsync `policy` of the redis scenarios' redis-server: always (no acknowledged write lost if Redis crashes), everysec or no")
 	fs.IntVar(&o.startupRuns, "startup-runs", 5, "starts of the mock per start-up figure (the one with 1,000,000 pets runs at most 3 times)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	return fs
@@ -101,6 +103,8 @@ func parse(args []string) (*options, error) {
 		return nil, cli.Usagef("--scenarios: none given")
 	case o.duration <= 0 || o.rounds < 1 || o.clients < 1 || o.startupRuns < 1 || o.warmup < 0:
 		return nil, cli.Usagef("--duration, --rounds, --clients and --startup-runs must be positive")
+	case o.redisFsync != "always" && o.redisFsync != "everysec" && o.redisFsync != "no":
+		return nil, cli.Usagef("--redis-appendfsync %q: want always, everysec or no", o.redisFsync)
 	}
 	return o, nil
 }
@@ -245,7 +249,7 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 	mockName, mockArgv := "mock", concat(b.mock, gen, s.mockArgs)
 	var backend *server // the engine's server (redis-server), if it has one
 	if s.store != "" {
-		arg, srv, cleanup, err := prepareStore(ctx, s.store)
+		arg, srv, cleanup, err := prepareStore(ctx, s.store, b.o.redisFsync)
 		if err != nil {
 			return err
 		}
