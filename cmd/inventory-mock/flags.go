@@ -40,6 +40,8 @@ type options struct {
 	printFixtures bool
 	healthCheck   bool
 	version       bool
+	store         string
+	storeFlag     storeFlag // store, parsed
 
 	given map[string]bool // the flags set on the command line or in the environment
 }
@@ -83,6 +85,7 @@ func flags(o *options) *flag.FlagSet {
 	fs.StringVar(&o.tlsKey, "tls-key", "", "private key `file` for --tls-cert")
 	fs.BoolVar(&o.tlsSelfSigned, "tls-self-signed", false, "serve HTTPS with a certificate made at start-up for localhost")
 	fs.StringVar(&o.tlsCertOut, "tls-cert-out", "", "with --tls-self-signed: write its certificate (PEM) to `file`, for clients to trust (curl --cacert, inventory-conformance --ca-cert)")
+	fs.StringVar(&o.store, "store", storeMemory, storeUsage)
 	fs.StringVar(&o.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.Var(&o.latency, "latency", "add latency: `[OPERATION=]DELAY[-DELAY]`, such as 200ms or updateInventory=50ms-1s (repeatable)")
 	fs.Var(&o.fault, "fault", "inject a fault: `[OPERATION=]FAULT[:STATUS][@P]`, FAULT one of status, reset, empty, truncate, slow, such as status:503@0.1 (repeatable)")
@@ -160,6 +163,10 @@ func parse(args []string, getenv func(string) string) (*options, error) {
 		return nil, cli.Usagef("--journal-size and --journal-body-limit must not be negative")
 	case o.maxSessions < 1 || o.sessionIdle <= 0:
 		return nil, cli.Usagef("--max-sessions and --session-idle must be positive")
+	}
+	var err error
+	if o.storeFlag, err = parseStore(o.store); err != nil {
+		return nil, cli.Usagef("--store: %v", err)
 	}
 	return o, nil
 }

@@ -66,11 +66,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	sessions := store.Options{MaxSessions: o.maxSessions, IdleTimeout: o.sessionIdle}
+	st, err := openStore(ctx, o.storeFlag, data, sessions, logger)
+	if err != nil {
+		return err
+	}
 	mock, err := mockserver.New(mockserver.Config{
 		Contract:         data.contract,
 		Shape:            data.shape,
+		Store:            st,
 		Records:          data.records,
-		Sessions:         store.Options{MaxSessions: o.maxSessions, IdleTimeout: o.sessionIdle},
+		Sessions:         sessions,
 		APIKeys:          o.apiKeys,
 		AdminKey:         o.adminKey,
 		CORSOrigins:      o.corsOrigins,
@@ -81,6 +87,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		JournalBodyLimit: o.journalBody,
 	})
 	if err != nil {
+		st.Close()
 		return err
 	}
 	if c := mock.Chaos(); len(c.Rules) > 0 {
@@ -128,6 +135,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		"url", scheme+"://"+addr+data.contract.BasePath,
 		"records", len(data.records),
 		"source", data.source,
+		"store", o.storeFlag.safe,
 		"startup", time.Since(start).Round(time.Microsecond),
 		"version", cli.Version(version))
 	if ready != nil {
