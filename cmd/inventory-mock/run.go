@@ -133,6 +133,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	addr := ln.Addr().String()
 	logger.Info("listening",
 		"url", scheme+"://"+addr+data.contract.BasePath,
+		"dashboard", scheme+"://"+addr+"/__admin/",
 		"records", len(data.records),
 		"source", data.source,
 		"store", o.storeFlag.safe,

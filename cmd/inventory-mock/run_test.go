@@ -102,7 +102,7 @@ func TestServesWithKeysFromEnvironment(t *testing.T) {
 		t.Errorf("run after shutdown = %v; want nil", err)
 	}
 	out := logs.String()
-	for _, want := range []string{"msg=listening", "records=64", "path=/v1/inventory", "status=401", "shutting down"} {
+	for _, want := range []string{"msg=listening", "dashboard=http://", "records=64", "path=/v1/inventory", "status=401", "shutting down"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %q:\n%s", want, out)
 		}
