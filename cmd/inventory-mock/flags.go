@@ -37,6 +37,7 @@ type options struct {
 	journalBody   int
 	maxSessions   int
 	sessionIdle   time.Duration
+	pprofAddr     string
 	printFixtures bool
 	healthCheck   bool
 	version       bool
@@ -95,6 +96,7 @@ func flags(o *options) *flag.FlagSet {
 	fs.IntVar(&o.journalBody, "journal-body-limit", mockserver.DefaultJournalBodyLimit, "`bytes` of each request and response body the journal keeps")
 	fs.IntVar(&o.maxSessions, "max-sessions", store.DefaultMaxSessions, "sessions (X-Mock-Session) kept besides the default (`N`); past it the least recently used is dropped")
 	fs.DurationVar(&o.sessionIdle, "session-idle", store.DefaultIdleTimeout, "drop a session unused for this `duration`")
+	fs.StringVar(&o.pprofAddr, "pprof", "", "serve Go's profiles at http://`host:port`/debug/pprof/ on a loopback address (off by default)")
 	fs.BoolVar(&o.printFixtures, "print-fixtures", false, "print the data set as JSON and exit")
 	fs.BoolVar(&o.healthCheck, "health-check", false, "GET /healthz on --addr; exit 0 if it answers 200, else 1 (for container health checks)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")

@@ -103,6 +103,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 
+	if o.pprofAddr != "" {
+		stopPprof, err := servePprof(o.pprofAddr, logger)
+		if err != nil {
+			return err
+		}
+		defer stopPprof()
+	}
 	srv := &http.Server{
 		Handler:           mock,
 		ReadHeaderTimeout: 5 * time.Second,
