@@ -29,20 +29,20 @@ const maxLoggedPath = 256
 // It hands the record straight to the logger's handler: Logger.LogAttrs
 // would also look up the caller on every request, which costs as much as
 // formatting the line, for a source position no handler here reports.
-func accessLog(logger *slog.Logger, next http.Handler) http.Handler {
+func accessLog(logger *slog.Logger, rd redactor, next http.Handler) http.Handler {
 	h := logger.Handler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := recorders.Get().(*statusRecorder)
 		*rec = statusRecorder{ResponseWriter: w}
-		id := requestID(r)
+		id := requestID(r, rd)
 		w.Header()[RequestIDHeader] = []string{id}
 		defer func() {
 			ctx := r.Context()
 			if h.Enabled(ctx, slog.LevelInfo) {
 				end := time.Now()
 				line := slog.NewRecord(end, slog.LevelInfo, "request", 0)
-				p := r.URL.Path
+				p := rd.apply(r.URL.Path)
 				if len(p) > maxLoggedPath {
 					p = p[:maxLoggedPath] + "...(" + strconv.Itoa(len(r.URL.Path)) + " bytes)"
 				}
@@ -76,10 +76,10 @@ func accessLog(logger *slog.Logger, next http.Handler) http.Handler {
 }
 
 // requestID returns the caller's request id if it is a short token of
-// visible ASCII, else a new one: a random prefix made at start-up and a
-// counter, unique within the process and cheap to make.
-func requestID(r *http.Request) string {
-	if v := r.Header[RequestIDHeader]; len(v) == 1 && len(v[0]) <= 128 && visible(v[0]) {
+// visible ASCII that holds no key, else a new one: a random prefix made at
+// start-up and a counter, unique within the process and cheap to make.
+func requestID(r *http.Request, rd redactor) string {
+	if v := r.Header[RequestIDHeader]; len(v) == 1 && len(v[0]) <= 128 && visible(v[0]) && !rd.holds(v[0]) {
 		return v[0]
 	}
 	b := make([]byte, 0, 24)

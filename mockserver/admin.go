@@ -3,7 +3,9 @@ package mockserver
 import (
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"net/http"
+	"regexp"
 	"strconv"
 	"time"
 
@@ -109,16 +111,16 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 
 // adminSession returns the session an admin request names: the session
 // query parameter, else the X-Mock-Session header, else the default.
-func adminSession(w http.ResponseWriter, r *http.Request) (string, bool) {
+func (s *Server) adminSession(w http.ResponseWriter, r *http.Request) (string, bool) {
 	if q := r.URL.Query().Get("session"); q != "" {
 		return q, true // the admin document's pattern has checked it
 	}
-	return sessionOf(w, r)
+	return s.sessionOf(w, r)
 }
 
 // resetSession puts a session back to its fixtures.
 func (s *Server) resetSession(w http.ResponseWriter, r *http.Request, _ *request) {
-	session, ok := adminSession(w, r)
+	session, ok := s.adminSession(w, r)
 	if !ok {
 		return
 	}
@@ -161,9 +163,14 @@ func (s *Server) listRequests(w http.ResponseWriter, r *http.Request, _ *request
 		f.limit, _ = strconv.Atoi(v)
 	}
 	if v := q.Get("since"); v != "" {
-		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		switch {
+		case err == nil:
 			f.since = t
-		} else {
+		case looksLikeTime.MatchString(v):
+			writeError(w, http.StatusBadRequest, CodeInvalidParameter, fmt.Sprintf("since: %q is not an RFC 3339 time such as 2026-11-22T21:00:00Z", v))
+			return
+		default:
 			f.sinceID = v
 		}
 	}
@@ -174,6 +181,9 @@ func (s *Server) listRequests(w http.ResponseWriter, r *http.Request, _ *request
 	}
 	writeValue(w, http.StatusOK, out)
 }
+
+// looksLikeTime tells a time with a mistake in it from a request id.
+var looksLikeTime = regexp.MustCompile(`^\d{4}-\d{1,2}-\d{1,2}[Tt ]`)
 
 // operationOf returns the contract operation an entry addressed, or nil.
 func (s *Server) operationOf(e *entry) *spec.Operation {
@@ -209,8 +219,11 @@ func (s *Server) getChaos(w http.ResponseWriter, r *http.Request, _ *request) {
 // setChaos replaces the rules; a rule the mock cannot apply is a 400 and
 // changes nothing.
 func (s *Server) setChaos(w http.ResponseWriter, r *http.Request, in *request) {
+	// The body passed the admin document's schema; numbers JSON Schema
+	// counts as integers (5.03e2) are written as integers before Go reads
+	// them into its fields.
 	var cfg Chaos
-	if err := json.Unmarshal(in.raw, &cfg); err != nil {
+	if err := json.Unmarshal(spec.AppendJSON(nil, wholeNumbers(in.body)), &cfg); err != nil {
 		writeError(w, http.StatusBadRequest, CodeInvalidBody, "body: "+err.Error())
 		return
 	}
@@ -270,6 +283,8 @@ type message struct {
 	Body      string      `json:"body"`
 	Bytes     int         `json:"bytes"`
 	Truncated bool        `json:"truncated,omitempty"`
+	// HeadersCut: headers past the journal's limit were left out.
+	HeadersCut bool `json:"headersCut,omitempty"`
 }
 
 // render shows an entry with every configured key replaced, and judges
@@ -277,12 +292,14 @@ type message struct {
 func (s *Server) render(e *entry) journalEntry {
 	rd := s.redact
 	out := journalEntry{
-		ID: e.id, Seq: e.seq, Time: e.time.UTC().Format(time.RFC3339Nano), Session: e.session,
+		ID: rd.apply(e.id), Seq: e.seq, Time: e.time.UTC().Format(time.RFC3339Nano), Session: rd.apply(e.session),
 		Method: e.method, Path: rd.apply(e.path), Status: e.status, Code: e.code,
 		DurationMs: float64(e.duration.Microseconds()) / 1000, Forced: e.forced, Fault: e.fault,
-		Request:  message{Headers: redactHeader(e.reqHeader, rd), Body: rd.apply(string(e.reqBody)), Bytes: e.reqBytes, Truncated: e.reqBytes > len(e.reqBody)},
-		Response: message{Headers: redactHeader(e.respHeader, rd), Body: rd.apply(string(e.respBody)), Bytes: e.respBytes, Truncated: e.respBytes > len(e.respBody)},
-		Curl:     e.curl(rd),
+		Request: message{Headers: redactHeader(e.reqHeader, rd), HeadersCut: e.headersCut,
+			Body: rd.applyCut(string(e.reqBody), e.reqBytes > len(e.reqBody)), Bytes: e.reqBytes, Truncated: e.reqBytes > len(e.reqBody)},
+		Response: message{Headers: redactHeader(e.respHeader, rd),
+			Body: rd.applyCut(string(e.respBody), e.respBytes > len(e.respBody)), Bytes: e.respBytes, Truncated: e.respBytes > len(e.respBody)},
+		Curl: e.curl(rd),
 	}
 	if e.respHeader.Get("Content-Encoding") != "" {
 		out.Response.Body = fmt.Sprintf("(%s-compressed, %d bytes; the journal shows uncompressed bodies only)", e.respHeader.Get("Content-Encoding"), e.respBytes)
@@ -320,4 +337,27 @@ func redactHeader(h http.Header, rd redactor) http.Header {
 		}
 	}
 	return out
+}
+
+// wholeNumbers returns v with every number that is a whole number written
+// as a plain integer: 5.03e2 as 503.
+func wholeNumbers(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		if _, err := v.Int64(); err == nil {
+			return v
+		}
+		if r, ok := new(big.Rat).SetString(string(v)); ok && r.IsInt() {
+			return json.Number(r.Num().String())
+		}
+	case map[string]any:
+		for k, e := range v {
+			v[k] = wholeNumbers(e)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = wholeNumbers(e)
+		}
+	}
+	return v
 }

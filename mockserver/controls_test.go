@@ -529,3 +529,53 @@ func TestAdminDocumentIsServed(t *testing.T) {
 		t.Errorf("%d handlers for %d operations", len(s.adminHandlers()), len(s.admin.Operations))
 	}
 }
+
+func TestAcceptsGzip(t *testing.T) {
+	for v, want := range map[string]bool{
+		"": false, "gzip": true, "GZIP": true, "x-gzip": true, "gzip;q=0": false, "gzip;Q=0": false, "gzip; q=0.000": false,
+		"gzip;q=0.5": true, "br, gzip;q=0.1": true, "*": true, "*;q=0": false, "*;q=0, gzip": true, "gzip;q=0, *": false,
+		"identity": false, "br": false, "deflate, *;q=0.2": true,
+	} {
+		r := httptest.NewRequest("GET", "/", nil)
+		if v != "" {
+			r.Header.Set("Accept-Encoding", v)
+		}
+		if got := acceptsGzip(r); got != want {
+			t.Errorf("Accept-Encoding %q: gzip %v; want %v", v, got, want)
+		}
+	}
+}
+
+// TestReviewedInputs holds inputs a review found mishandled: each gets a
+// clear answer now.
+func TestReviewedInputs(t *testing.T) {
+	s := newServer(t, func(c *Config) { c.JournalSize = 10 })
+	huge := `{"quantity":1` + strings.Repeat("1", 200_000) + `}`
+	tests := []struct {
+		name   string
+		r      req
+		status int
+		want   string
+	}{
+		{"a number of 200,001 digits", req{method: "PATCH", path: "/v1/inventory/3", body: huge}, 400, "a number of 200001 characters; the mock reads numbers of at most 100"},
+		{"an exponent past 1000", req{method: "PATCH", path: "/v1/inventory/3", body: `{"quantity":1e400000}`}, 400, "has an exponent past ±1000"},
+		{"-0 as a quantity", req{method: "PATCH", path: "/v1/inventory/3", body: `{"quantity":-0}`}, 200, `"quantity":0,`},
+		{"-0 as a petId", req{method: "PATCH", path: "/v1/inventory/-0", body: `{"quantity":1}`}, 400, `petId: \"-0\" is not an integer`},
+		{"two Content-Types", req{method: "PATCH", path: "/v1/inventory/3", body: `{"quantity":1}`, header: http.Header{"Content-Type": {"application/json", "text/plain"}}}, 400, "Content-Type is given 2 times"},
+		{"a mistyped since", req{method: "GET", path: "/__admin/requests?since=2026-13-99T00:00:00Z"}, 400, "since: \\\"2026-13-99T00:00:00Z\\\" is not an RFC 3339 time"},
+		{"a whole number written with an exponent", req{method: "PUT", path: "/__admin/chaos", body: `{"rules":[{"operation":"updateInventory","fault":"status","status":5.03e2}]}`}, 200, `"status":503`},
+	}
+	for _, tt := range tests {
+		start := time.Now()
+		got := serve(t, s, tt.r)
+		if got.status != tt.status || !strings.Contains(string(got.body), tt.want) {
+			t.Errorf("%s: %d %.300s; want %d with %s", tt.name, got.status, got.body, tt.status, tt.want)
+		}
+		if len(got.body) > 4096 {
+			t.Errorf("%s: the answer has %d bytes; a message quotes at most a short part of what was sent", tt.name, len(got.body))
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Logf("%s took %s", tt.name, d) // not a failure: the machine may be loaded
+		}
+	}
+}

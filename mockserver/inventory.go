@@ -119,20 +119,35 @@ var (
 )
 
 // acceptsGzip reports whether the request's Accept-Encoding allows gzip
-// (and does not give it q=0).
+// (RFC 9110, section 12.5.3): gzip (or x-gzip) with a q-value above 0, or
+// no mention of it and * above 0.
 func acceptsGzip(r *http.Request) bool {
+	gzipQ, anyQ := -1.0, -1.0
 	for _, v := range r.Header.Values("Accept-Encoding") {
 		for _, part := range strings.Split(v, ",") {
 			name, params, _ := strings.Cut(part, ";")
-			name = strings.TrimSpace(name)
-			if !strings.EqualFold(name, "gzip") && !strings.EqualFold(name, "x-gzip") && name != "*" {
-				continue
+			name = strings.ToLower(strings.TrimSpace(name))
+			q := 1.0
+			for _, p := range strings.Split(params, ";") {
+				k, val, _ := strings.Cut(strings.TrimSpace(p), "=")
+				if strings.EqualFold(strings.TrimSpace(k), "q") {
+					if f, err := strconv.ParseFloat(strings.TrimSpace(val), 64); err == nil {
+						q = f
+					}
+				}
 			}
-			q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
-			return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+			switch name {
+			case "gzip", "x-gzip":
+				gzipQ = q
+			case "*":
+				anyQ = q
+			}
 		}
 	}
-	return false
+	if gzipQ >= 0 {
+		return gzipQ > 0
+	}
+	return anyQ > 0
 }
 
 // getInventoryItem answers a read of one record.

@@ -59,6 +59,7 @@ type entry struct {
 	duration           time.Duration
 	forced, fault      string
 	reqHeader          http.Header
+	headersCut         bool // request headers past maxJournalHeaders were left out
 	reqBody            []byte
 	reqBytes           int
 	respHeader         http.Header
@@ -113,19 +114,21 @@ func (j *journal) journaled(next http.Handler) http.Handler {
 
 // record adds the request rec has followed to the journal.
 func (j *journal) record(w http.ResponseWriter, r *http.Request, rec *statusRecorder, start time.Time) {
+	// A request that never reached an operation (no key, no such path) is
+	// kept in the default session whatever session it names: only a key
+	// holder makes sessions, so nobody without one can fill the journal
+	// with sessions or push a team's out.
 	session := rec.session
 	if session == "" {
 		session = store.DefaultSession
-		if v := r.Header.Values(SessionHeader); len(v) == 1 && sessionName.MatchString(v[0]) {
-			session = v[0]
-		}
 	}
+	reqHeader, headersCut := journalHeader(r.Header)
 	e := &entry{
 		id: w.Header().Get(RequestIDHeader), time: start, session: session,
 		method: r.Method, host: r.Host, path: r.URL.RequestURI(), tls: r.TLS != nil,
 		status: rec.status(), aborted: rec.aborted, code: rec.code, duration: time.Since(start),
 		forced: rec.forced, fault: rec.fault,
-		reqHeader: journalHeader(r.Header), reqBody: rec.capture.reqBody, reqBytes: rec.capture.reqBytes,
+		reqHeader: reqHeader, headersCut: headersCut, reqBody: rec.capture.reqBody, reqBytes: rec.capture.reqBytes,
 		// The answer's headers are kept, not copied: they are the answer's
 		// own, and nothing writes to them once it has been sent.
 		respHeader: w.Header(), respBody: rec.capture.respBody, respBytes: rec.capture.respBytes,
@@ -133,19 +136,34 @@ func (j *journal) record(w http.ResponseWriter, r *http.Request, rec *statusReco
 	j.add(e)
 }
 
-// journalHeader copies a request's headers without its credentials. The
-// values are shared, not copied: nothing writes to a request's headers
-// once it has been served.
-func journalHeader(h http.Header) http.Header {
+// maxJournalHeaders is the most bytes of request headers an entry keeps
+// (a request may send 64 KiB of them): past it, headers are left out.
+const maxJournalHeaders = 4 << 10
+
+// journalHeader copies a request's headers without its credentials, at
+// most maxJournalHeaders bytes of them, and says whether it left some
+// out. The values are shared, not copied: nothing writes to a request's
+// headers once it has been served.
+func journalHeader(h http.Header) (http.Header, bool) {
 	out := make(http.Header, len(h))
+	size, cut := 0, false
 	for k, v := range h {
 		switch k {
 		case "Authorization", "Cookie", "Proxy-Authorization":
 			continue
 		}
+		n := len(k)
+		for _, s := range v {
+			n += len(s)
+		}
+		if size+n > maxJournalHeaders {
+			cut = true
+			continue
+		}
+		size += n
 		out[k] = v
 	}
-	return out
+	return out, cut
 }
 
 // add appends e to its session's ring.
@@ -239,21 +257,6 @@ func (j *journal) clear(session string) {
 		return
 	}
 	delete(j.sessions, session)
-}
-
-// A redactor replaces configured keys wherever they appear.
-type redactor []string
-
-// Redacted stands for a key in what the mock shows.
-const Redacted = "[REDACTED]"
-
-func (rd redactor) apply(s string) string {
-	for _, k := range rd {
-		if k != "" && strings.Contains(s, k) {
-			s = strings.ReplaceAll(s, k, Redacted)
-		}
-	}
-	return s
 }
 
 // curl renders an entry as a curl command, the key left out: the command

@@ -68,7 +68,7 @@ func (s *Server) operation(op *spec.Operation, h opHandler) http.Handler {
 		}
 		in := &request{op: op}
 		var ok bool
-		if in.session, ok = sessionOf(w, r); !ok {
+		if in.session, ok = s.sessionOf(w, r); !ok {
 			return
 		}
 		rec.session = in.session
@@ -126,14 +126,18 @@ var deprecationTrue = []string{"true"}
 var sessionName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 // sessionOf returns the request's session, or answers 400 and reports
-// false when the header does not name one.
-func sessionOf(w http.ResponseWriter, r *http.Request) (string, bool) {
+// false when the header does not name one. A name that holds a key is
+// refused: session names are shown in logs and the admin API.
+func (s *Server) sessionOf(w http.ResponseWriter, r *http.Request) (string, bool) {
 	v := r.Header[SessionHeader]
 	switch {
 	case len(v) == 0:
 		return store.DefaultSession, true
-	case len(v) == 1 && sessionName.MatchString(v[0]):
+	case len(v) == 1 && sessionName.MatchString(v[0]) && !s.redact.holds(v[0]):
 		return v[0], true
+	case len(v) == 1 && sessionName.MatchString(v[0]):
+		writeError(w, http.StatusBadRequest, CodeInvalidSession, SessionHeader+": a session name must not hold a key")
+		return "", false
 	}
 	writeError(w, http.StatusBadRequest, CodeInvalidSession,
 		SessionHeader+": want one session name of 1 to 64 letters, digits, '.', '_' or '-'")

@@ -56,7 +56,7 @@ type recordFilter struct {
 // milliseconds for 100,000 records: a dashboard's request, not an API
 // one).
 func (s *Server) listRecords(w http.ResponseWriter, r *http.Request, _ *request) {
-	session, ok := adminSession(w, r)
+	session, ok := s.adminSession(w, r)
 	if !ok {
 		return
 	}
@@ -336,7 +336,7 @@ func (s *Server) updateRecord() adminHandler {
 	calm.chaos = newChaos(s.contract, s.maxDelay) // no rules
 	update := calm.operation(op, h)
 	return func(w http.ResponseWriter, r *http.Request, in *request) {
-		session, ok := adminSession(w, r)
+		session, ok := s.adminSession(w, r)
 		if !ok {
 			return
 		}

@@ -141,7 +141,7 @@ func New(cfg Config) (*Server, error) {
 		chaos:    newChaos(cfg.Contract, maxDelay),
 		journal:  newJournal(cfg.JournalSize, bodyLimit, maxSessions),
 		maxDelay: maxDelay,
-		redact:   redactor(append(slices.Clone(apiKeys), cfg.AdminKey)),
+		redact:   newRedactor(append(slices.Clone(apiKeys), cfg.AdminKey)...),
 	}
 	if err := s.chaos.set(cfg.Chaos); err != nil {
 		return nil, fmt.Errorf("mockserver: chaos: %w", err)
@@ -150,7 +150,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.handler = accessLog(logger, recoverPanics(logger, cors(cfg.CORSOrigins, cleanPath(root))))
+	s.handler = accessLog(logger, s.redact, recoverPanics(logger, cors(cfg.CORSOrigins, cleanPath(root))))
 	return s, nil
 }
 

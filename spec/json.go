@@ -63,6 +63,43 @@ func DecodeJSON(b []byte) (any, error) {
 
 var errTrailing = errors.New("trailing data")
 
+// Limits on a JSON number DecodeJSON reads. Exact numbers are checked with
+// big rationals, whose cost grows faster than their length: a body of a
+// million digits would cost seconds of CPU. No value of this contract
+// needs more.
+const (
+	MaxNumberLength   = 100  // characters of a number as written
+	MaxNumberExponent = 1000 // the largest exponent, either way
+)
+
+// A numberError is a number past the limits.
+type numberError struct{ reason string }
+
+func (e *numberError) Error() string { return e.reason }
+
+// checkNumber refuses a number longer than MaxNumberLength or with an
+// exponent past MaxNumberExponent.
+func checkNumber(n string) error {
+	if len(n) > MaxNumberLength {
+		return &numberError{fmt.Sprintf("a number of %d characters; the mock reads numbers of at most %d", len(n), MaxNumberLength)}
+	}
+	if i := strings.IndexAny(n, "eE"); i >= 0 {
+		e, err := strconv.Atoi(strings.TrimPrefix(n[i+1:], "+"))
+		if err != nil || e > MaxNumberExponent || e < -MaxNumberExponent {
+			return &numberError{fmt.Sprintf("the number %s has an exponent past ±%d", cut(n, 40), MaxNumberExponent)}
+		}
+	}
+	return nil
+}
+
+// cut shortens s to at most n bytes for a message, saying how long it was.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + fmt.Sprintf("...(%d characters)", len(s))
+}
+
 // Members calls yield with the name and raw value of each member of the
 // JSON object b, in order, without decoding the values; raw is a slice of
 // b. It stops early if yield returns false.
@@ -132,7 +169,11 @@ func (d *decoder) value() (any, error) {
 	case '"':
 		return tok.String(), nil
 	case '0':
-		return json.Number(tok.String()), nil
+		n := tok.String()
+		if err := checkNumber(n); err != nil {
+			return nil, err
+		}
+		return json.Number(n), nil
 	case 't', 'f':
 		return tok.Bool(), nil
 	case 'n':
@@ -146,7 +187,10 @@ func (d *decoder) value() (any, error) {
 func jsonError(err error, off int64, size int) *JSONError {
 	e := &JSONError{Offset: off}
 	var se *jsontext.SyntacticError
+	var ne *numberError
 	switch {
+	case errors.As(err, &ne):
+		e.Reason = ne.reason
 	case size == 0 || (errors.Is(err, io.EOF) && off == 0):
 		e.Reason = "malformed JSON: the body is empty"
 	case errors.Is(err, errTrailing):

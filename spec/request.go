@@ -117,6 +117,9 @@ func (o *Operation) CheckRequest(r *http.Request, pathValue func(string) string,
 	if len(ps) > 0 || o.Body == nil {
 		return nil, ps
 	}
+	if ct := r.Header.Values("Content-Type"); len(ct) > 1 && len(body) > 0 {
+		return nil, []Problem{{Kind: KindContentType, Message: fmt.Sprintf("Content-Type is given %d times; send it once", len(ct))}}
+	}
 	return o.Body.check(r.Header.Get("Content-Type"), body)
 }
 
@@ -163,8 +166,8 @@ func Under(name, path string) string {
 }
 
 // integerText is an integer as a path or query parameter writes it: no
-// sign but a minus, no leading zero, no fraction or exponent.
-var integerText = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
+// sign but a minus, no leading zero, no fraction or exponent, no -0.
+var integerText = regexp.MustCompile(`^(0|-?[1-9][0-9]*)$`)
 
 // numberText is a JSON number.
 var numberText = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)

@@ -285,16 +285,16 @@ func rat(r *big.Rat) string {
 func display(v any) string {
 	switch v := v.(type) {
 	case json.Number:
-		return v.String()
+		return cut(v.String(), 40)
 	case string:
 		b, _ := json.Marshal(v)
-		return string(b)
+		return cut(string(b), 80)
 	case nil:
 		return "null"
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Sprint(v)
+		return cut(fmt.Sprint(v), 80)
 	}
-	return string(b)
+	return cut(string(b), 80)
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/petstore/inventory-kit/cmd/internal/cli"
 	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/spec"
 )
@@ -27,12 +29,15 @@ import (
 // log. inventory-bench starts it as a child process, as it does the mock.
 func runBaseline(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("inventory-bench baseline", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8081", "`host:port` to listen on")
 	key := fs.String("api-key", benchKey, "the accepted API `key`")
 	generate := fs.Int("generate", 0, "serve `N` generated pets instead of the default fixtures")
 	seed := fs.Uint64("seed", 1, "`seed` for --generate")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stderr, "Usage: inventory-bench baseline [flags]\n\nServes the bare baseline (see inventory-bench --help).\n\nFlags:")
+			cli.PrintFlags(stderr, fs, noEnv)
+		}
 		return err
 	}
 	items, err := baselineItems(*generate, *seed)

@@ -75,7 +75,7 @@ func envName(flagName string) string {
 func flags(o *options) *flag.FlagSet {
 	fs := flag.NewFlagSet("inventory-mock", flag.ContinueOnError)
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "`host:port` to listen on")
-	fs.Var(&o.apiKeys, "api-key", "an accepted API `key` (repeatable); none given: the development key "+mockserver.DevKey)
+	fs.Var(&o.apiKeys, "api-key", "an accepted API `key` (repeat the flag for more; the variable takes a comma-separated list); none given: the development key "+mockserver.DevKey)
 	fs.StringVar(&o.adminKey, "admin-key", "", "`key` for the admin endpoints under /__admin/; empty: any API key")
 	fs.StringVar(&o.specFile, "spec", "", "OpenAPI `file` to serve instead of the embedded contract")
 	fs.StringVar(&o.fixturesFile, "fixtures", "", "JSON `file` of records instead of the embedded fixtures")
@@ -173,34 +173,38 @@ func parse(args []string, getenv func(string) string) (*options, error) {
 	return o, nil
 }
 
-// A listFlag is a repeatable flag; one value may also hold a
-// comma-separated list.
+// A listFlag is a repeatable flag; its environment variable takes a
+// comma-separated list (cli.ListValue).
 type listFlag []string
 
 func (l *listFlag) String() string { return "" }
 
+// List marks the flag as a list for cli.FromEnv.
+func (l *listFlag) List() {}
+
 func (l *listFlag) Set(v string) error {
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			*l = append(*l, s)
-		}
+	if v = strings.TrimSpace(v); v != "" {
+		*l = append(*l, v)
 	}
 	return nil
 }
 
-// A keysFlag is the repeatable --api-key. An empty key is refused: it is
-// what --api-key "$UNSET_SECRET" gives, and falling back to the published
+// A keysFlag is the repeatable --api-key: one key each time, taken whole
+// (a comma is part of the key). An empty key is refused: it is what
+// --api-key "$UNSET_SECRET" gives, and falling back to the published
 // development key would serve anyone.
 type keysFlag []string
 
 func (k *keysFlag) String() string { return "" }
 
+// List marks the flag as a list for cli.FromEnv.
+func (k *keysFlag) List() {}
+
 func (k *keysFlag) Set(v string) error {
-	n := len(*k)
-	(*listFlag)(k).Set(v)
-	if len(*k) == n {
+	if v = strings.TrimSpace(v); v == "" {
 		return errors.New("an empty key; give a key, or leave --api-key out to accept the development key")
 	}
+	*k = append(*k, v)
 	return nil
 }
 
@@ -211,22 +215,25 @@ type originsFlag []string
 
 func (o *originsFlag) String() string { return "" }
 
+// List marks the flag as a list for cli.FromEnv.
+func (o *originsFlag) List() {}
+
 func (o *originsFlag) Set(v string) error {
-	var in listFlag
-	in.Set(v)
-	for _, s := range in {
-		if s == "*" {
-			*o = append(*o, s)
-			continue
-		}
-		u, err := url.Parse(s)
-		switch {
-		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-			return fmt.Errorf("%q is not an origin; want scheme://host[:port], such as http://localhost:3000", s)
-		case (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil:
-			return fmt.Errorf("%q: an origin is only scheme://host[:port], without a path, query or user", s)
-		}
-		*o = append(*o, strings.ToLower(u.Scheme+"://"+u.Host))
+	s := strings.TrimSpace(v)
+	if s == "" {
+		return nil
 	}
+	if s == "*" {
+		*o = append(*o, s)
+		return nil
+	}
+	u, err := url.Parse(s)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return fmt.Errorf("%q is not an origin; want scheme://host[:port], such as http://localhost:3000", s)
+	case (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return fmt.Errorf("%q: an origin is only scheme://host[:port], without a path, query or user", s)
+	}
+	*o = append(*o, strings.ToLower(u.Scheme+"://"+u.Host))
 	return nil
 }

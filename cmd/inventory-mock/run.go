@@ -114,7 +114,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Handler:           mock,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
+		WriteTimeout:      writeTimeout(o.maxDelay),
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(handler, slog.LevelWarn),
@@ -161,4 +161,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return srv.Shutdown(shutdownCtx)
+}
+
+// writeTimeout is the server's write timeout: a minute, or longer where
+// --max-delay lets a client ask for a longer wait, with room for a slow
+// body after it. A shorter one would cut the answer the client asked for.
+func writeTimeout(maxDelay time.Duration) time.Duration {
+	return max(60*time.Second, maxDelay+30*time.Second)
 }

@@ -304,8 +304,19 @@ func TestHelpAndVersion(t *testing.T) {
 	}
 }
 
+func TestKeysWithCommas(t *testing.T) {
+	o, err := parse([]string{"--api-key", "S3cr3t,x"}, env(nil))
+	if err != nil || len(o.apiKeys) != 1 || o.apiKeys[0] != "S3cr3t,x" {
+		t.Errorf("--api-key S3cr3t,x = %q, %v; want one key, comma and all", o.apiKeys, err)
+	}
+	o, err = parse(nil, env(map[string]string{"INVENTORY_MOCK_API_KEYS": "k1, k2"}))
+	if err != nil || strings.Join(o.apiKeys, "|") != "k1|k2" {
+		t.Errorf("$INVENTORY_MOCK_API_KEYS=k1, k2 = %q, %v; want two keys", o.apiKeys, err)
+	}
+}
+
 func TestCORSOriginsAreNormalised(t *testing.T) {
-	o, err := parse([]string{"--cors-origin", "http://localhost:3000/", "--cors-origin", "HTTPS://App.Example.com:8443,*"}, env(nil))
+	o, err := parse([]string{"--cors-origin", "http://localhost:3000/", "--cors-origin", "HTTPS://App.Example.com:8443", "--cors-origin", "*"}, env(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,5 +401,16 @@ func TestPprof(t *testing.T) {
 	url := strings.Fields(logs.String()[i+4:])[0]
 	if got, _ := get(t, http.DefaultClient, url, ""); got != 200 {
 		t.Errorf("GET %s = %d; want 200", url, got)
+	}
+}
+
+func TestWriteTimeoutCoversMaxDelay(t *testing.T) {
+	for _, d := range []time.Duration{time.Second, 30 * time.Second, 2 * time.Minute, time.Hour} {
+		if got := writeTimeout(d); got <= d {
+			t.Errorf("--max-delay %s: write timeout %s cuts the longest delay", d, got)
+		}
+	}
+	if _, err := parse([]string{"--session-idle", "1ns"}, env(nil)); err != nil {
+		t.Errorf("--session-idle 1ns: %v", err)
 	}
 }

@@ -191,7 +191,7 @@ func (m *Memory) deleteLocked(name string) {
 
 // sweep drops idle sessions until Close.
 func (m *Memory) sweep() {
-	t := time.NewTicker(min(m.opts.IdleTimeout/2, time.Minute))
+	t := time.NewTicker(max(min(m.opts.IdleTimeout/2, time.Minute), 10*time.Millisecond))
 	defer t.Stop()
 	for {
 		select {

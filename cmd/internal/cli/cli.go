@@ -81,6 +81,15 @@ func Parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
+// A ListValue is a repeatable flag. On the command line it is repeated,
+// one value each time (a value may hold a comma: a key may); its
+// environment variable holds a comma-separated list, each element set in
+// turn.
+type ListValue interface {
+	flag.Value
+	List()
+}
+
 // FromEnv sets every flag not given on the command line from its
 // environment variable, named by env ("" for flags that have none), and
 // refuses a value the flag does not take, naming the variable.
@@ -97,8 +106,15 @@ func FromEnv(fs *flag.FlagSet, getenv func(string) string, env func(flag string)
 		if v == "" {
 			return
 		}
-		if e := f.Value.Set(v); e != nil {
-			err = Usagef("$%s=%q: %s", name, v, valueError(f, e))
+		values := []string{v}
+		if _, ok := f.Value.(ListValue); ok {
+			values = strings.Split(v, ",")
+		}
+		for _, one := range values {
+			if e := f.Value.Set(strings.TrimSpace(one)); e != nil {
+				err = Usagef("$%s=%q: %s", name, v, valueError(f, e))
+				return
+			}
 		}
 	})
 	return err

@@ -1,0 +1,83 @@
+package mockserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestKeysNeverShown sends the configured keys every way a client could,
+// and checks that neither the access log nor the journal shows them, nor
+// a start of one long enough to guess it from.
+func TestKeysNeverShown(t *testing.T) {
+	const apiKey, adminKey = "sekrit-key-123", "adm-secret-456"
+	var logs bytes.Buffer
+	s := newServer(t, func(c *Config) {
+		c.APIKeys = []string{apiKey}
+		c.AdminKey = adminKey
+		c.JournalSize = 50
+		c.JournalBodyLimit = 19
+		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	})
+	auth := "Bearer " + apiKey
+	requests := []struct {
+		name   string
+		r      req
+		status int
+	}{
+		{"key in the path", req{method: "GET", path: "/v1/inventory/" + apiKey, auth: auth}, 405},
+		{"key percent-encoded in the query", req{method: "GET", path: "/v1/inventory?k=%73ekrit-key-123", auth: auth}, 200},
+		{"admin key in the query", req{method: "GET", path: "/v1/inventory?k=" + adminKey, auth: auth}, 200},
+		{"key as the session", withHeader(req{method: "GET", path: "/v1/inventory", auth: auth}, SessionHeader, apiKey), 400},
+		{"key as the request id", withHeader(req{method: "GET", path: "/v1/inventory", auth: auth}, RequestIDHeader, apiKey), 200},
+		{"key across the journal's body limit", req{method: "PATCH", path: "/v1/inventory/3", auth: auth, body: `{"k":"` + apiKey + `","quantity":5}`}, 200},
+		{"key in a value the error echoes", req{method: "PATCH", path: "/v1/inventory/3", auth: auth, body: `{"quantity":"` + apiKey + `"}`}, 400},
+		{"wrong key", req{method: "GET", path: "/v1/inventory", auth: "Bearer " + apiKey + "x"}, 401},
+	}
+	for _, tt := range requests {
+		if got := serve(t, s, tt.r); got.status != tt.status {
+			t.Errorf("%s: status %d; want %d: %s", tt.name, got.status, tt.status, got.body)
+		}
+	}
+	got := serve(t, s, req{method: "GET", path: "/__admin/requests?limit=100", auth: "Bearer " + adminKey})
+	for what, text := range map[string]string{"the access log": logs.String(), "the journal": string(got.body)} {
+		for _, key := range []string{apiKey, adminKey} {
+			for n := len(key); n >= 8; n-- {
+				if strings.Contains(text, key[:n]) {
+					t.Errorf("%s shows %q, the first %d characters of a key:\n%s", what, key[:n], n, text)
+					break
+				}
+			}
+		}
+	}
+}
+
+// TestJournalNeedsAKey checks that requests without a key cannot make
+// sessions in the journal, push a team's session out, or make it hold
+// more than its bounds: they are kept in the default session, with at
+// most 4 KiB of headers each.
+func TestJournalNeedsAKey(t *testing.T) {
+	s := newServer(t, func(c *Config) { c.JournalSize = 5; c.Sessions.MaxSessions = 3 })
+	serve(t, s, withHeader(req{method: "GET", path: "/v1/inventory"}, SessionHeader, "team"))
+	big := strings.Repeat("x", 60<<10)
+	for i := range 10 {
+		r := withHeader(req{method: "GET", path: "/v1/inventory", auth: "-"}, SessionHeader, "evil"+strings.Repeat("i", i))
+		serve(t, s, withHeader(r, "X-Padding", big))
+	}
+	if team := journalOf(t, s, "?session=team"); len(team) != 1 {
+		t.Errorf("the team's session holds %d entries after requests without a key; want its 1", len(team))
+	}
+	all := journalOf(t, s, "")
+	raw, _ := json.Marshal(all)
+	if len(all) != 6 || len(raw) > 6*(8<<10) {
+		t.Errorf("journal = %d entries, %d bytes; want the team's 1 and 5 in the default session, headers cut", len(all), len(raw))
+	}
+	for _, e := range all {
+		if e.Status == http.StatusUnauthorized && (e.Session != "default" || !e.Request.HeadersCut) {
+			t.Errorf("an entry without a key: session %q, headers cut %v; want default, true", e.Session, e.Request.HeadersCut)
+		}
+	}
+}
