@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"strings"
@@ -232,7 +233,7 @@ func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error)
 		msg := fmt.Sprintf("the backend answered %d, which breaks the contract: %s", ex.x.Status, strings.Join(msgs, "; "))
 		mockserver.WriteError(w, http.StatusBadGateway, "contract_violation", p.findings.Redact(&ex.x, msg))
 		return
-	case ex.timedOut.Load():
+	case ex.timedOut.Load() || isTimeout(err):
 		ex.failure = &traffic.Violation{Rule: traffic.RuleUnreachable, Path: "status", Message: fmt.Sprintf("the backend at %s sent nothing for %s", host, p.timeout)}
 		mockserver.WriteError(w, http.StatusGatewayTimeout, "upstream_timeout", ex.failure.Message)
 	case r.Context().Err() != nil:
@@ -244,6 +245,13 @@ func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error)
 		ex.failure = &traffic.Violation{Rule: traffic.RuleUnreachable, Path: "status", Message: fmt.Sprintf("the backend at %s could not be reached: %v", host, err)}
 		mockserver.WriteError(w, http.StatusBadGateway, "upstream_unreachable", p.findings.Redact(&ex.x, ex.failure.Message))
 	}
+}
+
+// isTimeout reports whether err is a timeout of the transport's, such as
+// its wait for the answer's headers.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded)
 }
 
 // finish checks what passed, once the client has the answer, and records
