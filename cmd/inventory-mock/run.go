@@ -246,18 +246,34 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 
+	return serve(ctx, o, mock, handler, ready, func(url string) {
+		logger.Info("listening",
+			"url", url+data.contract.BasePath,
+			"records", len(data.records),
+			"source", data.source,
+			"startup", time.Since(start).Round(time.Microsecond),
+			"version", buildVersion())
+	})
+}
+
+// serve listens on o.addr, with TLS as o says, and serves h until ctx is
+// done, then shuts down gracefully: requests in flight finish. listening
+// gets the server's URL once it accepts connections, and ready, if not
+// nil, its address.
+func serve(ctx context.Context, o *options, h http.Handler, logs slog.Handler, ready func(addr string), listening func(url string)) error {
 	srv := &http.Server{
-		Handler:           mock,
+		Handler:           h,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(handler, slog.LevelWarn),
+		ErrorLog:          slog.NewLogLogger(logs, slog.LevelWarn),
 	}
 	scheme := "http"
 	if o.tlsCert != "" || o.tlsSelfSigned {
 		scheme = "https"
+		var err error
 		if srv.TLSConfig, err = tlsConfig(o); err != nil {
 			return err
 		}
@@ -270,12 +286,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ln = tls.NewListener(ln, srv.TLSConfig)
 	}
 	addr := ln.Addr().String()
-	logger.Info("listening",
-		"url", scheme+"://"+addr+data.contract.BasePath,
-		"records", len(data.records),
-		"source", data.source,
-		"startup", time.Since(start).Round(time.Microsecond),
-		"version", buildVersion())
+	listening(scheme + "://" + addr)
 	if ready != nil {
 		ready(addr)
 	}
@@ -287,7 +298,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	case <-ctx.Done():
 	}
-	logger.Info("shutting down")
+	slog.New(logs).Info("shutting down")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return srv.Shutdown(shutdownCtx)
