@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -27,10 +28,15 @@ func main() {
 	}
 }
 
-// exitCode is 0 for --help, 2 for everything else that stops the mock.
+// exitCode is 0 for --help, 1 for violations seen by a proxy with
+// --fail-on-violation, 2 for everything else that stops the mock.
 func exitCode(err error) int {
-	if err == errHelp {
+	var v *violationsError
+	switch {
+	case err == errHelp:
 		return 0
+	case errors.As(err, &v):
+		return 1
 	}
 	return 2
 }

@@ -57,6 +57,7 @@ type options struct {
 	printFixtures bool
 	healthCheck   bool
 	version       bool
+	proxy         proxyOptions
 }
 
 // envPrefix names the environment variable of each flag: --api-key is
@@ -100,12 +101,14 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (*option
 	fs.BoolVar(&o.printFixtures, "print-fixtures", false, "print the data set as JSON and exit")
 	fs.BoolVar(&o.healthCheck, "health-check", false, "GET /healthz on --addr and exit 0 if it answers 200 (for container health checks)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	proxyFlags(fs, &o.proxy)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `inventory-mock: a stateful mock of the Pet Store Inventory Service.
 
 It serves the contract under /v1 (GET /inventory, PATCH /inventory/{petId}),
 checks bearer keys, validates every request against the spec, and keeps
 writes in memory. Also: GET /healthz, GET /openapi.yaml, POST /__admin/reset.
+With --proxy-to URL it is a validating proxy in front of a real backend instead.
 
 Usage: inventory-mock [flags]
 
@@ -159,6 +162,9 @@ Flags (each also read from the environment variable shown):
 	case o.maxSessions < 1 || o.sessionIdle <= 0:
 		return nil, errors.New("--max-sessions and --session-idle must be positive")
 	}
+	if err := o.proxy.check(o); err != nil {
+		return nil, err
+	}
 	return o, nil
 }
 
@@ -196,6 +202,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		handler = slog.NewJSONHandler(stderr, nil)
 	}
 	logger := slog.New(handler)
+	if o.proxy.to != "" {
+		return runProxy(ctx, o, getenv, handler, logger, start, ready)
+	}
 	data, err := load(o)
 	if err != nil {
 		return err
