@@ -60,7 +60,8 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 		ex.x.ReqBody, ex.x.ReqSize = body, int64(len(body))
 		if len(body) > p.limit {
 			ex.x.ReqBody = body[:p.limit]
-			ex.reqRest = &counter{r: r.Body, n: int64(len(body))}
+			ex.reqRest = &counter{r: r.Body}
+			ex.reqRest.n.Store(int64(len(body)))
 			r.Body = streamBody{io.MultiReader(bytes.NewReader(body), ex.reqRest), r.Body}
 		} else {
 			r.Body = io.NopCloser(bytes.NewReader(body))
@@ -207,7 +208,7 @@ func (ex *exchange) fill() {
 		ex.x.RespBody, ex.x.RespSize = ex.resp.buf, ex.resp.n
 	}
 	if ex.reqRest != nil {
-		ex.x.ReqSize = ex.reqRest.n
+		ex.x.ReqSize = ex.reqRest.n.Load()
 	}
 }
 
@@ -301,16 +302,17 @@ func (p *Proxy) finish(ex *exchange) {
 }
 
 // A counter counts the bytes of a request body that streams past the
-// check limit.
+// check limit. The transport reads the body in a goroutine of its own,
+// which may still be reading when the backend has answered early.
 type counter struct {
 	r     io.Reader
-	n     int64
+	n     atomic.Int64
 	touch func()
 }
 
 func (c *counter) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
-	c.n += int64(n)
+	c.n.Add(int64(n))
 	if n > 0 && c.touch != nil {
 		c.touch()
 	}
