@@ -36,9 +36,10 @@ type (
 		BodySize    int64        `json:"bodySize"`
 	}
 	harPostData struct {
-		MimeType string `json:"mimeType"`
-		Text     string `json:"text"`
-		Encoding string `json:"encoding,omitempty"` // "base64": not in HAR 1.2, written by some recorders
+		MimeType  string `json:"mimeType"`
+		Text      string `json:"text"`
+		Encoding  string `json:"encoding,omitempty"`   // "base64": not in HAR 1.2, written by some recorders
+		Truncated bool   `json:"_truncated,omitempty"` // HARWriter's: text holds the start of a longer body
 	}
 	harResponse struct {
 		Status      int        `json:"status"`
@@ -52,10 +53,11 @@ type (
 		BodySize    int64      `json:"bodySize"`
 	}
 	harContent struct {
-		Size     int64   `json:"size"`
-		MimeType string  `json:"mimeType"`
-		Text     *string `json:"text,omitempty"`
-		Encoding string  `json:"encoding,omitempty"`
+		Size      int64   `json:"size"`
+		MimeType  string  `json:"mimeType"`
+		Text      *string `json:"text,omitempty"`
+		Encoding  string  `json:"encoding,omitempty"`
+		Truncated bool    `json:"_truncated,omitempty"` // HARWriter's: text holds the start of a longer body
 	}
 	harNV struct {
 		Name  string `json:"name"`
@@ -76,11 +78,11 @@ type HAREntry struct {
 	URL        string
 	ReqHeader  http.Header
 	ReqBody    []byte
-	ReqSize    int64 // as recorded; at least len(ReqBody)
+	ReqSize    int64 // len(ReqBody), or more where the recording says the text was cut
 	Status     int   // 0: no answer was recorded
 	RespHeader http.Header
 	RespBody   []byte
-	RespSize   int64 // as recorded; at least len(RespBody)
+	RespSize   int64 // len(RespBody), or more where the recording says the text was cut
 	// RespNotRecorded says the entry holds no text for a body that had
 	// bytes.
 	RespNotRecorded bool
@@ -204,8 +206,8 @@ func (e *harEntry) entry(i int) (*HAREntry, error) {
 		if out.ReqHeader.Get("Content-Type") == "" && pd.MimeType != "" && len(b) > 0 {
 			out.ReqHeader.Set("Content-Type", pd.MimeType)
 		}
+		out.ReqSize = cutSize(len(b), e.Request.BodySize, pd.Truncated)
 	}
-	out.ReqSize = max(e.Request.BodySize, int64(len(out.ReqBody)))
 	c := e.Response.Content
 	if c.Text != nil {
 		b, err := harText(*c.Text, c.Encoding)
@@ -213,11 +215,22 @@ func (e *harEntry) entry(i int) (*HAREntry, error) {
 			return nil, fmt.Errorf("response body: %w", err)
 		}
 		out.RespBody = b
+		out.RespSize = cutSize(len(b), c.Size, c.Truncated)
 	} else if c.Size > 0 || e.Response.BodySize > 0 {
 		out.RespNotRecorded = true
 	}
-	out.RespSize = max(c.Size, int64(len(out.RespBody)))
 	return out, nil
+}
+
+// cutSize is the size of a body whose text has n bytes: n, unless the
+// recording says the text was cut, when it is the recorded size (at least
+// n+1). Recorders disagree on sizes (compressed or not, headers or not),
+// so a size alone never says a body was cut.
+func cutSize(n int, recorded int64, cut bool) int64 {
+	if !cut {
+		return int64(n)
+	}
+	return max(recorded, int64(n)+1)
 }
 
 // harText decodes a HAR body text.

@@ -122,34 +122,34 @@ func (h *HARWriter) entry(x *Exchange, d time.Duration) harEntry {
 		sort.Slice(e.Request.QueryString, func(i, j int) bool { return e.Request.QueryString[i].Name < e.Request.QueryString[j].Name })
 	}
 	if x.ReqSize > 0 || len(x.ReqBody) > 0 {
-		text, enc, size := harBody(sc, x.ReqBody, x.ReqSize)
-		e.Request.PostData = &harPostData{MimeType: x.Request.Header.Get("Content-Type"), Text: text, Encoding: enc}
+		text, enc, size, cut := harBody(sc, x.ReqBody, x.ReqSize)
+		e.Request.PostData = &harPostData{MimeType: x.Request.Header.Get("Content-Type"), Text: text, Encoding: enc, Truncated: cut}
 		e.Request.BodySize = size
 	}
-	text, enc, size := harBody(sc, x.RespBody, x.RespSize)
+	text, enc, size, cut := harBody(sc, x.RespBody, x.RespSize)
 	mt := x.RespHeader.Get("Content-Type")
 	if base, _, err := mime.ParseMediaType(mt); err == nil {
 		mt = base
 	}
-	e.Response.Content = harContent{Size: size, MimeType: mt, Text: &text, Encoding: enc}
+	e.Response.Content = harContent{Size: size, MimeType: mt, Text: &text, Encoding: enc, Truncated: cut}
 	e.Response.BodySize = size
 	return e
 }
 
 // harBody renders a body as HAR text, as it is where it is UTF-8, else in
-// base64, secrets replaced first, and the size to record: the redacted
-// text's where the body is whole, else the whole body's, so that a reader
-// sees it was cut.
-func harBody(sc secrets, b []byte, whole int64) (text, encoding string, size int64) {
+// base64, secrets replaced first; the size to record, the redacted text's
+// where the body is whole, else the whole body's; and whether the text was
+// cut to the check limit, which the entry says in _truncated.
+func harBody(sc secrets, b []byte, whole int64) (text, encoding string, size int64, cut bool) {
 	s := sc.apply(string(b))
-	size = int64(len(s))
-	if whole > int64(len(b)) {
+	size, cut = int64(len(s)), whole > int64(len(b))
+	if cut {
 		size = whole
 	}
 	if utf8.ValidString(s) {
-		return s, "", size
+		return s, "", size, cut
 	}
-	return base64.StdEncoding.EncodeToString([]byte(s)), "base64", size
+	return base64.StdEncoding.EncodeToString([]byte(s)), "base64", size, cut
 }
 
 // harPairs lists a header as HAR name-value pairs, sorted by name.
