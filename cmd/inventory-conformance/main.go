@@ -63,6 +63,7 @@ func flags(fs *flag.FlagSet, o *options) {
 	fs.StringVar(&o.jsonReport, "json-report", "", "write a Ginkgo JSON report to `FILE`")
 	fs.StringVar(&o.labelFilter, "label-filter", "", "run only the checks whose labels match the `EXPR`, such as 'auth && !concurrency'")
 	fs.BoolVar(&o.verbose, "verbose", false, "show every check and every observation as it runs")
+	fs.String("har", "", "check the traffic recorded in a HAR `FILE` against the contract instead (--har FILE --help: its flags)")
 }
 
 // usage writes the help: what the command does, each flag on one line,
@@ -86,6 +87,9 @@ func usage(w io.Writer, fs *flag.FlagSet) {
 // exit status. Ginkgo's progress goes to the process's standard output;
 // run's own messages and the summary go to stdout and stderr.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if code, ok := runHAR(ctx, args, getenv, stdout, stderr); ok {
+		return code
+	}
 	var o options
 	fs := flag.NewFlagSet("inventory-conformance", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
