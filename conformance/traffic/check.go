@@ -127,18 +127,23 @@ func (c *Checker) CheckRequest(x *Exchange) *RequestVerdict {
 		}
 	}
 	tooLarge := x.reqTooLarge()
+	unread := tooLarge || x.ReqEncoding != ""
 	body, ps := op.CheckRequest(r, func(name string) string { return values[name] }, x.ReqBody)
 	v.body = body
 	for _, p := range ps {
-		if tooLarge && p.Kind == spec.KindBody {
-			continue // the body was cut to the check limit: its own problems are not the sender's
+		if unread && p.Kind == spec.KindBody {
+			continue // the body was cut, or is still encoded: its problems are not the sender's
 		}
 		v.Problems = append(v.Problems, p)
 		v.add(c, requestViolation(op, p))
 	}
-	if tooLarge {
+	switch {
+	case tooLarge:
 		v.body = nil
 		v.add(c, Violation{Rule: RuleTooLarge, Path: "$", Message: fmt.Sprintf("the request body is %d bytes, more than the %d bytes checked: it passed unchecked", x.ReqSize, len(x.ReqBody))})
+	case x.ReqEncoding != "":
+		v.body = nil
+		v.add(c, Violation{Rule: RuleBodyEncoding, Path: "header.Content-Encoding", Message: fmt.Sprintf("the request body is sent as %s, which the checks cannot read: it passed unchecked", x.ReqEncoding)})
 	}
 	return v
 }

@@ -27,6 +27,10 @@ type Exchange struct {
 	// RespNotRecorded says the body was not kept at all (a HAR entry
 	// without content text), so it cannot be checked.
 	RespNotRecorded bool
+	// ReqEncoding and RespEncoding name a content coding (Content-Encoding)
+	// the body is still in because it could not be decoded, such as br:
+	// then the body is not checked. Empty: the body is as it was meant.
+	ReqEncoding, RespEncoding string
 }
 
 // reqTooLarge reports whether the request body was cut to the check limit.

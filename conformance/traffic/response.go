@@ -45,6 +45,8 @@ func (c *Checker) CheckResponse(x *Exchange, rv *RequestVerdict) []Violation {
 		}
 	}
 	switch {
+	case x.RespEncoding != "":
+		add(Violation{Rule: RuleBodyEncoding, Path: "header.Content-Encoding", Message: fmt.Sprintf("the answer is sent as %s, which the checks cannot read: its body was not checked", x.RespEncoding)})
 	case x.RespNotRecorded:
 		add(Violation{Rule: RuleBodyNotRecorded, Path: "$", Message: "the recording holds no body text: the body was not checked"})
 	case x.respTooLarge():
@@ -55,7 +57,7 @@ func (c *Checker) CheckResponse(x *Exchange, rv *RequestVerdict) []Violation {
 
 // hasBody reports whether x's answer has a body the checks can read.
 func hasBody(x *Exchange) bool {
-	return !x.RespNotRecorded && !x.respTooLarge() && x.Request.Method != http.MethodHead &&
+	return !x.RespNotRecorded && !x.respTooLarge() && x.RespEncoding == "" && x.Request.Method != http.MethodHead &&
 		x.Status != http.StatusNoContent && x.Status != http.StatusNotModified
 }
 

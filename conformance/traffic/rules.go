@@ -28,6 +28,7 @@ const (
 	RuleIncomplete       = "upstream-body-incomplete"          // the backend's answer ended before its body did
 	RuleTooLarge         = "body-too-large-to-check"           // a body is larger than the check limit; it passed unchecked
 	RuleBodyNotRecorded  = "body-not-recorded"                 // a HAR entry has no body text to check
+	RuleBodyEncoding     = "body-encoding-unsupported"         // a body is in a content coding the checks cannot read
 )
 
 // Severities of a rule: an error breaks the contract and fails a CI gate;
@@ -73,6 +74,7 @@ var Rules = []Rule{
 	{RuleIncomplete, WhereResponse, SeverityError, "the backend's answer ended before its body did"},
 	{RuleTooLarge, "", SeverityWarning, "a body is larger than the check limit: it passed whole, unchecked"},
 	{RuleBodyNotRecorded, "", SeverityWarning, "a HAR entry holds no body text, so the body was not checked"},
+	{RuleBodyEncoding, "", SeverityWarning, "a body is in a content coding the checks cannot read (only gzip and deflate are decoded)"},
 }
 
 // RuleNamed returns the rule with the given name.
