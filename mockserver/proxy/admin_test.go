@@ -19,9 +19,10 @@ func TestAdmin(t *testing.T) {
 		w.Write([]byte(`[{"petId":1,"quantity":2,"status":"lost"}]`))
 	}))
 	defer backend.Close()
-	addr, _ := startProxy(t, backend.URL+"/v1", Config{AdminKey: "admin-key-123"})
+	addr, p := startProxy(t, backend.URL+"/v1", Config{AdminKey: "admin-key-123"})
 	do(t, "GET", addr+"/v1/inventory", "")
 	do(t, "GET", addr+"/v1/inventory", "")
+	settle(t, p, 2)
 	for _, tc := range []struct {
 		method, path, key string
 		status            int
@@ -93,8 +94,8 @@ func TestSecretsNeverWritten(t *testing.T) {
 	}
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	var answers bytes.Buffer
-	for _, enforce := range []bool{false, true} {
-		addr, _ := startProxy(t, backend.URL+"/v1", Config{Findings: findings, HAR: har, Logger: logger, Enforce: enforce, APIKeys: []string{configured}})
+	for i, enforce := range []bool{false, true} {
+		addr, p := startProxy(t, backend.URL+"/v1", Config{Findings: findings, HAR: har, Logger: logger, Enforce: enforce, APIKeys: []string{configured}})
 		for _, path := range []string{"/v1/inventory?api_key=" + queryKey, "/v1/inventory/1"} {
 			body := ""
 			if strings.Contains(path, "/1") {
@@ -105,6 +106,7 @@ func TestSecretsNeverWritten(t *testing.T) {
 				answers.Write(b)
 			}
 		}
+		settle(t, p, int64(2*(i+1)))
 		_, b := do(t, "GET", addr+"/__admin/violations", "", "Authorization", "Bearer "+configured)
 		answers.Write(b)
 	}

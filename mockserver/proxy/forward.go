@@ -49,7 +49,8 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ex := &exchange{start: time.Now()}
-	ex.x = traffic.Exchange{Time: ex.start, Request: r, URL: clientURL(r)}
+	// A request body in a content coding is not decoded: it passes unchecked.
+	ex.x = traffic.Exchange{Time: ex.start, Request: r, URL: clientURL(r), ReqEncoding: coding(r.Header)}
 	if !noBody(r) {
 		body, err := readUpTo(r.Body, p.limit, r.ContentLength)
 		if err != nil {
@@ -188,6 +189,7 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	resp.Body = io.NopCloser(bytes.NewReader(head))
 	c.body.Close()
 	ex.fill()
+	decode(&ex.x, p.limit)
 	ex.answered, ex.checked = p.checker.CheckResponse(&ex.x, ex.rv), true
 	for _, v := range ex.answered {
 		if severityOf(v.Rule) == traffic.SeverityError {
@@ -291,6 +293,7 @@ func (p *Proxy) finish(ex *exchange) {
 		// No answer (the client went away first), or the client went away
 		// before the whole answer passed: nothing to check of the answer.
 	default:
+		decode(x, p.limit)
 		vs = append(vs, p.checker.CheckResponse(x, rv)...)
 	}
 	p.findings.Record(x, rv.Name, vs)

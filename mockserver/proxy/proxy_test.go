@@ -133,6 +133,7 @@ func TestForwardsUnchanged(t *testing.T) {
 		}
 	}
 	// The invalid PATCH and the unknown method are the client's; the mock answered each as the contract says.
+	settle(t, p, 7)
 	var got []string
 	for _, f := range p.Findings().List() {
 		if f.Where == traffic.WhereResponse {
@@ -178,6 +179,7 @@ func TestUpstreamDown(t *testing.T) {
 	if resp.StatusCode != 502 || json.Unmarshal(body, &e) != nil || e.Status != 502 || e.Code != "upstream_unreachable" {
 		t.Fatalf("backend down: %d %s; want 502 with an Error body", resp.StatusCode, body)
 	}
+	settle(t, p, 1)
 	if got := rules(p.Findings().List()); strings.Join(got, ",") != "listInventory upstream-unreachable status" {
 		t.Errorf("findings %q; want the upstream-unreachable one", got)
 	}
@@ -215,6 +217,7 @@ func TestUpstreamTimeout(t *testing.T) {
 			t.Error("an answer that stops half-way reached the client whole")
 		}
 	}
+	settle(t, p, 2)
 	got := strings.Join(rules(p.Findings().List()), ",")
 	for _, want := range []string{"listInventory upstream-unreachable status", "updateInventory upstream-unreachable $"} {
 		if !strings.Contains(got, want) {
@@ -263,8 +266,37 @@ func TestEnforce(t *testing.T) {
 	if resp, _ := do(t, "PATCH", addr+"/v1/inventory/3", `{"quantity":"x"}`, "Authorization", ""); resp.StatusCode != 401 {
 		t.Errorf("an invalid update without a key: %d; want the backend's 401", resp.StatusCode)
 	}
+	settle(t, p, 7)
 	got := strings.Join(rules(p.Findings().List()), ",")
 	if !strings.Contains(got, "listInventory response-content-type header.Content-Type") {
 		t.Errorf("findings %q; want the list's Content-Type", got)
 	}
+}
+
+// settle waits until the proxy has recorded n exchanges: it checks each
+// after the client has the answer, so a test may see the answer first.
+func settle(tb testing.TB, p *Proxy, n int64) {
+	tb.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		byOp, total := p.Findings().Traffic()
+		for _, c := range byOp {
+			total += c
+		}
+		if total >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("the proxy recorded %d exchanges; want %d", total, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func mustContract(tb testing.TB) *spec.Contract {
+	c, err := spec.Shared()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
 }

@@ -64,8 +64,11 @@ func NewTransport(o TransportOptions) (*http.Transport, error) {
 		ResponseHeaderTimeout: o.Timeout,
 		ExpectContinueTimeout: time.Second,
 		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          o.MaxIdleConns,
-		MaxIdleConnsPerHost:   o.MaxIdleConns,
-		IdleConnTimeout:       90 * time.Second,
+		// The client's Accept-Encoding passes as it came: the transport
+		// must not ask for gzip itself and decode the answer.
+		DisableCompression:  true,
+		MaxIdleConns:        o.MaxIdleConns,
+		MaxIdleConnsPerHost: o.MaxIdleConns,
+		IdleConnTimeout:     90 * time.Second,
 	}, nil
 }

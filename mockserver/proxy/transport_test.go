@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/pem"
 	"io"
@@ -56,6 +57,7 @@ func TestLargeBodies(t *testing.T) {
 			t.Errorf("chunked %v: the backend got %d bytes; want %d", chunked, n, size)
 		}
 	}
+	settle(t, p, 3)
 	var large []traffic.Finding
 	for _, f := range p.Findings().List() {
 		if f.Rule == traffic.RuleTooLarge {
@@ -131,5 +133,61 @@ func TestTLS(t *testing.T) {
 	}
 	if _, err := NewTransport(TransportOptions{CACertFile: filepath.Join(t.TempDir(), "none.pem")}); err == nil {
 		t.Error("a missing CA file: no error")
+	}
+}
+
+// TestEncodedAnswers checks gzip answers: passed as they came, decoded for
+// the checks; a coding the checks cannot read is a warning, not a finding.
+func TestEncodedAnswers(t *testing.T) {
+	gz := func(s string) []byte {
+		var b bytes.Buffer
+		w := gzip.NewWriter(&b)
+		w.Write([]byte(s))
+		w.Close()
+		return b.Bytes()
+	}
+	var sawAcceptEncoding []string
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sawAcceptEncoding = append(sawAcceptEncoding, r.Header.Get("Accept-Encoding"))
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Query().Get("as") {
+		case "good":
+			w.Header().Set("Content-Encoding", "gzip")
+			w.Write(gz(`[{"petId":1,"quantity":2,"status":"sold"}]`))
+		case "bad":
+			w.Header().Set("Content-Encoding", "gzip")
+			w.Write(gz(`[{"petId":1,"quantity":2,"status":"lost"}]`))
+		case "br":
+			w.Header().Set("Content-Encoding", "br")
+			w.Write([]byte{0x0b, 0x02, 0x80, 0x5b, 0x5d, 0x03})
+		}
+	}))
+	defer backend.Close()
+	addr, p := startProxy(t, backend.URL+"/v1", Config{})
+	for _, as := range []string{"good", "bad", "br"} {
+		req, _ := http.NewRequest("GET", addr+"/v1/inventory?as="+as, nil)
+		req.Header.Set("Authorization", "Bearer "+testKey)
+		req.Header.Set("Accept-Encoding", "gzip, br")
+		resp, err := (&http.Transport{DisableCompression: true}).RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if as != "br" && (resp.Header.Get("Content-Encoding") != "gzip" || !bytes.HasPrefix(body, []byte{0x1f, 0x8b})) {
+			t.Errorf("%s: the answer reached the client decoded or without its Content-Encoding", as)
+		}
+	}
+	if _, err := http.Get(addr + "/v1/inventory"); err != nil { // no Accept-Encoding of the client's: none is added
+		t.Fatal(err)
+	}
+	settle(t, p, 4)
+	if strings.Join(sawAcceptEncoding, "|") != "gzip, br|gzip, br|gzip, br|gzip" {
+		t.Errorf("the backend saw Accept-Encoding %q; want the clients' own", sawAcceptEncoding)
+	}
+	got := strings.Join(rules(p.Findings().List()), ",")
+	want := "listInventory response-body-schema $[*].status,listInventory body-encoding-unsupported header.Content-Encoding"
+	if !strings.HasPrefix(got, want) {
+		t.Errorf("findings %q; want %q first", got, want)
 	}
 }
