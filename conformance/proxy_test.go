@@ -133,6 +133,7 @@ func TestProxyFindsBreakages(t *testing.T) {
 			for _, pr := range probes() {
 				send(t, front.URL, pr)
 			}
+			front.Close() // waits for the proxy to have checked every exchange
 			if err := hw.Close(); err != nil {
 				t.Fatal(err)
 			}

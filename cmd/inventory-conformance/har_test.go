@@ -17,7 +17,8 @@ import (
 
 // startProxy starts the validating proxy in front of backend (an address
 // ending in /v1), recording to a HAR file, and returns its /v1 address,
-// the proxy and a function that closes the HAR file and returns its path.
+// the proxy and a function that stops the proxy once it has checked every
+// exchange, closes the HAR file and returns its path.
 func startProxy(t *testing.T, backend string) (string, *proxy.Proxy, func() string) {
 	t.Helper()
 	c, err := spec.Shared()
@@ -67,6 +68,7 @@ func TestConformanceThroughProxy(t *testing.T) {
 	if code, out := runChild(t, "--base-url", front, "--allow-mutations"); code != exitPassed {
 		t.Fatalf("the suite through the proxy: exit %d\n%s", code, out)
 	}
+	har := closeHAR() // after every exchange is checked
 	var errs, warns int64
 	for _, f := range p.Findings().List() {
 		if f.Severity == traffic.SeverityError {
@@ -84,7 +86,6 @@ func TestConformanceThroughProxy(t *testing.T) {
 	if errs == 0 {
 		t.Error("no finding about the suite's deliberately bad requests")
 	}
-	har := closeHAR()
 	code, out, errOut := runInProcess([]string{"--har", har}, nil)
 	m := tally.FindStringSubmatch(out)
 	if code != exitFailed || m == nil || m[1] != strconv.FormatInt(errs, 10) || m[2] != strconv.FormatInt(warns, 10) {
