@@ -118,11 +118,8 @@ var indices = regexp.MustCompile(`\[[0-9]+\]`)
 // Record counts an exchange of the named operation and groups its
 // violations. The example and messages kept have x's secrets redacted.
 func (f *Findings) Record(x *Exchange, operation string, vs []Violation) {
-	if n := f.traffic[operation]; n != nil {
-		n.Add(1)
-	} else {
-		f.unknown.Add(1)
-	}
+	// Counted last, so that whoever sees the count sees the violations.
+	defer f.count(operation)
 	if len(vs) == 0 {
 		return
 	}
@@ -181,6 +178,15 @@ func (f *Findings) Record(x *Exchange, operation string, vs []Violation) {
 		for _, g := range added {
 			f.opts.OnNew(g)
 		}
+	}
+}
+
+// count counts one exchange of the named operation.
+func (f *Findings) count(operation string) {
+	if n := f.traffic[operation]; n != nil {
+		n.Add(1)
+	} else {
+		f.unknown.Add(1)
 	}
 }
 
