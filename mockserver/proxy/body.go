@@ -7,8 +7,7 @@ import (
 )
 
 // A capture passes a body through while it keeps its first limit bytes
-// for the checks, counts the whole, notes how it ended, and tells the
-// exchange's idle timer that the backend is still sending.
+// for the checks, counts the whole, and notes how it ended.
 type capture struct {
 	body  io.ReadCloser
 	limit int
@@ -17,7 +16,6 @@ type capture struct {
 	n     int64  // bytes read so far
 	eof   bool   // the body ended normally
 	err   error  // the body ended with this error
-	touch func() // called after each read that got bytes
 }
 
 func (c *capture) Read(p []byte) (int, error) {
@@ -26,9 +24,6 @@ func (c *capture) Read(p []byte) (int, error) {
 		c.n += int64(n)
 		if room := c.limit - len(c.buf); c.keep && room > 0 {
 			c.buf = append(c.buf, p[:min(n, room)]...)
-		}
-		if c.touch != nil {
-			c.touch()
 		}
 	}
 	switch {

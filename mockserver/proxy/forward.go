@@ -29,8 +29,6 @@ type exchange struct {
 	answered []traffic.Violation     // the answer's violations, where Enforce checked them already
 	checked  bool                    // answered holds the answer's verdict
 	failure  *traffic.Violation      // the backend failed: unreachable, timed out, or cut its answer
-	timedOut atomic.Bool
-	timer    *time.Timer
 }
 
 // exchangeKey carries the exchange in the forwarded request's context.
@@ -71,26 +69,12 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 	if p.enforce && p.reject(w, ex) {
 		return
 	}
-	ctx, cancel := context.WithCancel(r.Context())
-	ex.timer = time.AfterFunc(p.timeout, func() { ex.timedOut.Store(true); cancel() })
-	if ex.reqRest != nil {
-		ex.reqRest.touch = ex.touch(p.timeout)
-	}
-	defer func() {
-		// Also when the answer's copy panics (http.ErrAbortHandler), so
-		// that an answer cut short is recorded.
-		ex.timer.Stop()
-		cancel()
-		p.finish(ex)
-	}()
-	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(ctx, exchangeKey{}, ex)))
+	// In a defer, so that an answer whose copy panics
+	// (http.ErrAbortHandler, the backend cut it short) is recorded too.
+	defer p.finish(ex)
+	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, ex)))
 	// The client has the whole answer before the checks run.
 	http.NewResponseController(w).Flush()
-}
-
-// touch returns the function that restarts the exchange's idle timer.
-func (ex *exchange) touch(d time.Duration) func() {
-	return func() { ex.timer.Reset(d) }
 }
 
 // clientURL is the address the client used.
@@ -167,7 +151,7 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 		return nil
 	}
 	ex.x.Status, ex.x.RespHeader = resp.StatusCode, resp.Header
-	c := &capture{body: resp.Body, limit: p.limit, keep: true, touch: ex.touch(p.timeout)}
+	c := &capture{body: resp.Body, limit: p.limit, keep: true}
 	if n := resp.ContentLength; n > 0 && n <= int64(p.limit) {
 		c.buf = make([]byte, 0, n)
 	}
@@ -236,7 +220,7 @@ func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error)
 		msg := fmt.Sprintf("the backend answered %d, which breaks the contract: %s", ex.x.Status, strings.Join(msgs, "; "))
 		mockserver.WriteError(w, http.StatusBadGateway, "contract_violation", p.findings.Redact(&ex.x, msg))
 		return
-	case ex.timedOut.Load() || isTimeout(err):
+	case isTimeout(err):
 		ex.failure = &traffic.Violation{Rule: traffic.RuleUnreachable, Path: "status", Message: fmt.Sprintf("the backend at %s sent nothing for %s", host, p.timeout)}
 		mockserver.WriteError(w, http.StatusGatewayTimeout, "upstream_timeout", ex.failure.Message)
 	case r.Context().Err() != nil:
@@ -272,7 +256,7 @@ func (p *Proxy) finish(ex *exchange) {
 	case ex.failure == nil && c != nil && c.err != nil:
 		// Cut short while it streamed to the client.
 		rule, msg := traffic.RuleIncomplete, fmt.Sprintf("the backend's answer (%d) ended early: %v", x.Status, c.err)
-		if ex.timedOut.Load() {
+		if isTimeout(c.err) {
 			rule, msg = traffic.RuleUnreachable, fmt.Sprintf("the backend at %s stopped sending its answer (%d) for %s", p.upstream.Host, x.Status, p.timeout)
 		}
 		ex.failure = &traffic.Violation{Rule: rule, Path: "$", Message: msg}
@@ -308,16 +292,12 @@ func (p *Proxy) finish(ex *exchange) {
 // check limit. The transport reads the body in a goroutine of its own,
 // which may still be reading when the backend has answered early.
 type counter struct {
-	r     io.Reader
-	n     atomic.Int64
-	touch func()
+	r io.Reader
+	n atomic.Int64
 }
 
 func (c *counter) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n.Add(int64(n))
-	if n > 0 && c.touch != nil {
-		c.touch()
-	}
 	return n, err
 }

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -11,8 +12,8 @@ import (
 )
 
 // DefaultTimeout bounds each wait on the backend: connecting, the TLS
-// handshake, the answer's headers, and the gap between two reads of its
-// body.
+// handshake, and the time without a byte from it or to it, before or
+// during its answer.
 const DefaultTimeout = 30 * time.Second
 
 // TransportOptions say how the proxy talks to the backend.
@@ -22,8 +23,11 @@ type TransportOptions struct {
 	CACertFile string
 	// InsecureSkipVerify skips the check of the backend's certificate.
 	InsecureSkipVerify bool
-	// Timeout bounds connecting, the TLS handshake and the wait for the
-	// answer's headers. 0: DefaultTimeout.
+	// Timeout bounds connecting, the TLS handshake, and the time a
+	// connection to the backend may go without a byte read or written, as
+	// nginx's proxy_read_timeout does: a backend that stops sending, before
+	// or during its answer, ends the exchange. An idle keep-alive
+	// connection is closed after it. 0: DefaultTimeout.
 	Timeout time.Duration
 	// MaxIdleConns is the number of idle keep-alive connections kept to
 	// the backend. 0: 256.
@@ -57,8 +61,15 @@ func NewTransport(o TransportOptions) (*http.Transport, error) {
 		cfg.RootCAs = pool
 	}
 	dialer := &net.Dialer{Timeout: o.Timeout, KeepAlive: 30 * time.Second}
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dialer.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &idleConn{Conn: c, timeout: o.Timeout}, nil
+	}
 	return &http.Transport{
-		DialContext:           dialer.DialContext,
+		DialContext:           dial,
 		TLSClientConfig:       cfg,
 		TLSHandshakeTimeout:   o.Timeout,
 		ResponseHeaderTimeout: o.Timeout,
@@ -71,4 +82,23 @@ func NewTransport(o TransportOptions) (*http.Transport, error) {
 		MaxIdleConnsPerHost: o.MaxIdleConns,
 		IdleConnTimeout:     90 * time.Second,
 	}, nil
+}
+
+// An idleConn gives its peer the timeout again at every read and write:
+// one deadline per connection, none per request.
+type idleConn struct {
+	net.Conn
+	timeout time.Duration
+}
+
+func (c *idleConn) Read(p []byte) (int, error) {
+	c.Conn.SetReadDeadline(time.Now().Add(c.timeout))
+	return c.Conn.Read(p)
+}
+
+func (c *idleConn) Write(p []byte) (int, error) {
+	deadline := time.Now().Add(c.timeout)
+	c.Conn.SetWriteDeadline(deadline)
+	c.Conn.SetReadDeadline(deadline) // an upload in progress is not silence
+	return c.Conn.Write(p)
 }
