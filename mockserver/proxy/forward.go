@@ -48,7 +48,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 	}
 	ex := &exchange{start: time.Now()}
 	// A request body in a content coding is not decoded: it passes unchecked.
-	ex.x = traffic.Exchange{Time: ex.start, Request: r, URL: clientURL(r), ReqEncoding: coding(r.Header)}
+	ex.x = traffic.Exchange{Time: ex.start, Request: r, ReqEncoding: coding(r.Header)}
 	if !noBody(r) {
 		body, err := readUpTo(r.Body, p.limit, r.ContentLength)
 		if err != nil {
@@ -104,6 +104,7 @@ func (p *Proxy) reject(w http.ResponseWriter, ex *exchange) bool {
 	default:
 		mockserver.WriteInvalid(w, rv.Problems)
 	}
+	ex.x.URL = clientURL(ex.x.Request)
 	p.findings.Record(&ex.x, rv.Name, rv.Violations)
 	return true
 }
@@ -279,6 +280,9 @@ func (p *Proxy) finish(ex *exchange) {
 	default:
 		decode(x, p.limit)
 		vs = append(vs, p.checker.CheckResponse(x, rv)...)
+	}
+	if len(vs) > 0 || p.har != nil {
+		x.URL = clientURL(x.Request) // only what is kept shows it
 	}
 	p.findings.Record(x, rv.Name, vs)
 	if p.har != nil && c != nil && ex.failure == nil {
