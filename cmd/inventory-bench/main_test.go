@@ -10,13 +10,17 @@ import (
 	"testing"
 )
 
-// TestMain lets the test binary serve the baseline: run starts its own
-// executable with "baseline" as the first argument, and under go test that
-// executable is this binary.
+// TestMain lets the test binary serve the baseline and the bare proxy:
+// run starts its own executable with "baseline" or "bare-proxy" as the
+// first argument, and under go test that executable is this binary.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == "baseline" {
+	if len(os.Args) > 1 && (os.Args[1] == "baseline" || os.Args[1] == "bare-proxy") {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		err := runBaseline(ctx, os.Args[2:], os.Stderr)
+		serve := runBaseline
+		if os.Args[1] == "bare-proxy" {
+			serve = runBareProxy
+		}
+		err := serve(ctx, os.Args[2:], os.Stderr)
 		stop()
 		if err != nil {
 			os.Exit(1)
@@ -33,7 +37,7 @@ func TestSmoke(t *testing.T) {
 		t.Skip("starts child processes and builds the mock")
 	}
 	var stdout, stderr bytes.Buffer
-	err := run(t.Context(), []string{"--duration", "200ms", "--warmup", "50ms", "--rounds", "1", "--scenarios", "list,errors"}, &stdout, &stderr)
+	err := run(t.Context(), []string{"--duration", "200ms", "--warmup", "50ms", "--rounds", "1", "--scenarios", "list,errors,proxy-list"}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, &stdout, &stderr)
 	}
@@ -44,6 +48,9 @@ func TestSmoke(t *testing.T) {
 		"ratio mock/baseline: rps ",
 		"| list |",
 		"| errors |",
+		"scenario proxy-list:",
+		"ratio proxy/mock: rps ",
+		"| proxy-list |",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -61,6 +68,7 @@ func TestParse(t *testing.T) {
 	}{
 		{nil, ""},
 		{[]string{"--scenarios", "list, startup"}, ""},
+		{[]string{"--scenarios", "proxy-list,proxy-update,bare-proxy-list"}, ""},
 		{[]string{"--scenarios", "lists"}, `unknown scenario "lists"`},
 		{[]string{"--scenarios", ","}, "none given"},
 		{[]string{"--rounds", "0"}, "must be positive"},

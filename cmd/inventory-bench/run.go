@@ -85,6 +85,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "baseline" {
 		return runBaseline(ctx, args[1:], stderr)
 	}
+	if len(args) > 0 && args[0] == "bare-proxy" {
+		return runBareProxy(ctx, args[1:], stderr)
+	}
 	o, err := parse(args, stderr)
 	if err != nil {
 		return err
@@ -150,11 +153,13 @@ type bench struct {
 	startupRows    [][3]string // what, figure, target
 }
 
-// A row is the medians of one scenario.
+// A row is the medians of one scenario. For a proxy scenario, mock holds
+// the proxy's figures and base the mock's.
 type row struct {
 	s                  scenario
 	mock, base         figures
 	rpsRatio, p99Ratio float64
+	rpsSpread          [2]float64 // the lowest and highest ratio of a round
 }
 
 // figures are the medians of one server's rounds.
@@ -170,6 +175,8 @@ func (b *bench) header() {
   run:      %s
   mock:     %s (child process; auth and request validation on; text access log to /dev/null, as users run it)
   baseline: inventory-bench baseline (child process; bare net/http: checks the key, writes the same list bytes, updates under a lock; no log, no validation)
+  proxy:    in the proxy-* scenarios, the mock binary with --proxy-to the mock (child process; checks every request and answer; text access log to /dev/null), against the mock directly;
+            in bare-proxy-*, inventory-bench bare-proxy instead (a bare httputil.ReverseProxy, no checks, no log), for scale
   client:   this process, %d keep-alive connections, each sending requests back to back (hand-written HTTP/1.1)
   machine:  %d cores, %s/%s, %s; client and both servers share these cores, and each server gets the same treatment
   rounds:   %d of %s per server and scenario, alternating mock and baseline, after %s of warm-up each; figures are medians over rounds,
@@ -179,8 +186,9 @@ func (b *bench) header() {
 		o.rounds, o.duration, o.warmup)
 }
 
-// scenario starts both servers, checks they send the same list, and runs
-// the alternating rounds.
+// scenario starts both servers (the mock and the baseline, or the proxy
+// in front of the mock and the mock), checks they send the same list, and
+// runs the alternating rounds.
 func (b *bench) scenario(ctx context.Context, s scenario) error {
 	fmt.Fprintf(b.out, "scenario %s: %s\n", s.name, s.about)
 	var gen []string
@@ -192,15 +200,30 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 		return err
 	}
 	defer mock.stop()
-	base, err := start(ctx, "baseline", append(slices.Clone(b.baseline), gen...))
-	if err != nil {
+	subject, reference := mock, (*server)(nil)
+	if s.proxy {
+		argv, name := append(slices.Clone(b.mock), "--proxy-to", "http://"+mock.addr+"/v1"), "proxy"
+		if s.bare {
+			argv, name = append([]string{b.baseline[0], "bare-proxy"}, "--proxy-to", "http://"+mock.addr+"/v1"), "bare"
+		}
+		px, err := start(ctx, name, argv)
+		if err != nil {
+			return err
+		}
+		defer px.stop()
+		subject, reference = px, mock
+	} else {
+		base, err := start(ctx, "baseline", append(slices.Clone(b.baseline), gen...))
+		if err != nil {
+			return err
+		}
+		defer base.stop()
+		reference = base
+	}
+	if err := sameList(subject.addr, reference.addr); err != nil {
 		return err
 	}
-	defer base.stop()
-	if err := sameList(mock.addr, base.addr); err != nil {
-		return err
-	}
-	servers := []*server{mock, base}
+	servers := []*server{subject, reference}
 	for _, srv := range servers {
 		if b.o.warmup > 0 {
 			if r := load(ctx, srv.addr, b.o.clients, b.o.warmup, s.requests(srv.addr)); r.failures > 0 {
@@ -208,12 +231,12 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 			}
 		}
 	}
-	var mockRounds, baseRounds []result
+	var subjectRounds, referenceRounds []result
 	var rpsRatios, p99Ratios []float64
 	for round := range b.o.rounds {
 		order := servers
 		if round%2 == 1 {
-			order = []*server{base, mock}
+			order = []*server{reference, subject}
 		}
 		got := map[*server]result{}
 		for _, srv := range order {
@@ -226,20 +249,32 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 			}
 			got[srv] = r
 		}
-		m, bs := got[mock], got[base]
-		mockRounds, baseRounds = append(mockRounds, m), append(baseRounds, bs)
+		m, bs := got[subject], got[reference]
+		subjectRounds, referenceRounds = append(subjectRounds, m), append(referenceRounds, bs)
 		rpsRatios = append(rpsRatios, m.rps()/bs.rps())
 		p99Ratios = append(p99Ratios, float64(m.percentile(0.99))/float64(bs.percentile(0.99)))
-		fmt.Fprintf(b.out, "  round %d   mock %s   baseline %s   ratio rps %.2f p99 %.2f\n", round+1,
-			describe(m), describe(bs), rpsRatios[round], p99Ratios[round])
+		fmt.Fprintf(b.out, "  round %d   %s %s   %s %s   ratio rps %.2f p99 %.2f", round+1,
+			subject.name, describe(m), reference.name, describe(bs), rpsRatios[round], p99Ratios[round])
+		if s.proxy {
+			fmt.Fprintf(b.out, " p50 %+.2fms", float64(m.percentile(0.50)-bs.percentile(0.50))/float64(time.Millisecond))
+		}
+		fmt.Fprintln(b.out)
 	}
-	r := row{s: s, mock: medians(mockRounds), base: medians(baseRounds), rpsRatio: median(rpsRatios), p99Ratio: median(p99Ratios)}
+	r := row{s: s, mock: medians(subjectRounds), base: medians(referenceRounds), rpsRatio: median(rpsRatios), p99Ratio: median(p99Ratios)}
+	r.rpsSpread = [2]float64{slices.Min(rpsRatios), slices.Max(rpsRatios)}
 	b.rows = append(b.rows, r)
-	fmt.Fprintf(b.out, "  median    mock %s   baseline %s\n", describeFigures(r.mock), describeFigures(r.base))
-	fmt.Fprintf(b.out, "  ratio mock/baseline: rps %.2f%s, p50 %.2f, p99 %.2f%s\n",
-		r.rpsRatio, verdict(s.rpsTarget > 0, r.rpsRatio >= s.rpsTarget, fmt.Sprintf(">= %.1f", s.rpsTarget)),
-		float64(r.mock.p50)/float64(r.base.p50),
-		r.p99Ratio, verdict(true, r.p99Ratio <= p99Target, fmt.Sprintf("<= %.0f", p99Target)))
+	fmt.Fprintf(b.out, "  median    %s %s   %s %s\n", subject.name, describeFigures(r.mock), reference.name, describeFigures(r.base))
+	if s.proxy {
+		added := r.mock.p50 - r.base.p50
+		fmt.Fprintf(b.out, "  ratio %s/mock: rps %.2f%s (rounds %.2f to %.2f), p50 %+.2fms%s, p99 %.2f\n", subject.name,
+			r.rpsRatio, verdict(s.rpsTarget > 0, r.rpsRatio >= s.rpsTarget, fmt.Sprintf(">= %.1f", s.rpsTarget)), r.rpsSpread[0], r.rpsSpread[1],
+			float64(added)/float64(time.Millisecond), verdict(s.p50Added > 0, added <= s.p50Added, "<= +"+s.p50Added.String()), r.p99Ratio)
+	} else {
+		fmt.Fprintf(b.out, "  ratio mock/baseline: rps %.2f%s, p50 %.2f, p99 %.2f%s\n",
+			r.rpsRatio, verdict(s.rpsTarget > 0, r.rpsRatio >= s.rpsTarget, fmt.Sprintf(">= %.1f", s.rpsTarget)),
+			float64(r.mock.p50)/float64(r.base.p50),
+			r.p99Ratio, verdict(true, r.p99Ratio <= p99Target, fmt.Sprintf("<= %.0f", p99Target)))
+	}
 	for _, srv := range servers {
 		if rss, err := srv.rss(); err == nil {
 			fmt.Fprintf(b.out, "  %s resident memory after the rounds: %s\n", srv.name, mib(rss))
@@ -330,11 +365,14 @@ func (b *bench) startup(ctx context.Context) error {
 
 // summary prints the figures as a Markdown table, for the README.
 func (b *bench) summary() {
+	mockRows := slices.DeleteFunc(slices.Clone(b.rows), func(r row) bool { return r.s.proxy })
 	if len(b.rows) > 0 {
 		fmt.Fprintf(b.out, "summary (%d clients, %d rounds of %s, medians; %d cores):\n\n", b.o.clients, b.o.rounds, b.o.duration, runtime.NumCPU())
+	}
+	if len(mockRows) > 0 {
 		fmt.Fprintln(b.out, "| scenario | mock rps | mock p50 | mock p99 | mock CPU/req | baseline rps | baseline p50 | baseline p99 | baseline CPU/req | ratio rps | ratio p99 |")
 		fmt.Fprintln(b.out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-		for _, r := range b.rows {
+		for _, r := range mockRows {
 			fmt.Fprintf(b.out, "| %s | %.0f | %s | %s | %s | %.0f | %s | %s | %s | %.2f%s | %.2f%s |\n", r.s.name,
 				r.mock.rps, ms(r.mock.p50), ms(r.mock.p99), us(r.mock.cpu),
 				r.base.rps, ms(r.base.p50), ms(r.base.p99), us(r.base.cpu),
@@ -343,6 +381,7 @@ func (b *bench) summary() {
 		}
 		fmt.Fprintln(b.out)
 	}
+	b.proxySummary()
 	if len(b.startupRows) > 0 {
 		fmt.Fprintln(b.out, "| mock start-up and memory | median | target |")
 		fmt.Fprintln(b.out, "|---|---:|---|")
@@ -351,6 +390,30 @@ func (b *bench) summary() {
 		}
 		fmt.Fprintln(b.out)
 	}
+}
+
+// proxySummary prints the proxy scenarios as a Markdown table.
+func (b *bench) proxySummary() {
+	var rows []row
+	for _, r := range b.rows {
+		if r.s.proxy {
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintln(b.out, "| proxy scenario | proxy rps | proxy p50 | proxy p99 | proxy CPU/req | mock rps | mock p50 | mock p99 | ratio rps (rounds) | p50 added |")
+	// In a bare-proxy row, the proxy is the bare ReverseProxy.
+	fmt.Fprintln(b.out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, r := range rows {
+		added := r.mock.p50 - r.base.p50
+		fmt.Fprintf(b.out, "| %s | %.0f | %s | %s | %s | %.0f | %s | %s | %.2f (%.2f-%.2f)%s | %+.2fms%s |\n", r.s.name,
+			r.mock.rps, ms(r.mock.p50), ms(r.mock.p99), us(r.mock.cpu), r.base.rps, ms(r.base.p50), ms(r.base.p99),
+			r.rpsRatio, r.rpsSpread[0], r.rpsSpread[1], verdict(r.s.rpsTarget > 0, r.rpsRatio >= r.s.rpsTarget, ""),
+			float64(added)/float64(time.Millisecond), verdict(r.s.p50Added > 0, added <= r.s.p50Added, ""))
+	}
+	fmt.Fprintln(b.out)
 }
 
 // verdict says whether a target is met, if there is one.

@@ -2,19 +2,29 @@ package main
 
 import (
 	"strconv"
+	"time"
 )
 
 // benchKey is the API key both servers accept during a run.
 const benchKey = "inventory-bench-key"
 
-// A scenario is one kind of load, run against the mock and the baseline.
+// A scenario is one kind of load, run against the mock and the baseline,
+// or, for a proxy scenario, against the validating proxy in front of the
+// mock and the mock itself.
 type scenario struct {
 	name  string
 	about string
 	pets  int // 0: the default fixtures (64 pets); else --generate pets
-	// rpsTarget is the least mock/baseline ratio of requests per second the
-	// issue asks for; 0 where it sets none.
+	// proxy makes the two servers inventory-mock --proxy-to the mock, and
+	// the mock; with bare, a bare httputil.ReverseProxy instead of
+	// inventory-mock, for scale.
+	proxy, bare bool
+	// rpsTarget is the least ratio of requests per second (mock/baseline,
+	// or proxy/mock) the issues ask for; 0 where they set none.
 	rpsTarget float64
+	// p50Added is the most a proxy may add to the median latency; 0: no
+	// target.
+	p50Added time.Duration
 	// requests returns the n-th request of client c against addr.
 	requests func(addr string) func(c, n int) request
 }
@@ -77,6 +87,29 @@ var scenarios = []scenario{
 				}
 				return list
 			}
+		},
+	},
+	{
+		name: "proxy-list", about: "GET /v1/inventory (64 pets) through the validating proxy in front of the mock, against the mock directly",
+		proxy: true, rpsTarget: 0.5, p50Added: time.Millisecond,
+		requests: func(addr string) func(c, n int) request {
+			r := listRequest(addr, benchKey)
+			return func(int, int) request { return r }
+		},
+	},
+	{
+		name: "proxy-update", about: "PATCH /v1/inventory/{petId} (64 pets) through the validating proxy in front of the mock, against the mock directly",
+		proxy: true, rpsTarget: 0.5, p50Added: time.Millisecond,
+		requests: func(addr string) func(c, n int) request {
+			return func(c, n int) request { return updateRequest(addr, benchKey, int64((c*7+n)%64+1), n%1000) }
+		},
+	},
+	{
+		name: "bare-proxy-list", about: "GET /v1/inventory (64 pets) through a bare httputil.ReverseProxy (no checks, no log) in front of the mock, against the mock directly: the cost of the hop alone",
+		proxy: true, bare: true,
+		requests: func(addr string) func(c, n int) request {
+			r := listRequest(addr, benchKey)
+			return func(int, int) request { return r }
 		},
 	},
 	{
