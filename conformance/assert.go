@@ -1,114 +1,235 @@
 package conformance
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
+	"github.com/onsi/ginkgo/v2"
 )
 
-// do sends r and fails the spec unless the response keeps the rules every
-// response keeps (see responseProblems). tolerated lists statuses the
+// Names of the report entries the suite adds. Tools reading the JSON report
+// can select on them.
+const (
+	EntryObservation   = "observation"    // where the contract is silent, what the target chose
+	EntryWarning       = "warning"        // what only HTTP's RFCs require
+	EntryRestoreFailed = "restore failed" // a record that could not be put back
+	EntryCause         = "cause"          // what the contract wanted and what came instead, for grouping failures
+	EntryExploration   = "exploration"    // what the exploration did
+)
+
+// A Warning is what only an RFC requires: it names the section.
+type Warning struct {
+	Text string
+	RFC  string // such as "RFC 9110 section 11.6.1"
+}
+
+// String renders the warning with its RFC.
+func (w Warning) String() string { return w.Text + " (" + w.RFC + ")" }
+
+// Observe records what the target chose where the contract is silent.
+func (t *Target) Observe(what, format string, args ...any) {
+	ginkgo.AddReportEntry(EntryObservation, what+": "+fmt.Sprintf(format, args...), ginkgo.ReportEntryVisibilityFailureOrVerbose)
+}
+
+// Warn records what only an RFC requires; with Config.Strict it fails the
+// check instead.
+func (t *Target) Warn(rfc, format string, args ...any) {
+	ginkgo.GinkgoHelper()
+	w := Warning{Text: fmt.Sprintf(format, args...), RFC: rfc}
+	if t.cfg.Strict {
+		t.cause("--strict: " + w.String())
+		ginkgo.Fail("--strict makes this warning a failure: " + w.String())
+	}
+	ginkgo.AddReportEntry(EntryWarning, w, ginkgo.ReportEntryVisibilityFailureOrVerbose)
+}
+
+// cause records what a failure is about, for the summary's grouping.
+func (t *Target) cause(c string) {
+	ginkgo.AddReportEntry(EntryCause, c, ginkgo.ReportEntryVisibilityNever)
+}
+
+// gotLine says in a few words what came back.
+func gotLine(x *Exchange) string {
+	if x.Status == 0 {
+		return "no response"
+	}
+	return strconv.Itoa(x.Status)
+}
+
+// digits are replaced by N in a cause, so that one defect seen with
+// different values is one cause.
+var digits = regexp.MustCompile(`-?[0-9]+`)
+
+// Do sends r and fails the check unless the response keeps the rules every
+// response keeps (see ResponseProblems). tolerated lists statuses the
 // calling check accepts beyond the documented ones.
-func do(ctx context.Context, r Request, tolerated ...int) *Exchange {
-	GinkgoHelper()
-	t := target()
-	x := t.send(ctx, r)
-	if ps := t.responseProblems(x, tolerated...); len(ps) > 0 {
-		failWith(x, "every response: a documented status, no 5xx, application/json, a body valid against the contract, an Error body on every error", ps)
+func (t *Target) Do(ctx context.Context, r Request, tolerated ...int) *Exchange {
+	ginkgo.GinkgoHelper()
+	x := t.Send(ctx, r)
+	if ps := t.ResponseProblems(x, tolerated...); len(ps) > 0 {
+		t.FailWith(x, "every response: a documented status, no 5xx, application/json where a body is documented, a body valid against the contract, an Error body on every error", ps)
 	}
 	return x
 }
 
-// expectStatus fails the spec unless x's status is one of want.
-func expectStatus(x *Exchange, why string, want ...int) {
-	GinkgoHelper()
-	Expect(x.Status).To(BeElementOf(want), x.Want("%s", why))
-}
-
-// failWith fails the spec with the exchange and the problems found.
-func failWith(x *Exchange, want string, problems []string) {
-	GinkgoHelper()
-	Fail(x.Want("%s", want) + "problems:\n  - " + x.redact(strings.Join(problems, "\n  - ")))
-}
-
-// listItems lists the inventory with the key and decodes it, failing the
-// spec if the answer is not a valid list.
-func listItems(ctx context.Context) ([]Item, *Exchange) {
-	GinkgoHelper()
-	x := do(ctx, Request{Method: http.MethodGet, Path: "/inventory"})
-	expectStatus(x, "GET /inventory with the key: 200 and the list", http.StatusOK)
-	var items []Item
-	if err := json.Unmarshal(x.RespBody, &items); err != nil {
-		failWith(x, "a JSON array of InventoryItem", []string{err.Error()})
+// ExpectStatus fails the check unless x's status is one of want.
+func (t *Target) ExpectStatus(x *Exchange, why string, want ...int) {
+	ginkgo.GinkgoHelper()
+	for _, w := range want {
+		if x.Status == w {
+			return
+		}
 	}
-	return items, x
+	t.FailWith(x, why, []string{fmt.Sprintf("status %s; want %s", gotLine(x), joinInts(want, " or "))})
 }
 
-// decodeItem decodes an InventoryItem from x's body, failing the spec if it
-// is not one.
-func decodeItem(x *Exchange) Item {
-	GinkgoHelper()
-	var it Item
-	d := json.NewDecoder(bytes.NewReader(x.RespBody))
-	if err := d.Decode(&it); err != nil {
-		failWith(x, "an InventoryItem", []string{err.Error()})
+func joinInts(v []int, sep string) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.Itoa(n)
 	}
-	return it
+	return strings.Join(s, sep)
 }
 
-// requirePet skips the spec when the target lists no pet to address.
-func requirePet() int64 {
-	id := target().petID
-	if id == 0 {
-		Skip("the target lists no pet to address")
+// FailWith fails the check with the exchange and the problems found.
+func (t *Target) FailWith(x *Exchange, want string, problems []string) {
+	ginkgo.GinkgoHelper()
+	c := want + " — got " + gotLine(x)
+	if len(problems) > 0 {
+		p := problems[0]
+		if !strings.HasPrefix(p, "status ") {
+			p = digits.ReplaceAllString(p, "N")
+		}
+		c = want + " — " + p
 	}
-	return id
+	t.cause(c)
+	ginkgo.Fail(x.Want("%s", want) + "problems:\n  - " + strings.Join(problems, "\n  - "))
 }
 
-// requireMutations skips the spec unless writes are allowed.
-func requireMutations() int64 {
-	if !target().cfg.AllowMutations {
-		Skip("mutating check: skipped without --allow-mutations (no data was changed)")
+// List lists the records with the key and decodes them, failing the check
+// if the answer is not a valid list.
+func (t *Target) List(ctx context.Context) (*Index, []Record, *Exchange) {
+	ginkgo.GinkgoHelper()
+	x := t.Do(ctx, Request{Method: t.shape.List.Method, Path: t.shape.List.Path})
+	t.ExpectStatus(x, "the list with the key: 200 and the records", http.StatusOK)
+	rs, err := DecodeRecords(x.RespBody)
+	if err != nil {
+		t.FailWith(x, "a JSON array of records", []string{err.Error()})
 	}
-	return requirePet()
+	return IndexRecords(rs, t.shape.IDField), rs, x
 }
 
-// currentItem returns the record of the target's pet as listed now.
-func currentItem(ctx context.Context) Item {
-	GinkgoHelper()
-	id := requirePet()
-	items, x := listItems(ctx)
-	it, ok := findItem(items, id)
+// DecodeRecord decodes a record from x's body, failing the check if it is
+// not one.
+func (t *Target) DecodeRecord(x *Exchange) Record {
+	ginkgo.GinkgoHelper()
+	r, err := DecodeRecord(x.RespBody)
+	if err != nil {
+		t.FailWith(x, "a record", []string{err.Error()})
+	}
+	return r
+}
+
+// RequirePet skips the check when the target lists no record to address.
+func (t *Target) RequirePet() int64 {
+	if t.petID == 0 {
+		ginkgo.Skip("the target lists no record to address")
+	}
+	return t.petID
+}
+
+// RequireMutations skips the check unless writes are allowed.
+func (t *Target) RequireMutations() int64 {
+	if !t.cfg.AllowMutations {
+		ginkgo.Skip("mutating check: skipped without --allow-mutations (no data was changed)")
+	}
+	return t.RequirePet()
+}
+
+// Current returns the record of the target's pet as listed now.
+func (t *Target) Current(ctx context.Context) Record {
+	ginkgo.GinkgoHelper()
+	id := t.RequirePet()
+	ix, _, x := t.List(ctx)
+	r, ok := ix.ByID[id]
 	if !ok {
-		failWith(x, fmt.Sprintf("petId %d in the list", id), []string{"not listed"})
+		t.FailWith(x, fmt.Sprintf("%s %d in the list", t.shape.IDField, id), []string{"not listed"})
 	}
-	return it
+	return r
 }
 
-// unknownPetID returns a valid int64 petId the target does not list.
-func unknownPetID(ctx context.Context) int64 {
-	GinkgoHelper()
-	items, _ := listItems(ctx)
-	for id := int64(math.MaxInt64 - 1000); ; id++ {
-		if _, ok := findItem(items, id); !ok {
+// UnknownID returns a valid identifier the target does not list, within
+// any bounds the document gives the identifier.
+func (t *Target) UnknownID(ctx context.Context) int64 {
+	ginkgo.GinkgoHelper()
+	ix, _, _ := t.List(ctx)
+	hi := int64(math.MaxInt64)
+	if h := t.shape.ID.Highest(); h != nil && h.IsInt64() {
+		hi = h.Int64()
+	}
+	for id := hi - 1000; ; id++ {
+		if _, ok := ix.ByID[id]; !ok {
 			return id
+		}
+		if ctx.Err() != nil {
+			ginkgo.Fail("interrupted")
 		}
 	}
 }
 
-// expectUnchanged fails the spec unless the pet's record equals want.
-func expectUnchanged(ctx context.Context, after *Exchange, want Item) {
-	GinkgoHelper()
-	items, _ := listItems(ctx)
-	if got, ok := findItem(items, want.PetID); !ok || got != want {
-		failWith(after, "a rejected request leaves the stored record unchanged",
-			[]string{fmt.Sprintf("petId %d was %+v before, the list now shows %+v", want.PetID, want, got)})
+// ExpectUnchanged fails the check unless the record equals want.
+func (t *Target) ExpectUnchanged(ctx context.Context, after *Exchange, want Record) {
+	ginkgo.GinkgoHelper()
+	id, _ := want.ID(t.shape.IDField)
+	ix, _, _ := t.List(ctx)
+	if got, ok := ix.ByID[id]; !ok || !got.Equal(want) {
+		t.FailWith(after, "a rejected request leaves the stored record unchanged",
+			[]string{fmt.Sprintf("%s %d was %s before; the list now shows %s", t.shape.IDField, id, want, got)})
 	}
+}
+
+// ItemPath is the update path of a record: the update's path with the
+// identifier filled in.
+func (t *Target) ItemPath(id string) string {
+	return strings.ReplaceAll(t.shape.Update.Path, "{"+t.shape.IDField+"}", id)
+}
+
+// PathFor fills every path parameter of o with id.
+func PathFor(o *OpShape, id int64) string {
+	p := o.Op.Path
+	for _, f := range o.PathParams {
+		p = strings.ReplaceAll(p, "{"+f.Name+"}", strconv.FormatInt(id, 10))
+	}
+	return p
+}
+
+// Update builds the update request of record id with body b.
+func (t *Target) Update(id int64, b []byte) Request {
+	return Request{Method: t.shape.Update.Method, Path: t.ItemPath(strconv.FormatInt(id, 10)), Body: b}
+}
+
+// ExpectWritten fails the check unless the answer x to a valid body shows
+// the record id with every value the body set.
+func (t *Target) ExpectWritten(x *Exchange, id int64, b Body) Record {
+	ginkgo.GinkgoHelper()
+	t.ExpectStatus(x, "200 and the updated record: "+b.Name+" is valid", http.StatusOK)
+	r := t.DecodeRecord(x)
+	var ps []string
+	if got, ok := r.ID(t.shape.IDField); !ok || got != id {
+		ps = append(ps, fmt.Sprintf("%s is %s, want %d", t.shape.IDField, Printable(r[t.shape.IDField]), id))
+	}
+	for f, v := range b.Sets {
+		if canonical(r[f]) != canonical(v) {
+			ps = append(ps, fmt.Sprintf("%s is %s, want the value sent, %s", f, Printable(r[f]), v))
+		}
+	}
+	if len(ps) > 0 {
+		t.FailWith(x, "the answer is the updated record: the same identifier and the values sent", ps)
+	}
+	return r
 }

@@ -1,22 +1,31 @@
-// Package conformance is the Pet Store Inventory conformance suite: Ginkgo
-// specs that tell, in one run, whether an implementation honours the
-// contract in spec/openapi.yaml. The same specs run under go test against
-// the in-process mock and from cmd/inventory-conformance against a deployed
-// backend.
+// Package conformance is the framework of the Pet Store Inventory
+// conformance suite: everything the checks in conformance/checks run on,
+// and no checks of its own.
 //
-// A caller prepares a Target (which checks that the target answers and
-// accepts the key), hands it to Use, and runs the specs with Ginkgo's
-// RunSpecs:
+//   - ReadShape reads from the loaded contract what the checks need: the
+//     list and update operations, the record's identifier and fields, the
+//     update body, their types, enums and bounds. Nothing is typed twice.
+//   - Prepare builds a Target: the HTTP client, the caps on response bodies
+//     and on 429 waits, and one plain list call that decides whether a run
+//     can be made (a *SetupError when not).
+//   - Target.Send records an Exchange; Target.ResponseProblems applies the
+//     rules every response keeps; Do, ExpectStatus, FailWith, Protect,
+//     Observe and Warn are what checks call.
+//   - Target.Explore runs a property-based state machine (pgregory.net/rapid)
+//     that draws sequences of calls from the schemas and checks a model of
+//     the target after every step.
+//   - Run registers the checks and runs them with Ginkgo, then writes the
+//     summary (failures grouped by cause) and the JUnit and JSON reports.
+//   - A Redactor is the one place the API key is hidden: everything written
+//     passes through it.
+//
+// A caller:
 //
 //	target, err := conformance.Prepare(ctx, conformance.Config{BaseURL: url, APIKey: key})
-//	if err != nil { ... } // a *SetupError: the run could not be made
-//	conformance.Use(target)
-//	conformance.SummaryTo(os.Stdout)
-//	ginkgo.RunSpecs(t, conformance.SuiteName, suiteConfig, reporterConfig)
+//	if err != nil { ... } // the run could not be made
+//	outcome, err := conformance.Run(target, checks.Register, conformance.RunOptions{JUnitReport: "junit.xml"})
 //
-// Specs that write are labelled "mutating" and skip unless
-// Config.AllowMutations is set; each of them records the original quantity
-// of the pet it touches and restores it afterwards. Where the contract is
-// silent the suite accepts every allowed behaviour and records the target's
-// choice as a report entry; Summarize prints those entries after a run.
+// Where the contract is silent the checks accept every behaviour it allows
+// and record the target's choice; what only HTTP's RFCs require is a
+// warning naming the RFC, a failure with Config.Strict.
 package conformance

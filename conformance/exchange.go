@@ -3,11 +3,11 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -15,19 +15,18 @@ import (
 	"github.com/petstore/inventory-kit/spec"
 )
 
-// maxBody bounds how much of a response body is kept: 64 MiB, room for a
-// large production list.
-const maxBody = 64 << 20
-
-// A Request is what a spec sends, relative to the target's base URL.
+// A Request is what a check sends, relative to the target's base URL.
 type Request struct {
 	Method string
 	Path   string // such as "/inventory/3" or "/inventory?api_key=..."; appended to the base URL
 	// Auth is the Authorization header. Empty means "Bearer <key>"; use
-	// NoAuth to send none.
+	// NoAuth to send none and EmptyAuth for an empty one.
 	Auth        string
 	ContentType string // empty: application/json when there is a body
-	Body        []byte
+	Body        []byte // nil: no body
+	// MaxBytes caps the response body below Config.MaxResponseBytes, for
+	// answers that are one record; 0: the configured cap.
+	MaxBytes int64
 }
 
 // Values of Request.Auth that send no credential.
@@ -43,19 +42,25 @@ type Exchange struct {
 	Method   string
 	URL      string
 	Header   http.Header // as sent
-	Body     []byte      // as sent
+	Body     []byte      // as sent; nil: none
 	Status   int
 	RespHead http.Header
 	RespBody []byte
 	Elapsed  time.Duration
 	Err      error
+	// Waited is how long the suite waited on 429 answers before this one.
+	Waited time.Duration
 
-	key string // for redaction
+	key string // for the curl line's placeholder
 }
 
-// send makes the request. It never fails the spec: transport errors are in
-// the Exchange.
-func (t *Target) send(ctx context.Context, r Request) *Exchange {
+// ErrTooLarge is wrapped by the error of an exchange whose response body
+// passed a cap.
+var ErrTooLarge = errors.New("response body too large")
+
+// Send makes the request and records the exchange. It never fails the
+// check: transport errors are in the Exchange.
+func (t *Target) Send(ctx context.Context, r Request) *Exchange {
 	x := &Exchange{Method: r.Method, URL: t.base.String() + r.Path, Header: http.Header{}, Body: r.Body, key: t.cfg.APIKey}
 	x.Op = t.operation(r.Method, r.Path)
 	switch r.Auth {
@@ -75,96 +80,168 @@ func (t *Target) send(ctx context.Context, r Request) *Exchange {
 		x.Header.Set("Content-Type", ct)
 	}
 	x.Header.Set("Accept", "application/json")
-	var body io.Reader
-	if r.Body != nil {
-		body = bytes.NewReader(r.Body)
+	limit := t.cfg.MaxResponseBytes
+	if r.MaxBytes > 0 {
+		limit = min(limit, r.MaxBytes)
 	}
-	req, err := http.NewRequestWithContext(ctx, r.Method, x.URL, body)
-	if err != nil {
-		x.Err = err
-		return x
-	}
-	req.Header = x.Header.Clone()
 	for attempt := 1; ; attempt++ {
-		t.roundTrip(req, x)
-		if x.Err != nil || x.Status != http.StatusTooManyRequests || attempt == maxAttempts {
+		var body io.Reader
+		if r.Body != nil {
+			body = bytes.NewReader(r.Body)
+		}
+		req, err := http.NewRequestWithContext(ctx, r.Method, x.URL, body)
+		if err != nil {
+			x.Err = err
 			return x
 		}
-		// A rate limit is the target's right, not a contract failure: wait and retry.
+		req.Header = x.Header.Clone()
+		t.roundTrip(req, x, limit)
+		if x.Err != nil || x.Status != http.StatusTooManyRequests || attempt == maxAttempts {
+			break
+		}
+		// A rate limit is the target's right, not a contract failure: wait
+		// and retry, within the run's allowance.
+		d, ok := t.takeWait(retryAfter(x.RespHead.Get("Retry-After"), time.Now()))
+		if !ok {
+			break
+		}
 		select {
 		case <-ctx.Done():
+			t.trace(x)
 			return x
-		case <-time.After(retryAfter(x.RespHead.Get("Retry-After"))):
+		case <-time.After(d):
 		}
-		if r.Body != nil {
-			req.Body = io.NopCloser(bytes.NewReader(r.Body))
-		}
+		x.Waited += d
 	}
+	t.trace(x)
+	return x
 }
 
 // maxAttempts bounds the tries of a request answered 429.
 const maxAttempts = 4
 
-// retryAfter reads a Retry-After header in seconds, between 100ms and 5s.
-func retryAfter(v string) time.Duration {
+// maxOneWait bounds one wait on a 429.
+const maxOneWait = 5 * time.Second
+
+// retryAfter reads a Retry-After header (seconds or an HTTP date, RFC 9110
+// section 10.2.3) as a wait between 100ms and maxOneWait; 500ms when it is
+// absent or unreadable.
+func retryAfter(v string, now time.Time) time.Duration {
 	d := 500 * time.Millisecond
-	if s, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
-		d = time.Duration(s) * time.Second
+	v = strings.TrimSpace(v)
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
+		d = time.Duration(min(max(s, 0), int64(maxOneWait/time.Second)+1)) * time.Second
+	} else if at, err := http.ParseTime(v); err == nil {
+		d = at.Sub(now)
 	}
-	return min(max(d, 100*time.Millisecond), 5*time.Second)
+	return min(max(d, 100*time.Millisecond), maxOneWait)
 }
 
-// roundTrip makes one attempt of req and records it in x.
-func (t *Target) roundTrip(req *http.Request, x *Exchange) {
+// takeWait takes d from the run's allowance for waiting on 429 answers. It
+// returns false once the allowance is spent.
+func (t *Target) takeWait(d time.Duration) (time.Duration, bool) {
+	t.waitMu.Lock()
+	defer t.waitMu.Unlock()
+	left := t.cfg.MaxRetryWait - t.waited
+	if left <= 0 {
+		return 0, false
+	}
+	d = min(d, left)
+	t.waited += d
+	return d, true
+}
+
+// roundTrip makes one attempt of req and records it in x, reading at most
+// limit bytes of the body and counting them against the run's cap.
+func (t *Target) roundTrip(req *http.Request, x *Exchange, limit int64) {
 	start := time.Now()
 	resp, err := t.client.Do(req)
 	x.Err = err
 	if err != nil {
 		x.Elapsed = time.Since(start)
+		x.Status, x.RespHead, x.RespBody = 0, nil, nil
 		return
 	}
 	defer resp.Body.Close()
-	x.RespBody, x.Err = io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	x.Elapsed = time.Since(start)
 	x.Status = resp.StatusCode
 	x.RespHead = resp.Header
+	x.RespBody, x.Err = t.readBody(resp.Body, limit)
+	x.Elapsed = time.Since(start)
+}
+
+// readBody reads at most limit bytes, and no more than the run has left.
+// A body that is longer is cut and reported as ErrTooLarge.
+func (t *Target) readBody(r io.Reader, limit int64) ([]byte, error) {
+	left := t.cfg.MaxRunBytes - t.read.Load()
+	if left <= 0 {
+		return nil, fmt.Errorf("%w: the run has read %s of responses, its cap (--max-run-bytes)", ErrTooLarge, byteSize(t.cfg.MaxRunBytes))
+	}
+	n := min(limit, left)
+	got, b, err := readAtMost(r, n+1)
+	t.read.Add(got)
+	if err != nil {
+		return b, err
+	}
+	if got > n {
+		b = b[:min(n, 4096)]
+		if n == limit {
+			return b, fmt.Errorf("%w: more than %s (the cap per response, --max-response-bytes)", ErrTooLarge, byteSize(limit))
+		}
+		return b, fmt.Errorf("%w: the run has read %s of responses, its cap (--max-run-bytes)", ErrTooLarge, byteSize(t.cfg.MaxRunBytes))
+	}
+	return b, nil
+}
+
+// readAtMost reads up to max bytes, growing its buffer by doubling but
+// never past max, so a capped read allocates at most about twice the cap.
+func readAtMost(r io.Reader, max int64) (int64, []byte, error) {
+	b := make([]byte, 0, min(max, 64<<10))
+	for int64(len(b)) < max {
+		if len(b) == cap(b) {
+			nb := make([]byte, len(b), min(max, int64(2*cap(b))))
+			copy(nb, b)
+			b = nb
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return int64(len(b)), b, nil
+		}
+		if err != nil {
+			return int64(len(b)), b, err
+		}
+	}
+	return int64(len(b)), b, nil
+}
+
+// byteSize renders n bytes as MiB or KiB where exact.
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// trace writes the exchange to the verbose trace, if there is one.
+func (t *Target) trace(x *Exchange) {
+	if t.cfg.Trace == nil {
+		return
+	}
+	t.traceMu.Lock()
+	defer t.traceMu.Unlock()
+	fmt.Fprintf(t.cfg.Trace, "→ %s\n← %s\n", x.Curl(), x.Got())
 }
 
 // operation returns the contract operation method and path address, or nil.
 func (t *Target) operation(method, path string) *spec.Operation {
 	path, _, _ = strings.Cut(path, "?")
-	segs := strings.Split(strings.Trim(path, "/"), "/")
-	for _, o := range t.contract.Operations {
-		if o.Method != method {
-			continue
-		}
-		tmpl := strings.Split(strings.Trim(o.Path, "/"), "/")
-		if len(tmpl) != len(segs) {
-			continue
-		}
-		match := true
-		for i, s := range tmpl {
-			if !strings.HasPrefix(s, "{") && s != segs[i] {
-				match = false
-				break
-			}
-		}
-		if match {
-			return o
-		}
-	}
-	return nil
-}
-
-// opName names an operation: its operationId, or "GET /pets/{petId}".
-func opName(o *spec.Operation) string {
-	if o == nil {
-		return "no operation"
-	}
-	if o.ID != "" {
-		return o.ID
-	}
-	return o.Method + " " + o.Path
+	op, _, _ := t.contract.Match(method, t.contract.BasePath+path)
+	return op
 }
 
 // MediaType returns the response's media type without parameters.
@@ -176,89 +253,42 @@ func (x *Exchange) MediaType() string {
 	return mt
 }
 
-// redact replaces the API key in s.
-func (x *Exchange) redact(s string) string {
-	if x.key == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, x.key, KeyPlaceholder)
-}
-
-// redactErr renders the transport error without the key (a url.Error
-// repeats the URL, query string included).
-func (x *Exchange) redactErr() string {
-	if x.Err == nil {
-		return ""
-	}
-	return x.redact(x.Err.Error())
-}
-
-// Curl renders the request as a curl command with the key replaced by
-// $INVENTORY_API_KEY.
-func (x *Exchange) Curl() string {
-	args := []string{"curl", "-sS", "-i", "-X", x.Method, x.shellQuote(x.URL)}
-	names := make([]string, 0, len(x.Header))
-	for n := range x.Header {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		for _, v := range x.Header[n] {
-			args = append(args, "-H", x.shellQuote(n+": "+v))
-		}
-	}
-	if x.Body != nil {
-		if len(x.Body) > 512 {
-			args = append(args, "--data-binary", "@body.json", fmt.Sprintf("# body.json: %d bytes, starting %s", len(x.Body), x.redact(printable(x.Body[:80]))))
-		} else {
-			args = append(args, "--data-binary", x.shellQuote(string(x.Body)))
-		}
-	}
-	return strings.Join(args, " ")
-}
-
-// shellQuote quotes s for a POSIX shell. Where the key occurs, the quoting
-// is double so that $INVENTORY_API_KEY expands.
-func (x *Exchange) shellQuote(s string) string {
-	if x.key == "" || !strings.Contains(s, x.key) {
-		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-	}
-	parts := strings.Split(s, x.key)
-	esc := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "$", `\$`, "`", "\\`")
-	for i, p := range parts {
-		parts[i] = esc.Replace(p)
-	}
-	return `"` + strings.Join(parts, KeyPlaceholder) + `"`
-}
-
-// printable renders b for a message on one line: invalid UTF-8 becomes
-// U+FFFD and control characters are escaped.
-func printable(b []byte) string {
+// Printable renders b for a message on one line: invalid UTF-8 becomes
+// U+FFFD and control characters (terminal escapes, newlines) become ·, so
+// a target cannot forge lines or colours in the output.
+func Printable(b []byte) string {
 	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' {
 			return '·'
 		}
 		return r
 	}, strings.ToValidUTF8(string(b), "\uFFFD"))
 }
 
+// Quote renders a string the target chose (a header, a field name) in
+// double quotes with every control character escaped.
+func Quote(s string) string { return strconv.QuoteToGraphic(strings.ToValidUTF8(s, "\uFFFD")) }
+
 // Got describes the response: status, content type, time and body, the
 // body cut to a readable length.
 func (x *Exchange) Got() string {
-	if x.Err != nil {
-		return "no response: " + x.redactErr()
+	if x.Status == 0 && x.Err != nil {
+		return "no response: " + x.Err.Error()
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d %s, Content-Type %q, after %s", x.Status, http.StatusText(x.Status), x.RespHead.Get("Content-Type"), x.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(&b, "%d %s, Content-Type %s, after %s", x.Status, http.StatusText(x.Status), Quote(x.RespHead.Get("Content-Type")), x.Elapsed.Round(time.Millisecond))
+	if x.Err != nil {
+		fmt.Fprintf(&b, " (%s)", x.Err)
+	}
 	body := x.RespBody
 	const show = 600
 	switch {
 	case len(body) == 0:
 		b.WriteString("\n          (empty body)")
 	case len(body) > show:
-		fmt.Fprintf(&b, "\n          %s ... (%d bytes in all)", x.redact(printable(body[:show])), len(body))
+		fmt.Fprintf(&b, "\n          %s ... (%d bytes in all)", Printable(body[:show]), len(body))
 	default:
-		fmt.Fprintf(&b, "\n          %s", x.redact(printable(body)))
+		fmt.Fprintf(&b, "\n          %s", Printable(body))
 	}
 	return b.String()
 }
@@ -266,5 +296,5 @@ func (x *Exchange) Got() string {
 // Want renders a failure message: what the contract wanted, the request as
 // curl and what came back.
 func (x *Exchange) Want(format string, args ...any) string {
-	return fmt.Sprintf("contract: %s\nrequest:  %s\ngot:      %s\n", x.redact(fmt.Sprintf(format, args...)), x.Curl(), x.Got())
+	return fmt.Sprintf("contract: %s\nrequest:  %s\ngot:      %s\n", fmt.Sprintf(format, args...), x.Curl(), x.Got())
 }

@@ -1,112 +1,119 @@
 package conformance
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
-	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 )
 
-// Names of the report entries the suite adds. Tools reading the JSON report
-// can select on them.
-const (
-	EntryObservation   = "observation"    // where the contract is silent, what the target chose
-	EntryWarning       = "warning"        // something the contract does not require but clients want
-	EntryRestoreFailed = "restore failed" // a pet whose quantity could not be put back
-)
-
-// observe records what the target chose where the contract is silent.
-func observe(what, format string, args ...any) {
-	AddReportEntry(EntryObservation, redactKey(what+": "+fmt.Sprintf(format, args...)), ReportEntryVisibilityFailureOrVerbose)
+// A Tally is what a run's report says: the counts, the failed checks
+// grouped by cause, and the entries the suite added.
+type Tally struct {
+	Passed, Skipped, SkippedMutating int
+	Failed                           []string            // full names of the failed checks, in run order
+	Causes                           []string            // distinct causes, most checks first
+	ByCause                          map[string][]string // cause → the checks it broke
+	Warnings, Observations, Restores []string
+	Exploration                      []string
 }
 
-// warn records a shortfall the contract does not make a failure.
-func warn(format string, args ...any) {
-	AddReportEntry(EntryWarning, redactKey(fmt.Sprintf(format, args...)), ReportEntryVisibilityFailureOrVerbose)
-}
-
-// redactKey replaces the target's key in s, in case the target echoed it
-// into a value the suite records.
-func redactKey(s string) string {
-	if current == nil || current.cfg.APIKey == "" {
-		return s
+// CheckName is a check's name without Ginkgo's prefixes: its containers'
+// texts after the area and its own text.
+func CheckName(s types.SpecReport) string {
+	parts := slices.Clone(s.ContainerHierarchyTexts)
+	if len(parts) > 0 {
+		parts = parts[1:]
 	}
-	return strings.ReplaceAll(s, current.cfg.APIKey, KeyPlaceholder)
+	return strings.Join(append(parts, s.LeafNodeText), " ")
 }
 
-var (
-	summaryMu  sync.Mutex // guards summaryOut
-	summaryOut io.Writer  = os.Stdout
-)
-
-// SummaryTo sets where the summary goes at the end of a run (default os.Stdout).
-func SummaryTo(w io.Writer) {
-	summaryMu.Lock()
-	defer summaryMu.Unlock()
-	summaryOut = w
+// FullName is the area and the check's name, as --list shows it.
+func FullName(s types.SpecReport) string {
+	return string(AreaOf(s.Labels())) + ": " + CheckName(s)
 }
 
-var _ = ReportAfterSuite("conformance summary", func(r Report) {
-	summaryMu.Lock()
-	defer summaryMu.Unlock()
-	Summarize(summaryOut, r)
-})
-
-// A tally is what a run's report says: the counts, the full texts of the
-// failed checks, and the report entries the suite added. Summarize prints
-// it; the proof test reads it to see which checks a broken server failed.
-type tally struct {
-	passed, skipped, skippedMutating int
-	failed                           []string
-	warnings, observations, restores []string
-}
-
-// tallyReport counts the checks of r and gathers its entries. A restore
-// failure may be recorded outside any check (RestoreAll after the suite),
-// so entries are read from every node.
-func tallyReport(r types.Report) tally {
-	var t tally
+// TallyReport counts the checks of r and gathers their entries.
+// mutations says whether the run allowed writes: a mutating check skipped
+// without them is counted apart.
+func TallyReport(r types.Report, mutations bool) Tally {
+	t := Tally{ByCause: map[string][]string{}}
 	for _, s := range r.SpecReports {
 		if s.LeafNodeType == types.NodeTypeIt {
 			switch {
 			case s.State == types.SpecStatePassed:
-				t.passed++
+				t.Passed++
 			case s.State == types.SpecStateSkipped || s.State == types.SpecStatePending:
-				t.skipped++
-				if slices.Contains(s.Labels(), "mutating") && strings.Contains(s.Failure.Message, "--allow-mutations") {
-					t.skippedMutating++
+				t.Skipped++
+				if Mutating.In(s.Labels()) && !mutations {
+					t.SkippedMutating++
 				}
 			case s.State.Is(types.SpecStateFailureStates):
-				t.failed = append(t.failed, s.FullText())
+				name := FullName(s)
+				t.Failed = append(t.Failed, name)
+				c := causeOf(s)
+				if _, ok := t.ByCause[c]; !ok {
+					t.Causes = append(t.Causes, c)
+				}
+				t.ByCause[c] = append(t.ByCause[c], name)
 			}
 		}
 		for _, e := range s.ReportEntries {
 			switch e.Name {
 			case EntryWarning:
-				t.warnings = append(t.warnings, e.StringRepresentation())
+				t.Warnings = append(t.Warnings, e.StringRepresentation())
 			case EntryObservation:
-				t.observations = append(t.observations, e.StringRepresentation())
+				t.Observations = append(t.Observations, e.StringRepresentation())
 			case EntryRestoreFailed:
-				t.restores = append(t.restores, e.StringRepresentation())
+				t.Restores = append(t.Restores, e.StringRepresentation())
+			case EntryExploration:
+				t.Exploration = append(t.Exploration, e.StringRepresentation())
 			}
 		}
 	}
+	sort.SliceStable(t.Causes, func(i, j int) bool { return len(t.ByCause[t.Causes[i]]) > len(t.ByCause[t.Causes[j]]) })
 	return t
 }
 
-// Summarize writes a short summary of a run: counts, skipped mutating
-// checks, warnings, observations and any pet that could not be restored.
-func Summarize(w io.Writer, r types.Report) {
-	t := tallyReport(r)
-	fmt.Fprintf(w, "\n== Conformance summary: %d passed, %d failed, %d skipped ==\n", t.passed, len(t.failed), t.skipped)
-	if t.skippedMutating > 0 {
-		fmt.Fprintf(w, "%d mutating checks were skipped: no request changed data. Pass --allow-mutations to run them.\n", t.skippedMutating)
+// causeOf returns what a failure is about: the last cause the check
+// recorded, or the first line of its failure.
+func causeOf(s types.SpecReport) string {
+	c := ""
+	for _, e := range s.ReportEntries {
+		if e.Name == EntryCause {
+			c = e.StringRepresentation()
+		}
+	}
+	if c == "" {
+		c, _, _ = strings.Cut(s.Failure.Message, "\n")
+		if c == "" {
+			c = s.State.String()
+		}
+	}
+	return Printable([]byte(c))
+}
+
+// Summarize writes the end-of-run summary: counts, failures grouped by
+// cause, skipped mutating checks, warnings, observations, exploration and
+// any record that could not be restored.
+func Summarize(w io.Writer, t Tally) {
+	fmt.Fprintf(w, "\n== Conformance summary: %d passed, %d failed, %d skipped ==\n", t.Passed, len(t.Failed), t.Skipped)
+	if len(t.Causes) > 0 {
+		fmt.Fprintf(w, "Failures by cause (%d causes):\n", len(t.Causes))
+		for _, c := range t.Causes {
+			checks := t.ByCause[c]
+			fmt.Fprintf(w, "  ✗ %s\n    broke %d %s:\n", c, len(checks), plural(len(checks), "check", "checks"))
+			for _, n := range checks {
+				fmt.Fprintf(w, "      - %s\n", n)
+			}
+		}
+	}
+	if t.SkippedMutating > 0 {
+		fmt.Fprintf(w, "%d mutating checks were skipped: no request changed data. Pass --allow-mutations to run them.\n", t.SkippedMutating)
 	}
 	section := func(title string, lines []string) {
 		if len(lines) == 0 {
@@ -117,12 +124,21 @@ func Summarize(w io.Writer, r types.Report) {
 			fmt.Fprintf(w, "  - %s\n", l)
 		}
 	}
-	section("Warnings (not required by the contract):", t.warnings)
-	sort.Strings(t.observations)
-	section("Observations (the contract is silent; what the target chose):", t.observations)
-	if len(t.restores) > 0 {
-		fmt.Fprintf(w, "\n!!! Data could NOT be restored; set it back by hand:\n  %s\n", strings.Join(dedupe(t.restores), "\n  "))
+	section("Warnings (what HTTP's RFCs require and the contract does not; --strict fails them):", t.Warnings)
+	obs := slices.Clone(t.Observations)
+	sort.Strings(obs)
+	section("Observations (the contract is silent; what the target chose):", obs)
+	section("Exploration:", t.Exploration)
+	if len(t.Restores) > 0 {
+		fmt.Fprintf(w, "\n!!! Data could NOT be restored; set it back by hand:\n  %s\n", strings.Join(dedupe(t.Restores), "\n  "))
 	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // dedupe drops repeated lines, keeping the first, and counts the repeats.
@@ -141,4 +157,10 @@ func dedupe(lines []string) []string {
 		}
 	}
 	return out
+}
+
+// JSONReport renders r as Ginkgo's JSON report does: an array of one
+// report.
+func JSONReport(r types.Report) ([]byte, error) {
+	return json.MarshalIndent([]types.Report{r}, "", "  ")
 }

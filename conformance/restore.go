@@ -2,115 +2,130 @@ package conformance
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"sort"
-	"strconv"
+	"slices"
+	"strings"
 	"sync"
 
-	. "github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2"
 )
 
-var (
-	pendingMu sync.Mutex         // guards pending
-	pending   = map[int64]Item{} // pets written to and not yet restored, with their original record
-)
+// A guard remembers the records a run wrote to, with their original
+// values, until they are restored.
+type guard struct {
+	mu      sync.Mutex       // guards pending
+	pending map[int64]Record // records written to and not yet restored, as they were
+}
 
-// protect records the pet's original record before a spec writes to it and
-// restores the quantity when the spec ends, pass or fail. It returns the
+// remember records orig as the value to restore for id, unless one is
+// already recorded.
+func (g *guard) remember(id int64, orig Record) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, dup := g.pending[id]; !dup {
+		g.pending[id] = orig
+	}
+}
+
+// Protect records the record's original values before a check writes to
+// it and restores them when the check ends, pass or fail. It returns the
 // original record.
-func protect(ctx context.Context, petID int64) Item {
-	GinkgoHelper()
-	t := target()
-	items, x := listItems(ctx)
-	orig, ok := findItem(items, petID)
+func (t *Target) Protect(ctx context.Context, id int64) Record {
+	ginkgo.GinkgoHelper()
+	ix, _, x := t.List(ctx)
+	orig, ok := ix.ByID[id]
 	if !ok {
-		Fail(x.Want("petId %d to be listed before the check writes to it", petID))
+		ginkgo.Fail(x.Want("%s %d to be listed before the check writes to it", t.shape.IDField, id))
 	}
-	pendingMu.Lock()
-	if _, dup := pending[petID]; !dup {
-		pending[petID] = orig
-	}
-	pendingMu.Unlock()
-	DeferCleanup(func() {
-		if err := t.restore(petID); err != nil {
-			AddReportEntry(EntryRestoreFailed, err.Error(), ReportEntryVisibilityAlways)
-			Fail("the check changed data it could not restore: " + err.Error())
+	t.guard.remember(id, orig)
+	ginkgo.DeferCleanup(func() {
+		if err := t.restore(id); err != nil {
+			ginkgo.AddReportEntry(EntryRestoreFailed, err.Error(), ginkgo.ReportEntryVisibilityAlways)
+			t.cause("the check changed data it could not restore")
+			ginkgo.Fail("the check changed data it could not restore: " + err.Error())
 		}
 	})
 	return orig
 }
 
-// restore sets the pet back to its recorded quantity and checks that the
-// list shows it. A failure is printed to stderr at once, since the run may
-// not get as far as a report.
-func (t *Target) restore(petID int64) error {
-	pendingMu.Lock()
-	orig, ok := pending[petID]
-	pendingMu.Unlock()
+// restore puts the record back and checks that the list shows it. A
+// failure is written to Config.Stderr at once, since the run may not get
+// as far as a report.
+func (t *Target) restore(id int64) error {
+	t.guard.mu.Lock()
+	orig, ok := t.guard.pending[id]
+	t.guard.mu.Unlock()
 	if !ok {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*t.cfg.Timeout)
 	defer cancel()
-	err := t.putBack(ctx, orig)
-	if err != nil {
-		err = fmt.Errorf("petId %d: could not restore quantity %d: %v", orig.PetID, orig.Quantity, err)
-		fmt.Fprintf(os.Stderr, "\n!!! RESTORE FAILED: %v\n", err)
+	if err := t.putBack(ctx, orig); err != nil {
+		err = fmt.Errorf("%s %d: could not restore %s: %v", t.shape.IDField, id, t.restorable(orig), err)
+		fmt.Fprintf(t.cfg.Stderr, "\n!!! RESTORE FAILED: %v\n", err)
 		return err
 	}
-	pendingMu.Lock()
-	delete(pending, petID)
-	pendingMu.Unlock()
+	t.guard.mu.Lock()
+	delete(t.guard.pending, id)
+	t.guard.mu.Unlock()
 	return nil
 }
 
-// putBack sets the pet's quantity to orig's and checks the list shows it.
-func (t *Target) putBack(ctx context.Context, orig Item) error {
-	x := t.send(ctx, Request{Method: http.MethodPatch, Path: petPath(orig.PetID), Body: quantityBody(orig.Quantity)})
-	if x.Err != nil {
+// restorable renders the values a restore sets, such as "quantity 5".
+func (t *Target) restorable(orig Record) string {
+	var parts []string
+	for _, f := range t.shape.writable() {
+		if v, ok := orig[f.Name]; ok {
+			parts = append(parts, f.Name+" "+Printable(v))
+		}
+	}
+	if len(parts) == 0 {
+		return orig.String()
+	}
+	return strings.Join(parts, ", ")
+}
+
+// putBack writes orig's values and checks the list shows them.
+func (t *Target) putBack(ctx context.Context, orig Record) error {
+	id, _ := orig.ID(t.shape.IDField)
+	x := t.Send(ctx, t.Update(id, t.shape.Harmless(orig)))
+	if x.Status == 0 && x.Err != nil {
 		return x.Err
 	}
 	if x.Status != http.StatusOK {
-		return fmt.Errorf("PATCH answered %d", x.Status)
+		return fmt.Errorf("%s answered %d", t.shape.Update.Method, x.Status)
 	}
-	x = t.send(ctx, Request{Method: http.MethodGet, Path: "/inventory"})
-	var items []Item
-	if x.Err != nil || json.Unmarshal(x.RespBody, &items) != nil {
+	x = t.Send(ctx, Request{Method: t.shape.List.Method, Path: t.shape.List.Path})
+	rs, err := DecodeRecords(x.RespBody)
+	if x.Err != nil || err != nil {
 		return fmt.Errorf("the list after the restore could not be read")
 	}
-	if it, ok := findItem(items, orig.PetID); !ok || it.Quantity != orig.Quantity {
-		return fmt.Errorf("the list after the restore shows %+v", it)
+	got := IndexRecords(rs, t.shape.IDField).ByID[id]
+	for _, f := range t.shape.writable() {
+		if v, ok := orig[f.Name]; ok && canonical(got[f.Name]) != canonical(v) {
+			return fmt.Errorf("the list after the restore shows %s", got)
+		}
 	}
 	return nil
 }
 
-// RestoreAll restores every pet a spec wrote to and did not restore yet, as
-// after an interrupt. It returns one message per pet it could not restore.
-func RestoreAll() []string {
-	if current == nil {
-		return nil
-	}
-	pendingMu.Lock()
-	ids := make([]int64, 0, len(pending))
-	for id := range pending {
+// RestoreAll restores every record a check wrote to and did not restore
+// yet, as after an interrupt. It returns one message per record it could
+// not restore.
+func (t *Target) RestoreAll() []string {
+	t.guard.mu.Lock()
+	ids := make([]int64, 0, len(t.guard.pending))
+	for id := range t.guard.pending {
 		ids = append(ids, id)
 	}
-	pendingMu.Unlock()
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	t.guard.mu.Unlock()
+	slices.Sort(ids)
 	var failed []string
 	for _, id := range ids {
-		if err := current.restore(id); err != nil {
+		if err := t.restore(id); err != nil {
 			failed = append(failed, err.Error())
 		}
 	}
 	return failed
 }
-
-// petPath is the update path of a pet.
-func petPath(id int64) string { return "/inventory/" + strconv.FormatInt(id, 10) }
-
-// quantityBody is an InventoryUpdate setting quantity q.
-func quantityBody(q int64) []byte { return []byte(`{"quantity":` + strconv.FormatInt(q, 10) + `}`) }

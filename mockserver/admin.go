@@ -120,14 +120,6 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, []byte(`{"status":"ok","items":`+strconv.Itoa(n)+"}\n"))
 }
 
-// serveDocument answers with an OpenAPI document the mock serves.
-func serveDocument(doc []byte) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/yaml")
-		w.Write(doc)
-	}
-}
-
 // adminSession returns the session an admin request names: the session
 // query parameter, else the X-Mock-Session header, else the default.
 func adminSession(w http.ResponseWriter, r *http.Request) (string, bool) {
@@ -303,6 +295,10 @@ func (s *Server) render(e *entry) journalEntry {
 		Request:  message{Headers: redactHeader(e.reqHeader, rd), Body: rd.apply(string(e.reqBody)), Bytes: e.reqBytes, Truncated: e.reqBytes > len(e.reqBody)},
 		Response: message{Headers: redactHeader(e.respHeader, rd), Body: rd.apply(string(e.respBody)), Bytes: e.respBytes, Truncated: e.respBytes > len(e.respBody)},
 		Curl:     e.curl(rd),
+	}
+	if e.respHeader.Get("Content-Encoding") != "" {
+		out.Response.Body = fmt.Sprintf("(%s-compressed, %d bytes; the journal shows uncompressed bodies only)", e.respHeader.Get("Content-Encoding"), e.respBytes)
+		out.Response.Truncated = true
 	}
 	op := s.operationOf(e)
 	if op == nil {

@@ -20,19 +20,25 @@ func cors(origins []string, next http.Handler) http.Handler {
 		}
 		h := w.Header()
 		h.Add("Vary", "Origin")
+		preflight := r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
 		switch {
 		case anyOrigin:
 			h.Set("Access-Control-Allow-Origin", "*")
 		case slices.Contains(origins, origin):
 			h.Set("Access-Control-Allow-Origin", origin)
 			h.Set("Access-Control-Allow-Credentials", "true")
+		case preflight:
+			// Answered here, before auth (a preflight carries no key), and
+			// without CORS headers: the browser does not send the request.
+			w.WriteHeader(http.StatusNoContent)
+			return
 		default:
 			next.ServeHTTP(w, r) // no CORS headers: the browser blocks the page
 			return
 		}
-		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+		if preflight {
 			h.Add("Vary", "Access-Control-Request-Method, Access-Control-Request-Headers")
-			h.Set("Access-Control-Allow-Methods", "GET, PATCH, POST, OPTIONS")
+			h.Set("Access-Control-Allow-Methods", "GET, HEAD, PATCH, POST, PUT, DELETE, OPTIONS")
 			h.Set("Access-Control-Allow-Headers", allowHeaders(r.Header.Get("Access-Control-Request-Headers")))
 			h.Set("Access-Control-Max-Age", "600")
 			w.WriteHeader(http.StatusNoContent)
@@ -43,11 +49,12 @@ func cors(origins []string, next http.Handler) http.Handler {
 	})
 }
 
-// allowHeaders returns the headers a preflight may use: Authorization and
-// Content-Type, plus whatever else the page asked for (the mock ignores
+// allowHeaders returns the headers a preflight may use: Authorization,
+// Content-Type and the mock's own controls, plus whatever else the page
+// asked for (the mock ignores
 // headers it does not know, so allowing them is harmless).
 func allowHeaders(requested string) string {
-	allowed := []string{"Authorization", "Content-Type"}
+	allowed := []string{"Authorization", "Content-Type", "Prefer", SessionHeader}
 	for _, h := range strings.Split(requested, ",") {
 		h = strings.TrimSpace(h)
 		if h != "" && !slices.ContainsFunc(allowed, func(a string) bool { return strings.EqualFold(a, h) }) {

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/petstore/inventory-kit/fixtures"
 )
@@ -72,6 +73,86 @@ func FuzzUpdate(f *testing.F) {
 			}
 			if n.Quantity != w.Quantity && (updated == nil || *updated != n) {
 				t.Fatalf("pet %d changed from %d to %d without a 200 saying so (%s)", n.PetID, w.Quantity, n.Quantity, strings.TrimSpace(rec.Body.String()))
+			}
+		}
+	})
+}
+
+// FuzzPrefer sends any Prefer header on the list and the update. Whatever
+// comes in, the mock never answers 5xx (the operations document none a
+// Prefer header can force), the update writes only with a plain 200, and a
+// header it accepts renders back to one it accepts the same way.
+func FuzzPrefer(f *testing.F) {
+	for _, seed := range []string{
+		"code=404", "example=empty", "delay=5", "code=200, example=one-of-each", "return=minimal",
+		"code=404; x=y, delay=1", "CODE=401", `example="empty"`, "code=", "dynamic=true", "code=404,code=401",
+		"delay=99999999999999999999", ",,", "example=", "code=+401", "code=4e2",
+	} {
+		f.Add(seed)
+	}
+	s, err := New(Config{Contract: contract(f), Records: testRecords(f), APIKeys: []string{testKey}, MaxDelay: 10 * time.Millisecond})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, prefer string) {
+		p, perr := parsePrefer([]string{prefer}, 10*time.Millisecond)
+		if perr == nil {
+			again, err := parsePrefer([]string{p.String()}, 10*time.Millisecond)
+			if err != nil || again != p {
+				t.Fatalf("Prefer %q reads as %+v, renders as %q, which reads as %+v, %v", prefer, p, p.String(), again, err)
+			}
+		}
+		for _, method := range []string{"GET", "PATCH"} {
+			path, body := "/v1/inventory", ""
+			if method == "PATCH" {
+				path, body = "/v1/inventory/3", `{"quantity":4242}`
+			}
+			r := httptest.NewRequest(method, path, strings.NewReader(body))
+			r.Header.Set("Authorization", "Bearer "+testKey)
+			r.Header.Set("Content-Type", "application/json")
+			r.Header["Prefer"] = []string{prefer}
+			rec := httptest.NewRecorder()
+			s.ServeHTTP(rec, r)
+			if rec.Code >= 500 {
+				t.Fatalf("%s with Prefer %q: status %d: %s", method, prefer, rec.Code, rec.Body)
+			}
+			if perr != nil && rec.Code != 400 {
+				t.Fatalf("%s with Prefer %q, which parsePrefer refuses (%v): status %d", method, prefer, perr, rec.Code)
+			}
+		}
+	})
+}
+
+// FuzzChaosFlags reads any --latency and --fault value and puts the rule
+// in force. Nothing panics; a rule that is refused changes nothing; one
+// that is accepted is the rule GET /__admin/chaos then shows.
+func FuzzChaosFlags(f *testing.F) {
+	for _, seed := range []string{"200ms", "updateInventory=50ms-1s", "reset@0.1", "listInventory=status:503@0.5", "status", "slow@NaN", "=", "x=y=z", "1s-", "-1s", "status:99999999999999999999"} {
+		f.Add(seed)
+	}
+	c := contract(f)
+	f.Fuzz(func(t *testing.T, v string) {
+		ch := newChaos(c, time.Second)
+		for _, parse := range []func(string) (ChaosRule, error){ParseLatencyFlag, ParseFaultFlag} {
+			r, err := parse(v)
+			if err != nil {
+				continue
+			}
+			before := ch.get()
+			if err := ch.set(Chaos{Seed: 1, Rules: []ChaosRule{r}}); err != nil {
+				if after := ch.get(); after.Seed != before.Seed || len(after.Rules) != len(before.Rules) {
+					t.Fatalf("a refused rule %+v changed the rules in force", r)
+				}
+				continue
+			}
+			if got := ch.get(); len(got.Rules) != 1 || got.Seed != 1 {
+				t.Fatalf("rule %+v accepted, but in force: %+v", r, got)
+			}
+			for range 3 {
+				d := ch.draw(c.Operations[0])
+				if d.delay < 0 || d.delay > time.Second {
+					t.Fatalf("rule %+v drew a delay of %s", r, d.delay)
+				}
 			}
 		}
 	})

@@ -108,8 +108,7 @@ func (s *Server) operation(op *spec.Operation, h opHandler) http.Handler {
 		}
 		var ps []spec.Problem
 		if in.body, ps = op.CheckRequest(r, r.PathValue, body); len(ps) > 0 {
-			code, msg := describe(ps)
-			writeError(w, http.StatusBadRequest, code, msg)
+			writeRequestError(w, op, ps)
 			return
 		}
 		w, send := d.after(w, r)
@@ -182,6 +181,29 @@ func readAll(r io.Reader, size int64) ([]byte, error) {
 			return b, err
 		}
 	}
+}
+
+// writeRequestError answers a request the contract's checks refused: 400,
+// or, for a path parameter of an operation that documents 404 but not 400,
+// 404: a path segment that is not a valid key names no record, and the
+// answer stays one the contract documents.
+func writeRequestError(w http.ResponseWriter, op *spec.Operation, ps []spec.Problem) {
+	code, msg := describe(ps)
+	if code == CodeInvalidParameter && !op.Documents(http.StatusBadRequest) && op.Documents(http.StatusNotFound) && isPathParam(op, ps[0].Field) {
+		writeError(w, http.StatusNotFound, CodeNotFound, msg)
+		return
+	}
+	writeError(w, http.StatusBadRequest, code, msg)
+}
+
+// isPathParam reports whether field names a path parameter of op.
+func isPathParam(op *spec.Operation, field string) bool {
+	for _, p := range op.Params {
+		if p.In == "path" && p.Name == field {
+			return true
+		}
+	}
+	return false
 }
 
 // describe turns the contract's problems with a request into an Error code

@@ -63,11 +63,10 @@ func parsePrefer(values []string, maxDelay time.Duration) (preference, error) {
 				if err != nil || ms < 0 {
 					return p, fmt.Errorf("Prefer: delay=%q: want a whole number of milliseconds", value)
 				}
-				if d := time.Duration(ms) * time.Millisecond; d > maxDelay {
+				if int64(ms) > maxDelay.Milliseconds() { // compared before multiplying: no overflow
 					return p, fmt.Errorf("Prefer: delay=%d is longer than the mock's cap of %d ms (--max-delay)", ms, maxDelay.Milliseconds())
-				} else {
-					p.delay = d
 				}
+				p.delay = time.Duration(ms) * time.Millisecond
 			default:
 				if !slices.Contains(ignoredPreferences, name) {
 					return p, fmt.Errorf("Prefer: %q is not a preference the mock knows; it knows code=N, example=NAME and delay=MS", name)

@@ -12,7 +12,6 @@ package mockserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -26,14 +25,18 @@ import (
 	"github.com/petstore/inventory-kit/spec"
 )
 
-// Config is what New needs to build a mock.
+// Config is what New needs to build a mock. Its zero value is the mock on
+// its embedded defaults: the embedded contract and fixtures, the
+// development key, no journal.
 type Config struct {
-	Contract *spec.Contract // required
+	// Contract is the document served; nil: the embedded contract.
+	Contract *spec.Contract
 	// Shape is what a record is; nil: read from Contract.
 	Shape *fixtures.Shape
 	// Store keeps the records; nil: a Memory store of Records.
 	Store store.Store
-	// Records are the fixtures of the Memory store made when Store is nil.
+	// Records are the fixtures of the Memory store made when Store is nil;
+	// nil: the embedded fixtures (an empty, non-nil slice: no records).
 	Records []fixtures.Record
 	// Sessions bounds the sessions of the Memory store made from Records,
 	// and of the journal.
@@ -78,7 +81,11 @@ type Server struct {
 // accept the mock's Error body.
 func New(cfg Config) (*Server, error) {
 	if cfg.Contract == nil {
-		return nil, errors.New("mockserver: Config.Contract is nil")
+		c, err := spec.Shared()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Contract = c
 	}
 	logger := cfg.Logger
 	if logger == nil {
@@ -100,6 +107,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	st := cfg.Store
 	if st == nil {
+		if cfg.Records == nil {
+			if cfg.Records, _, err = fixtures.Default(shape); err != nil {
+				return nil, err
+			}
+		}
 		st = store.NewMemory(cfg.Records, cfg.Sessions)
 	}
 	apiKeys := cfg.APIKeys
@@ -159,8 +171,8 @@ func (s *Server) Warnings() []string { return s.warnings }
 func (s *Server) routes(keys, adminKeys keyring) (http.Handler, error) {
 	root := http.NewServeMux()
 	root.Handle("/healthz", methods(map[string]http.Handler{"GET": http.HandlerFunc(s.health)}))
-	root.Handle("/openapi.yaml", methods(map[string]http.Handler{"GET": serveDocument(s.contract.Raw)}))
-	root.Handle(s.admin.BasePath+"/openapi.yaml", methods(map[string]http.Handler{"GET": serveDocument(s.admin.Raw)}))
+	root.Handle("/openapi.yaml", methods(map[string]http.Handler{"GET": newDocument(s.contract.Raw, s.contract.BasePath)}))
+	root.Handle(s.admin.BasePath+"/openapi.yaml", methods(map[string]http.Handler{"GET": newDocument(s.admin.Raw, s.admin.BasePath)}))
 	admin, err := s.adminRoutes()
 	if err != nil {
 		return nil, err

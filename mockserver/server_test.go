@@ -2,6 +2,7 @@ package mockserver
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -187,6 +188,9 @@ func serve(t *testing.T, s *Server, r req) result {
 			if ps := s.contract.ValidateResponse(hr, resp); len(ps) > 0 {
 				t.Errorf("%s %s: response %d breaks the contract: %s\n%s", r.method, r.path, out.status, spec.Join(ps), out.body)
 			}
+		}
+		if r.method != "HEAD" {
+			kinCheck(t, s.contract, hr, out.status, resp.Header, out.body)
 		}
 	}
 	admin, err := spec.Admin()
@@ -484,9 +488,18 @@ func TestRouting(t *testing.T) {
 			}
 		})
 	}
-	spec := serve(t, s, req{method: "GET", path: "/openapi.yaml", auth: "-"})
-	if !bytes.Equal(spec.body, s.contract.Raw) {
-		t.Error("/openapi.yaml does not serve the loaded document")
+	// /openapi.yaml is the loaded document with the mock first in servers,
+	// so a tool pointed at the running mock calls the mock.
+	served := serve(t, s, req{method: "GET", path: "/openapi.yaml", auth: "-"})
+	c, err := spec.Load(served.body)
+	if err != nil {
+		t.Fatalf("/openapi.yaml is not a valid document: %v", err)
+	}
+	if got := c.Model.Servers[0].URL; got != "http://mock.test/v1" {
+		t.Errorf("first server = %s; want http://mock.test/v1", got)
+	}
+	if len(c.Model.Servers) != len(s.contract.Model.Servers)+1 || len(c.Operations) != len(s.contract.Operations) {
+		t.Errorf("/openapi.yaml lost parts of the document: %d servers, %d operations", len(c.Model.Servers), len(c.Operations))
 	}
 }
 
@@ -517,6 +530,7 @@ func TestCORS(t *testing.T) {
 		{"allowed origin", []string{"http://app.test"}, req{method: "GET", path: "/v1/inventory", header: http.Header{"Origin": {"http://app.test"}}}, 200, "http://app.test", "true"},
 		{"other origin", []string{"http://app.test"}, req{method: "GET", path: "/v1/inventory", header: http.Header{"Origin": {"http://evil.test"}}}, 200, "", ""},
 		{"preflight, allowed origin", []string{"http://app.test"}, req{method: "OPTIONS", path: "/v1/inventory", auth: "-", header: http.Header{"Origin": {"http://app.test"}, "Access-Control-Request-Method": {"GET"}}}, 204, "http://app.test", "true"},
+		{"preflight, other origin", []string{"http://app.test"}, req{method: "OPTIONS", path: "/v1/inventory", auth: "-", header: http.Header{"Origin": {"http://evil.test"}, "Access-Control-Request-Method": {"GET"}}}, 204, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -531,7 +545,7 @@ func TestCORS(t *testing.T) {
 			if h := got.header.Get("Access-Control-Allow-Credentials"); h != tt.allowCreds {
 				t.Errorf("Access-Control-Allow-Credentials = %q; want %q", h, tt.allowCreds)
 			}
-			if tt.status == 204 {
+			if tt.status == 204 && tt.allowOrig != "" {
 				if h := got.header.Get("Access-Control-Allow-Headers"); !strings.Contains(h, "Authorization") {
 					t.Errorf("Access-Control-Allow-Headers = %q; want Authorization in it", h)
 				}
@@ -573,8 +587,13 @@ func TestAccessLogHidesKeys(t *testing.T) {
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
-	if _, err := New(Config{}); err == nil {
-		t.Error("New without a contract: error = nil")
+	// The zero Config is the mock on its embedded defaults.
+	s, err := New(Config{})
+	if err != nil {
+		t.Fatalf("New(Config{}) = %v", err)
+	}
+	if got := serve(t, s, req{method: "GET", path: "/v1/inventory", auth: "Bearer " + DevKey}); got.status != 200 || !strings.Contains(string(got.body), `"petId":64`) {
+		t.Errorf("the zero Config serves %d %s; want the embedded fixtures to the development key", got.status, got.body)
 	}
 	doc := strings.Replace(string(spec.Document), "/store/orders:", "/files/{name}.json:", 1)
 	c, err := spec.Load([]byte(doc))
@@ -583,5 +602,62 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	}
 	if _, err := New(Config{Contract: c}); err == nil || !strings.Contains(err.Error(), "/files/{name}.json") {
 		t.Errorf("New with an unservable path: error = %v; want one naming the path", err)
+	}
+}
+
+// TestGzip checks that a large list goes gzip-compressed to a client that
+// accepts it, and plain to one that does not, the same records either way.
+func TestGzip(t *testing.T) {
+	records, err := fixtures.Generate(shape(t), 2000, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, func(c *Config) { c.Records = records })
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	get := func(encoding string) (*http.Response, []byte) {
+		r, _ := http.NewRequest("GET", srv.URL+"/v1/inventory", nil)
+		r.Header.Set("Authorization", "Bearer "+testKey)
+		if encoding != "" {
+			r.Header.Set("Accept-Encoding", encoding)
+		}
+		resp, err := http.DefaultTransport.RoundTrip(r) // no transparent decompression
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, b
+	}
+	plainResp, plain := get("")
+	if plainResp.Header.Get("Content-Encoding") != "" || plainResp.Header.Get("Vary") != "Accept-Encoding" {
+		t.Errorf("without Accept-Encoding: %v", plainResp.Header)
+	}
+	for _, enc := range []string{"gzip", "br, gzip;q=0.5", "GZIP", "*"} {
+		resp, body := get(enc)
+		if resp.Header.Get("Content-Encoding") != "gzip" || resp.ContentLength != int64(len(body)) || len(body) >= len(plain)/2 {
+			t.Errorf("Accept-Encoding %q: %v, %d bytes of %d", enc, resp.Header, len(body), len(plain))
+			continue
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(zr)
+		if err != nil || !bytes.Equal(got, plain) {
+			t.Errorf("Accept-Encoding %q: the gzip body does not read back to the list (%v)", enc, err)
+		}
+	}
+	if resp, _ := get("gzip;q=0"); resp.Header.Get("Content-Encoding") != "" {
+		t.Error("gzip;q=0 got gzip")
+	}
+	// A small list stays plain.
+	small := newServer(t)
+	got := serve(t, small, req{method: "GET", path: "/v1/inventory", header: http.Header{"Accept-Encoding": {"gzip"}}})
+	if got.header.Get("Content-Encoding") != "" {
+		t.Error("64 pets were compressed")
 	}
 }

@@ -63,6 +63,38 @@ func DecodeJSON(b []byte) (any, error) {
 
 var errTrailing = errors.New("trailing data")
 
+// Members calls yield with the name and raw value of each member of the
+// JSON object b, in order, without decoding the values; raw is a slice of
+// b. It stops early if yield returns false.
+func Members(b []byte, yield func(name string, raw []byte) bool) error {
+	d := decoders.Get().(*decoder)
+	defer func() {
+		d.r.Reset(nil)
+		decoders.Put(d)
+	}()
+	d.r.Reset(b)
+	d.dec.Reset(&d.r)
+	if tok, err := d.dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return errors.New("not a JSON object")
+	}
+	for d.dec.PeekKind() != '}' {
+		tok, err := d.dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		name := tok.String() // a token is valid only until the next read
+		raw, err := d.dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		end := int(d.dec.InputOffset())
+		if !yield(name, b[end-len(raw):end:end]) {
+			return nil
+		}
+	}
+	return nil
+}
+
 // value reads one value from the decoder.
 func (d *decoder) value() (any, error) {
 	tok, err := d.dec.ReadToken()

@@ -248,6 +248,11 @@ func (b *Body) accepts(contentType string) (string, bool) {
 	if contentType == "" {
 		return "", false
 	}
+	for _, want := range b.MediaTypes {
+		if contentType == want { // the usual case, without parsing
+			return want, true
+		}
+	}
 	mt, _, err := mime.ParseMediaType(contentType)
 	if err != nil {
 		return "", false

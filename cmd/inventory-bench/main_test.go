@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"flag"
 	"os"
 	"os/signal"
 	"strings"
@@ -72,14 +74,34 @@ func TestParse(t *testing.T) {
 		{[]string{"--scenarios", "lists"}, `unknown scenario "lists"`},
 		{[]string{"--scenarios", ","}, "none given"},
 		{[]string{"--rounds", "0"}, "must be positive"},
-		{[]string{"extra"}, `unexpected argument "extra"`},
+		{[]string{"extra"}, `unexpected argument "extra" (see --help)`},
+		{[]string{"--nope"}, "flag provided but not defined: -nope (see --help)"},
 	} {
-		_, err := parse(tt.args, &bytes.Buffer{})
+		_, err := parse(tt.args)
 		switch {
 		case tt.want == "" && err != nil:
 			t.Errorf("parse(%q) = %v; want no error", tt.args, err)
 		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
 			t.Errorf("parse(%q) = %v; want an error with %q", tt.args, err, tt.want)
 		}
+	}
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if err := run(t.Context(), []string{"--help"}, &stdout, &stderr); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("--help: %v", err)
+	}
+	for _, want := range []string{"inventory-bench baseline [flags]", "--scenarios LIST", "--against BINARY", "Exit status"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("--help lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	if stderr.Len() > 0 {
+		t.Errorf("--help wrote to stderr: %s", stderr.String())
+	}
+	stdout.Reset()
+	if err := run(t.Context(), []string{"--version"}, &stdout, &stderr); err != nil || !strings.HasPrefix(stdout.String(), "inventory-bench ") {
+		t.Errorf("--version = %q, %v", stdout.String(), err)
 	}
 }

@@ -15,11 +15,18 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/petstore/inventory-kit/cmd/internal/cli"
 )
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = ""
 
 // options are the settings of one run.
 type options struct {
+	version     bool
 	mock        string
+	against     string
 	scenarios   []string
 	duration    time.Duration
 	warmup      time.Duration
@@ -28,27 +35,56 @@ type options struct {
 	startupRuns int
 }
 
-func parse(args []string, stderr io.Writer) (*options, error) {
-	o := &options{}
+// flags declares the bench's flags; names receives --scenarios.
+func flags(o *options, names *string) *flag.FlagSet {
 	fs := flag.NewFlagSet("inventory-bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var names string
 	fs.StringVar(&o.mock, "mock", "", "inventory-mock `binary` to measure; empty: go build ./cmd/inventory-mock into a temporary directory")
-	fs.StringVar(&names, "scenarios", "all", "comma-separated `list` of scenarios: "+strings.Join(scenarioNames(), ", ")+", or all")
+	fs.StringVar(&o.against, "against", "", "another inventory-mock `binary` (an older build, say) to measure the mock against, instead of the bare baseline")
+	fs.StringVar(names, "scenarios", "all", "comma-separated `list` of scenarios: "+strings.Join(scenarioNames(), ", ")+", or all")
 	fs.DurationVar(&o.duration, "duration", 2*time.Second, "length of one round against one server")
 	fs.DurationVar(&o.warmup, "warmup", 300*time.Millisecond, "load on each server before the first round of a scenario, not measured")
 	fs.IntVar(&o.rounds, "rounds", 5, "rounds per server and scenario, alternating mock and baseline")
 	fs.IntVar(&o.clients, "clients", 32, "concurrent clients, each on its own keep-alive connection")
 	fs.IntVar(&o.startupRuns, "startup-runs", 5, "starts of the mock per start-up figure (the one with 1,000,000 pets runs at most 3 times)")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: inventory-bench [flags]\n\nMeasures inventory-mock against a bare net/http baseline; see the README, Performance.\n\nFlags:")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	return fs
+}
+
+// noEnv: the bench reads no setting from the environment.
+func noEnv(string) string { return "" }
+
+// usage writes the help.
+func usage(w io.Writer) {
+	var names string
+	fmt.Fprint(w, `inventory-bench: measures inventory-mock against a baseline on this machine.
+
+Both run as child processes with the same client, concurrency and duration;
+rounds alternate between them, and the report gives medians and the ratio
+mock/baseline of requests per second and of p50 and p99 latency, then the
+mock's start-up time and resident memory. See the README, Performance.
+
+Usage:
+  inventory-bench [flags]                 run the scenarios
+  inventory-bench baseline [flags]        serve the baseline alone: a bare net/http
+                                          handler (--addr, --api-key, --generate, --seed)
+  inventory-bench bare-proxy [flags]      serve a bare httputil.ReverseProxy, the scale of the
+                                          proxy-* scenarios (--addr, --proxy-to)
+
+Flags:
+`)
+	cli.PrintFlags(w, flags(&options{}, &names), noEnv)
+	fmt.Fprint(w, "\nExit status: 0 every scenario ran; 1 a scenario failed; 2 bad flags.\n")
+}
+
+func parse(args []string) (*options, error) {
+	o := &options{}
+	var names string
+	fs := flags(o, &names)
+	if err := cli.Parse(fs, args); err != nil {
 		return nil, err
 	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q; see --help", fs.Arg(0))
+	if o.version {
+		return o, nil
 	}
 	if names == "all" {
 		names = strings.Join(scenarioNames(), ",")
@@ -58,15 +94,15 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 			continue
 		}
 		if !slices.Contains(scenarioNames(), n) {
-			return nil, fmt.Errorf("--scenarios: unknown scenario %q; want %s", n, strings.Join(scenarioNames(), ", "))
+			return nil, cli.Usagef("--scenarios: unknown scenario %q; want %s", n, strings.Join(scenarioNames(), ", "))
 		}
 		o.scenarios = append(o.scenarios, n)
 	}
 	switch {
 	case len(o.scenarios) == 0:
-		return nil, errors.New("--scenarios: none given")
+		return nil, cli.Usagef("--scenarios: none given")
 	case o.duration <= 0 || o.rounds < 1 || o.clients < 1 || o.startupRuns < 1 || o.warmup < 0:
-		return nil, errors.New("--duration, --rounds, --clients and --startup-runs must be positive")
+		return nil, cli.Usagef("--duration, --rounds, --clients and --startup-runs must be positive")
 	}
 	return o, nil
 }
@@ -80,7 +116,8 @@ func scenarioNames() []string {
 }
 
 // run measures what o asks for and prints the report to stdout. With
-// "baseline" as its first argument it serves the baseline instead.
+// "baseline" as its first argument it serves the baseline instead, and
+// with "bare-proxy" the bare proxy of the bare-proxy-* scenarios.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "baseline" {
 		return runBaseline(ctx, args[1:], stderr)
@@ -88,9 +125,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "bare-proxy" {
 		return runBareProxy(ctx, args[1:], stderr)
 	}
-	o, err := parse(args, stderr)
+	o, err := parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		usage(stdout)
+		return err
+	}
 	if err != nil {
 		return err
+	}
+	if o.version {
+		fmt.Fprintln(stdout, "inventory-bench", cli.Version(version))
+		return nil
 	}
 	mock := o.mock
 	if mock == "" {
@@ -108,6 +153,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	b := &bench{o: o, out: stdout, args: args, mock: []string{mock, "--api-key", benchKey}, baseline: []string{self, "baseline", "--api-key", benchKey}}
+	if o.against != "" {
+		b.baseline = []string{o.against, "--api-key", benchKey}
+	}
 	b.header()
 	var failed []string
 	for _, name := range o.scenarios {
@@ -130,6 +178,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("failed: %s", strings.Join(failed, ", "))
 	}
 	return nil
+}
+
+// concat returns a new argv of the parts, in order.
+func concat(parts ...[]string) []string {
+	var out []string
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
 }
 
 // buildMock builds cmd/inventory-mock into dir, as a user's go build would.
@@ -186,25 +243,26 @@ func (b *bench) header() {
 		o.rounds, o.duration, o.warmup)
 }
 
-// scenario starts both servers (the mock and the baseline, or the proxy
-// in front of the mock and the mock), checks they send the same list, and
-// runs the alternating rounds.
+// scenario starts both servers, checks they send the same list, and runs
+// the alternating rounds. The servers are the mock and the baseline (or
+// the mock with other flags), or, in a proxy scenario, the proxy in front
+// of the mock and that mock.
 func (b *bench) scenario(ctx context.Context, s scenario) error {
 	fmt.Fprintf(b.out, "scenario %s: %s\n", s.name, s.about)
 	var gen []string
 	if s.pets > 0 {
 		gen = []string{"--generate", strconv.Itoa(s.pets), "--seed", "1"}
 	}
-	mock, err := start(ctx, "mock", append(slices.Clone(b.mock), gen...))
+	mock, err := start(ctx, "mock", concat(b.mock, gen, s.mockArgs))
 	if err != nil {
 		return err
 	}
 	defer mock.stop()
 	subject, reference := mock, (*server)(nil)
 	if s.proxy {
-		argv, name := append(slices.Clone(b.mock), "--proxy-to", "http://"+mock.addr+"/v1"), "proxy"
+		name, argv := "proxy", concat(b.mock, []string{"--proxy-to", "http://" + mock.addr + "/v1"})
 		if s.bare {
-			argv, name = append([]string{b.baseline[0], "bare-proxy"}, "--proxy-to", "http://"+mock.addr+"/v1"), "bare"
+			name, argv = "bare", []string{b.baseline[0], "bare-proxy", "--proxy-to", "http://" + mock.addr + "/v1"}
 		}
 		px, err := start(ctx, name, argv)
 		if err != nil {
@@ -213,7 +271,11 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 		defer px.stop()
 		subject, reference = px, mock
 	} else {
-		base, err := start(ctx, "baseline", append(slices.Clone(b.baseline), gen...))
+		baseName, baseArgv := "baseline", concat(b.baseline, gen)
+		if s.versus != nil {
+			baseName, baseArgv = s.versus.name, concat(b.mock, gen, s.versus.args)
+		}
+		base, err := start(ctx, baseName, baseArgv)
 		if err != nil {
 			return err
 		}
@@ -277,7 +339,11 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 	}
 	for _, srv := range servers {
 		if rss, err := srv.rss(); err == nil {
-			fmt.Fprintf(b.out, "  %s resident memory after the rounds: %s\n", srv.name, mib(rss))
+			target := ""
+			if srv == mock && s.maxRSS > 0 {
+				target = " (target < " + mib(s.maxRSS) + verdict(true, rss < s.maxRSS, "") + ")"
+			}
+			fmt.Fprintf(b.out, "  %s resident memory after the rounds: %s%s\n", srv.name, mib(rss), target)
 		}
 	}
 	fmt.Fprintln(b.out)
@@ -340,7 +406,7 @@ func (b *bench) startup(ctx context.Context) error {
 	for _, t := range []target{
 		{"default fixtures (64 pets)", 0, b.o.startupRuns, 50 * time.Millisecond, 0},
 		{"10,000 pets", 10_000, b.o.startupRuns, 0, 0},
-		{"1,000,000 pets", 1_000_000, min(b.o.startupRuns, 3), 3 * time.Second, 300 << 20},
+		{"1,000,000 pets", 1_000_000, min(b.o.startupRuns, 3), time.Second, 250 << 20},
 	} {
 		d, rss, err := measure(t.pets, t.runs)
 		if err != nil {
@@ -392,7 +458,8 @@ func (b *bench) summary() {
 	}
 }
 
-// proxySummary prints the proxy scenarios as a Markdown table.
+// proxySummary prints the proxy scenarios as a Markdown table; in a
+// bare-proxy row, the proxy is the bare ReverseProxy.
 func (b *bench) proxySummary() {
 	var rows []row
 	for _, r := range b.rows {
@@ -404,7 +471,6 @@ func (b *bench) proxySummary() {
 		return
 	}
 	fmt.Fprintln(b.out, "| proxy scenario | proxy rps | proxy p50 | proxy p99 | proxy CPU/req | mock rps | mock p50 | mock p99 | ratio rps (rounds) | p50 added |")
-	// In a bare-proxy row, the proxy is the bare ReverseProxy.
 	fmt.Fprintln(b.out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
 		added := r.mock.p50 - r.base.p50

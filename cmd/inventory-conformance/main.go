@@ -16,16 +16,17 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/petstore/inventory-kit/conformance"
+	"github.com/petstore/inventory-kit/conformance/checks"
+	"github.com/petstore/inventory-kit/spec"
 )
 
 // Exit statuses.
@@ -39,53 +40,9 @@ func main() {
 	os.Exit(run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }
 
-// options are the command-line flags.
-type options struct {
-	baseURL, apiKey, caCert     string
-	allowMutations, insecureTLS bool
-	verbose                     bool
-	petID                       int64
-	timeout                     time.Duration
-	junitReport, jsonReport     string
-	labelFilter                 string
-}
-
-// flags declares the flags on fs, one line of help each.
-func flags(fs *flag.FlagSet, o *options) {
-	fs.StringVar(&o.baseURL, "base-url", "", "`URL` of the implementation, ending in /v1 (required)")
-	fs.StringVar(&o.apiKey, "api-key", "", "the API `KEY`, sent as a bearer token (default $INVENTORY_API_KEY); never printed")
-	fs.BoolVar(&o.allowMutations, "allow-mutations", false, "run the checks that write (each restores the quantity it changed)")
-	fs.Int64Var(&o.petID, "pet-id", 0, "`ID` of the pet the mutating checks may touch (default: the first listed)")
-	fs.StringVar(&o.caCert, "ca-cert", "", "PEM `FILE` of extra CA certificates to trust for the target")
-	fs.BoolVar(&o.insecureTLS, "insecure-skip-verify", false, "do not verify the target's TLS certificate")
-	fs.DurationVar(&o.timeout, "timeout", conformance.DefaultTimeout, "time limit for each request (default 10s)")
-	fs.StringVar(&o.junitReport, "junit-report", "", "write a JUnit XML report to `FILE`")
-	fs.StringVar(&o.jsonReport, "json-report", "", "write a Ginkgo JSON report to `FILE`")
-	fs.StringVar(&o.labelFilter, "label-filter", "", "run only the checks whose labels match the `EXPR`, such as 'auth && !concurrency'")
-	fs.BoolVar(&o.verbose, "verbose", false, "show every check and every observation as it runs")
-	fs.String("har", "", "check the traffic recorded in a HAR `FILE` against the contract instead (--har FILE --help: its flags)")
-}
-
-// usage writes the help: what the command does, each flag on one line,
-// and the exit statuses.
-func usage(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "Usage: inventory-conformance --base-url URL [flags]\n\n")
-	fmt.Fprintf(w, "Checks that a Pet Store Inventory implementation honours the contract.\n\nFlags:\n")
-	fs.VisitAll(func(f *flag.Flag) {
-		name, text := flag.UnquoteUsage(f)
-		arg := "--" + f.Name
-		if name != "" {
-			arg += " " + strings.ToUpper(name)
-		}
-		fmt.Fprintf(w, "  %-28s %s\n", arg, text)
-	})
-	fmt.Fprintf(w, "  %-28s %s\n", "--help", "show this help")
-	fmt.Fprintf(w, "\nExit status: 0 every check passed; 1 the target broke the contract; 2 the run could not be made.\n")
-}
-
-// run parses args, prepares the target and runs the suite. It returns the
-// exit status. Ginkgo's progress goes to the process's standard output;
-// run's own messages and the summary go to stdout and stderr.
+// run parses args, prepares the target and runs the checks. It returns the
+// exit status. Everything it and Ginkgo write goes through one redactor of
+// the key.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	if code, ok := runHAR(ctx, args, getenv, stdout, stderr); ok {
 		return code
@@ -94,122 +51,219 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs := flag.NewFlagSet("inventory-conformance", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	flags(fs, &o)
-	cannot := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "inventory-conformance: cannot run: "+format+"\n", a...)
-		return exitCannotRun
-	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(stdout, fs)
 			return exitPassed
 		}
-		return cannot("%v (see --help)", err)
+		fmt.Fprintf(stderr, "inventory-conformance: %v (see --help)\n", err)
+		return exitCannotRun
 	}
-	if fs.NArg() > 0 {
-		return cannot("unexpected argument %q (see --help)", fs.Arg(0))
-	}
-	if o.baseURL == "" {
-		return cannot("--base-url is required (see --help)")
+	if o.version {
+		fmt.Fprintf(stdout, "inventory-conformance %s\n", versionString())
+		return exitPassed
 	}
 	if o.apiKey == "" {
 		o.apiKey = getenv("INVENTORY_API_KEY")
 	}
-	if o.timeout <= 0 {
+	rd := conformance.NewRedactor(o.apiKey)
+	out, errOut := rd.Writer(stdout), rd.Writer(stderr)
+	defer out.Flush()
+	defer errOut.Flush()
+	reports := reportFiles{junit: o.junitReport, json: o.jsonReport, rd: rd}
+	cannot := func(format string, a ...any) int {
+		msg := fmt.Sprintf(format, a...)
+		fmt.Fprintf(errOut, "inventory-conformance: cannot run: %s\n", msg)
+		if err := reports.cannotRun(msg); err != nil {
+			fmt.Fprintf(errOut, "inventory-conformance: %v\n", err)
+		}
+		return exitCannotRun
+	}
+	// Before anything else can fail, replace any old report: a stale green
+	// one must never survive a run that stops short.
+	if err := reports.cannotRun("the run did not finish (it stopped before writing its report)"); err != nil {
+		fmt.Fprintf(errOut, "inventory-conformance: cannot run: %v\n", err)
+		return exitCannotRun
+	}
+	if fs.NArg() > 0 {
+		return cannot("unexpected argument %s (see --help)", conformance.Quote(fs.Arg(0)))
+	}
+	if o.baseURL == "" && !o.list {
+		return cannot("--base-url is required (see --help)")
+	}
+	switch {
+	case o.timeout <= 0:
 		return cannot("--timeout must be positive")
+	case o.exploreSteps < 0:
+		return cannot("--explore-steps must not be negative")
+	case o.exploreTime <= 0:
+		return cannot("--explore-time must be positive")
+	case o.maxRetryWait < 0:
+		return cannot("--max-retry-wait must not be negative")
 	}
 	if _, err := types.ParseLabelFilter(o.labelFilter); err != nil {
-		return cannot("--label-filter %q: %s", o.labelFilter, plain(err.Error()))
+		return cannot("--label-filter %s: %s", conformance.Quote(o.labelFilter), plain(err.Error()))
 	}
-	for _, f := range []struct{ flag, path string }{{"--junit-report", o.junitReport}, {"--json-report", o.jsonReport}} {
-		if err := writable(f.path); err != nil {
-			return cannot("%s: %v", f.flag, err)
-		}
-	}
-
-	target, err := conformance.Prepare(ctx, conformance.Config{
-		BaseURL:        o.baseURL,
-		APIKey:         o.apiKey,
-		AllowMutations: o.allowMutations,
-		PetID:          o.petID,
-		Timeout:        o.timeout,
-		CACertFile:     o.caCert,
-		InsecureTLS:    o.insecureTLS,
-	})
+	contract, contractName, err := loadContract(o.specFile)
 	if err != nil {
 		return cannot("%v", err)
 	}
-	conformance.Use(target)
-	conformance.SummaryTo(stdout)
+	cfg := conformance.Config{
+		BaseURL:          o.baseURL,
+		APIKey:           o.apiKey,
+		Contract:         contract,
+		AllowMutations:   o.allowMutations,
+		PetID:            o.petID,
+		Strict:           o.strict,
+		Timeout:          o.timeout,
+		CACertFile:       o.caCert,
+		InsecureTLS:      o.insecureTLS,
+		MaxResponseBytes: int64(o.maxResponseBytes),
+		MaxRunBytes:      int64(o.maxRunBytes),
+		MaxRetryWait:     o.maxRetryWait,
+		Explore:          conformance.ExploreConfig{Steps: o.exploreSteps, Time: o.exploreTime, Seed: o.seed},
+		Stderr:           errOut,
+	}
+	if o.maxRetryWait == 0 {
+		cfg.MaxRetryWait = time.Nanosecond // no waiting at all
+	}
+	if o.verbose {
+		cfg.Trace = out
+	}
+	if o.list {
+		return list(cfg, o, out, errOut, cannot)
+	}
+	target, err := conformance.Prepare(ctx, cfg)
+	if err != nil {
+		return cannot("%v", err)
+	}
 	mode := "read-only (mutating checks are skipped)"
 	if o.allowMutations {
-		mode = fmt.Sprintf("mutations allowed on petId %d, restored afterwards", target.PetID())
+		mode = fmt.Sprintf("mutations allowed on %s %d, restored afterwards", target.Shape().IDField, target.PetID())
 	}
-	shown := o.baseURL
-	if o.apiKey != "" {
-		shown = strings.ReplaceAll(shown, o.apiKey, conformance.KeyPlaceholder)
-	}
-	fmt.Fprintf(stdout, "Checking %s: %s\n", shown, mode)
+	fmt.Fprintf(out, "Checking %s against %s: %s\n", o.baseURL, contractName, mode)
 
-	passed, interrupted := runSuite(o, stderr)
-	if failed := conformance.RestoreAll(); len(failed) > 0 {
-		fmt.Fprintf(stderr, "\n!!! inventory-conformance: %d pets could NOT be restored; set them back by hand:\n  %s\n", len(failed), strings.Join(failed, "\n  "))
-		passed = false
+	outcome, runErr, interrupted := runChecks(target, o, out, errOut, contractName)
+	if failed := target.RestoreAll(); len(failed) > 0 {
+		fmt.Fprintf(errOut, "\n!!! inventory-conformance: %d records could NOT be restored; set them back by hand:\n  %s\n", len(failed), strings.Join(failed, "\n  "))
+		outcome.Passed = false
 	}
 	switch {
 	case interrupted:
-		fmt.Fprintln(stderr, "inventory-conformance: interrupted: the run is incomplete; every pet written to was restored unless reported above")
+		fmt.Fprintln(errOut, "inventory-conformance: interrupted: the run is incomplete; every record written to was restored unless reported above")
+		_ = reports.cannotRun("interrupted: the run is incomplete (" + firstLine(summaryLine(outcome)) + ")")
 		return exitCannotRun
-	case !passed:
+	case runErr != nil:
+		return cannot("writing the reports: %v", runErr)
+	case !outcome.Passed:
 		return exitFailed
 	}
 	return exitPassed
 }
 
-// runSuite runs the specs. On SIGINT or SIGTERM, Ginkgo stops the current
-// check and runs its cleanups, which restore what the check changed; run
-// restores anything left after it returns. A second signal, or a suite
-// that does not stop within a grace period, gives up waiting.
-func runSuite(o options, stderr io.Writer) (passed, interrupted bool) {
-	suite, reporter := ginkgo.GinkgoConfiguration()
-	suite.LabelFilter = o.labelFilter
-	reporter.JUnitReport = o.junitReport
-	reporter.JSONReport = o.jsonReport
-	reporter.Verbose = o.verbose
-	reporter.NoColor = true
+// loadContract loads --spec, or the embedded contract.
+func loadContract(file string) (*spec.Contract, string, error) {
+	if file == "" {
+		c, err := spec.Shared()
+		return c, "the embedded contract", err
+	}
+	doc, err := os.ReadFile(file)
+	if err != nil {
+		return nil, "", fmt.Errorf("--spec: %v", err)
+	}
+	c, err := spec.Load(doc)
+	if err != nil {
+		return nil, "", fmt.Errorf("--spec %s: %v", file, err)
+	}
+	return c, file, nil
+}
 
+// list prints every check the contract gives, with its labels.
+func list(cfg conformance.Config, o options, out, errOut io.Writer, cannot func(string, ...any) int) int {
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = "http://listing.invalid" + cfg.Contract.BasePath
+	}
+	target, err := conformance.NewTarget(cfg)
+	if err != nil {
+		return cannot("%v", err)
+	}
+	outcome, err := conformance.Run(target, checks.Register, conformance.RunOptions{DryRun: true, LabelFilter: o.labelFilter, Stdout: io.Discard})
+	if err != nil {
+		return cannot("%v", err)
+	}
+	var lines []string
+	for _, s := range outcome.Report.SpecReports {
+		if s.LeafNodeType == types.NodeTypeIt && s.State != types.SpecStateSkipped {
+			lines = append(lines, fmt.Sprintf("%s  [%s]", conformance.FullName(s), strings.Join(s.Labels(), ", ")))
+		}
+	}
+	sort.Strings(lines)
+	for _, l := range lines {
+		fmt.Fprintln(out, l)
+	}
+	fmt.Fprintf(out, "%d checks\n", len(lines))
+	return exitPassed
+}
+
+// runChecks runs the checks. On SIGINT or SIGTERM, Ginkgo stops the current
+// check and runs its cleanups, which restore what the check changed; run
+// restores anything left after it returns. A second signal, or checks that
+// do not stop within a grace period, give up waiting.
+func runChecks(target *conformance.Target, o options, out, errOut io.Writer, contractName string) (conformance.Outcome, error, bool) {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	done := make(chan bool, 1)
-	go func() { done <- ginkgo.RunSpecs(&failer{}, conformance.SuiteName, suite, reporter) }()
+	type result struct {
+		outcome conformance.Outcome
+		err     error
+	}
+	done := make(chan result, 1)
+	go func() {
+		oc, err := conformance.Run(target, checks.Register, conformance.RunOptions{
+			LabelFilter: o.labelFilter,
+			Verbose:     o.verbose,
+			Stdout:      out,
+			JUnitReport: o.junitReport,
+			JSONReport:  o.jsonReport,
+			Info:        conformance.RunInfo{Target: o.baseURL, Contract: contractName},
+		})
+		done <- result{oc, err}
+	}()
 	select {
-	case passed = <-done:
-		return passed, false
+	case r := <-done:
+		return r.outcome, r.err, false
 	case <-sigs:
 	}
-	fmt.Fprintln(stderr, "\ninventory-conformance: interrupted; stopping the current check and restoring what it changed")
+	fmt.Fprintln(errOut, "\ninventory-conformance: interrupted; stopping the current check and restoring what it changed")
 	select {
-	case <-done:
+	case r := <-done:
+		return r.outcome, r.err, true
 	case <-sigs:
 	case <-time.After(2*o.timeout + 5*time.Second):
 	}
-	return false, true
+	return conformance.Outcome{}, nil, true
 }
 
-// writable checks that a report can be written to path, creating its
-// directory as Ginkgo will. An empty path is fine: no report.
-func writable(path string) error {
-	if path == "" {
-		return nil
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o770); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o666)
-	if err != nil {
-		return err
-	}
-	return f.Close()
+// summaryLine is the outcome's counts on one line.
+func summaryLine(oc conformance.Outcome) string {
+	t := oc.Tally
+	return fmt.Sprintf("%d passed, %d failed, %d skipped before the interrupt", t.Passed, len(t.Failed), t.Skipped)
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+// reportFiles are the report paths of a run.
+type reportFiles struct {
+	junit, json string
+	rd          *conformance.Redactor
+}
+
+// cannotRun writes reports saying the run could not be made, and why.
+func (r reportFiles) cannotRun(reason string) error {
+	return conformance.WriteCannotRun(r.junit, r.json, reason, r.rd)
 }
 
 // plain strips terminal colour codes and blank lines from a Ginkgo error.
@@ -223,9 +277,3 @@ func plain(s string) string {
 	}
 	return strings.Join(lines, "; ")
 }
-
-// failer is the testing.T stand-in RunSpecs reports to.
-type failer struct{ failed bool }
-
-// Fail records that a spec failed.
-func (f *failer) Fail() { f.failed = true }

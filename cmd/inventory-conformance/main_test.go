@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/pem"
+	"encoding/xml"
 	"fmt"
 	"io"
 	"log"
@@ -18,10 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/mockserver"
 	"github.com/petstore/inventory-kit/mockserver/store"
-	"github.com/petstore/inventory-kit/spec"
 )
 
 // testKey is the key the test mock accepts; no output may contain it.
@@ -55,19 +54,7 @@ func listed(t *testing.T, m *mockserver.Server) []byte {
 // newMock starts the mock, optionally wrapped, and returns its /v1 address.
 func newMock(t *testing.T, wrap func(http.Handler) http.Handler) (string, *mockserver.Server) {
 	t.Helper()
-	c, err := spec.Shared()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sh, err := fixtures.NewShape(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	records, _, err := fixtures.Default(sh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := mockserver.New(mockserver.Config{Contract: c, Records: records, APIKeys: []string{testKey}})
+	m, err := mockserver.New(mockserver.Config{APIKeys: []string{testKey}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +178,7 @@ func TestPassesAgainstTheMock(t *testing.T) {
 	url, _ := newMock(t, nil)
 	dir := t.TempDir()
 	junit, js := filepath.Join(dir, "junit.xml"), filepath.Join(dir, "report.json")
-	code, out := runChild(t, "--base-url", url, "--allow-mutations", "--junit-report", junit, "--json-report", js)
+	code, out := runChild(t, "--base-url", url, "--allow-mutations", "--explore-steps", "100", "--junit-report", junit, "--json-report", js)
 	if code != exitPassed {
 		t.Fatalf("exit %d; want 0\n%s", code, out)
 	}
@@ -201,9 +188,7 @@ func TestPassesAgainstTheMock(t *testing.T) {
 		}
 	}
 	noKeyIn(t, junit, js)
-	if b, _ := os.ReadFile(junit); !bytes.Contains(b, []byte("<testsuites")) {
-		t.Errorf("junit.xml is not a JUnit report")
-	}
+	checkJUnit(t, junit, out)
 }
 
 // TestReadOnlyChangesNothing runs without --allow-mutations and checks
@@ -211,7 +196,7 @@ func TestPassesAgainstTheMock(t *testing.T) {
 func TestReadOnlyChangesNothing(t *testing.T) {
 	url, m := newMock(t, nil)
 	before := listed(t, m)
-	code, out := runChild(t, "--base-url", url)
+	code, out := runChild(t, "--base-url", url, "--explore-steps", "100")
 	if code != exitPassed {
 		t.Fatalf("exit %d; want 0\n%s", code, out)
 	}
@@ -237,7 +222,7 @@ func TestFailsAgainstABrokenServer(t *testing.T) {
 	if code != exitFailed {
 		t.Fatalf("exit %d; want 1\n%s", code, out)
 	}
-	for _, want := range []string{"curl ", "$INVENTORY_API_KEY", "no Authorization header gives 401", "<int>: 200"} {
+	for _, want := range []string{"curl ", "$INVENTORY_API_KEY", "no Authorization header gives 401", "status 200; want 401"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)
 		}
@@ -309,16 +294,7 @@ func TestInterruptRestores(t *testing.T) {
 // be checked (exit 2) unless --ca-cert names its CA or
 // --insecure-skip-verify is given.
 func TestTLS(t *testing.T) {
-	c, err := spec.Shared()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sh, err := fixtures.NewShape(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	records, _, _ := fixtures.Default(sh)
-	m, err := mockserver.New(mockserver.Config{Contract: c, Records: records, APIKeys: []string{testKey}})
+	m, err := mockserver.New(mockserver.Config{APIKeys: []string{testKey}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +310,7 @@ func TestTLS(t *testing.T) {
 	}
 
 	code, _, errOut := runInProcess([]string{"--base-url", url, "--api-key", testKey}, nil)
-	if code != exitCannotRun || !strings.Contains(errOut, "certificate") {
+	if code != exitCannotRun || !strings.Contains(errOut, "certificate") || !strings.Contains(errOut, "--ca-cert FILE") || !strings.Contains(errOut, "--insecure-skip-verify") {
 		t.Errorf("untrusted certificate: exit %d, stderr %q; want 2 and a word on the certificate", code, errOut)
 	}
 	for _, extra := range [][]string{{"--ca-cert", ca}, {"--insecure-skip-verify"}} {
@@ -379,5 +355,62 @@ func TestRestoreFailureIsLoud(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// checkJUnit reads a JUnit report as CI test views do: as many tests as
+// the console counted, a classname per area, names without Ginkgo's
+// prefixes, and a summary suite with properties.
+func checkJUnit(t *testing.T, path, console string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Tests  int `xml:"tests,attr"`
+		Suites []struct {
+			Name  string `xml:"name,attr"`
+			Props []struct {
+				Name string `xml:"name,attr"`
+			} `xml:"properties>property"`
+			Cases []struct {
+				Name      string `xml:"name,attr"`
+				Classname string `xml:"classname,attr"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("junit.xml: %v", err)
+	}
+	var passed, failed, skipped int
+	if _, err := fmt.Sscanf(console[strings.Index(console, "== Conformance summary:"):], "== Conformance summary: %d passed, %d failed, %d skipped", &passed, &failed, &skipped); err != nil {
+		t.Fatalf("no summary line: %v", err)
+	}
+	if doc.Tests != passed+failed+skipped {
+		t.Errorf("junit tests=%d; the console counted %d", doc.Tests, passed+failed+skipped)
+	}
+	classes := map[string]bool{}
+	summary := false
+	for _, s := range doc.Suites {
+		summary = summary || (s.Name == "summary" && len(s.Props) > 0)
+		for _, c := range s.Cases {
+			classes[c.Classname] = true
+			if strings.Contains(c.Name, "[It]") || c.Classname != "conformance."+s.Name {
+				t.Errorf("test %q in %q: want no Ginkgo prefix and the classname conformance.%s", c.Name, c.Classname, s.Name)
+			}
+		}
+	}
+	if len(classes) < 8 || !summary {
+		t.Errorf("junit.xml has %d classnames and summary properties %v; want one per area and a summary", len(classes), summary)
+	}
+}
+
+// TestVerboseShowsExchanges: --verbose shows each HTTP exchange.
+func TestVerboseShowsExchanges(t *testing.T) {
+	url, _ := newMock(t, nil)
+	code, out := runChild(t, "--base-url", url, "--verbose", "--label-filter", "list", "--explore-steps", "0")
+	if code != exitPassed || !strings.Contains(out, "→ curl -sS -i -X GET") || !strings.Contains(out, "← 200 OK") {
+		t.Errorf("exit %d; want 0 and the exchanges shown:\n%s", code, out)
 	}
 }

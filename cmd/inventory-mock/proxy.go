@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/petstore/inventory-kit/cmd/internal/cli"
 	"github.com/petstore/inventory-kit/conformance/traffic"
 	"github.com/petstore/inventory-kit/mockserver/proxy"
 	"github.com/petstore/inventory-kit/spec"
@@ -131,7 +132,7 @@ func runProxy(ctx context.Context, o *options, getenv func(string) string, logs 
 		if err != nil {
 			return fmt.Errorf("--har-out: %w", err)
 		}
-		if har, err = traffic.NewHARWriter(f, "inventory-mock", buildVersion(), keys); err != nil {
+		if har, err = traffic.NewHARWriter(f, "inventory-mock", cli.Version(version), keys); err != nil {
 			f.Close()
 			return err
 		}
@@ -159,7 +160,7 @@ func runProxy(ctx context.Context, o *options, getenv func(string) string, logs 
 	}
 	err = serve(ctx, o, px, logs, ready, func(addr string) {
 		logger.Info("proxying", "url", addr+contract.BasePath, "to", upstream, "enforce", p.enforce,
-			"startup", time.Since(start).Round(time.Microsecond), "version", buildVersion())
+			"startup", time.Since(start).Round(time.Microsecond), "version", cli.Version(version))
 	})
 	if err != nil {
 		return err

@@ -102,7 +102,7 @@ func TestProxyFlags(t *testing.T) {
 		{[]string{"--proxy-to", "http://x/v1", "--upstream-timeout", "0s"}, "must be positive"},
 		{[]string{"--proxy-to", "http://x/v1", "--ignore-rule", "request-*", "--enforce"}, ""},
 	} {
-		_, err := parse(tt.args, env(nil), io.Discard)
+		_, err := parse(tt.args, env(nil))
 		switch {
 		case tt.want == "" && err != nil:
 			t.Errorf("parse(%q) = %v; want no error", tt.args, err)
@@ -110,7 +110,7 @@ func TestProxyFlags(t *testing.T) {
 			t.Errorf("parse(%q) = %v; want an error with %q", tt.args, err, tt.want)
 		}
 	}
-	o, err := parse(nil, env(map[string]string{"INVENTORY_MOCK_PROXY_TO": "https://staging.test/v1", "INVENTORY_MOCK_FAIL_ON_VIOLATION": "true"}), io.Discard)
+	o, err := parse(nil, env(map[string]string{"INVENTORY_MOCK_PROXY_TO": "https://staging.test/v1", "INVENTORY_MOCK_FAIL_ON_VIOLATION": "true"}))
 	if err != nil || o.proxy.to != "https://staging.test/v1" || !o.proxy.failOnViolation {
 		t.Errorf("from the environment: %+v, %v", o, err)
 	}

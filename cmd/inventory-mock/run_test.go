@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petstore/inventory-kit/cmd/internal/cli"
 	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/spec"
 )
@@ -136,14 +138,29 @@ func TestGenerateAndHealthCheck(t *testing.T) {
 		t.Errorf("--health-check against a running mock: %v", err)
 	}
 	stop()
-	if err := run(context.Background(), []string{"--health-check", "--addr", addr}, env(nil), io.Discard, io.Discard, nil); err == nil {
-		t.Error("--health-check against a stopped mock: error = nil")
+	err := run(context.Background(), []string{"--health-check", "--addr", addr}, env(nil), io.Discard, io.Discard, nil)
+	if err == nil || exitCode(err) != 1 {
+		t.Errorf("--health-check against a stopped mock: error = %v, exit %d; want exit 1 (Docker reserves 2)", err, exitCode(err))
 	}
 }
 
 func TestSelfSignedTLS(t *testing.T) {
-	addr, _ := start(t, []string{"--tls-self-signed", "--api-key", "k"}, env(nil), io.Discard)
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	certFile := filepath.Join(t.TempDir(), "mock.pem")
+	var logs syncBuffer
+	addr, _ := start(t, []string{"--tls-self-signed", "--tls-cert-out", certFile, "--api-key", "k"}, env(nil), &logs)
+	if !strings.Contains(logs.String(), "file="+certFile) {
+		t.Errorf("the log does not say where the certificate went:\n%s", logs.String())
+	}
+	// A client that trusts the written certificate verifies the mock.
+	pemBytes, err := os.ReadFile(certFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(pemBytes) {
+		t.Fatalf("--tls-cert-out wrote no PEM certificate: %q", pemBytes)
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}
 	resp, err := client.Get("https://" + addr + "/healthz")
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +228,15 @@ func TestStartupErrors(t *testing.T) {
 		{"bad fixture", []string{"--fixtures", bad}, nil, []string{"bad.json", "record 1", "petId 2", "quantity"}},
 		{"missing fixture", []string{"--fixtures", filepath.Join(dir, "none.json")}, nil, []string{"none.json"}},
 		{"bad spec", []string{"--spec", badSpec}, nil, []string{"not a valid OpenAPI document"}},
-		{"unknown flag", []string{"--nope"}, nil, []string{"flag provided but not defined"}},
+		{"unknown flag", []string{"--nope"}, nil, []string{"flag provided but not defined: -nope (see --help)"}},
+		{"empty key", []string{"--api-key", ""}, nil, []string{"an empty key; give a key, or leave --api-key out"}},
+		{"empty keys from the environment", nil, map[string]string{"INVENTORY_MOCK_API_KEYS": " , "}, []string{"$INVENTORY_MOCK_API_KEYS", "an empty key"}},
+		{"origin without a scheme", []string{"--cors-origin", "localhost:3000"}, nil, []string{`"localhost:3000" is not an origin; want scheme://host[:port]`}},
+		{"origin with a path", []string{"--cors-origin", "http://app.test/app"}, nil, []string{"without a path"}},
+		{"no pets", []string{"--generate", "0"}, nil, []string{"--generate 0: want at least 1 pet"}},
+		{"seed alone", []string{"--seed", "5"}, nil, []string{"--seed seeds --generate, which is not given"}},
+		{"boolean from the environment", nil, map[string]string{"INVENTORY_MOCK_TLS_SELF_SIGNED": "yes"}, []string{`$INVENTORY_MOCK_TLS_SELF_SIGNED="yes": want true or false`}},
+		{"certificate out without self-signed", []string{"--tls-cert-out", "x.pem"}, nil, []string{"--tls-cert-out writes the certificate of --tls-self-signed"}},
 		{"stray argument", []string{"serve"}, nil, []string{`unexpected argument "serve"`}},
 		{"half TLS", []string{"--tls-cert", "c.pem"}, nil, []string{"--tls-cert and --tls-key go together"}},
 		{"generate and fixtures", []string{"--generate", "3", "--fixtures", bad}, nil, []string{"exclude each other"}},
@@ -253,13 +278,38 @@ func TestHelpAndVersion(t *testing.T) {
 	if !errors.Is(err, flag.ErrHelp) || exitCode(err) != 0 {
 		t.Errorf("--help: err = %v, exit %d; want flag.ErrHelp, exit 0", err, exitCode(err))
 	}
-	for _, want := range []string{"--addr", "INVENTORY_MOCK_ADDR", "INVENTORY_MOCK_API_KEYS", "--generate", "--tls-self-signed", "/__admin/reset"} {
-		if !strings.Contains(stderr.String(), want) {
+	help := stdout.String()
+	for _, want := range []string{"--addr HOST:PORT", "INVENTORY_MOCK_ADDR", "INVENTORY_MOCK_API_KEYS", "--generate N", "--tls-self-signed", "/__admin/", "Prefer: code=404", "X-Mock-Session", "Exit status"} {
+		if !strings.Contains(help, want) {
 			t.Errorf("--help lacks %q", want)
 		}
 	}
-	if err := run(context.Background(), []string{"--version"}, env(nil), &stdout, io.Discard, nil); err != nil || !strings.HasPrefix(stdout.String(), "inventory-mock ") {
+	if stderr.Len() > 0 {
+		t.Errorf("--help wrote to stderr: %s", stderr.String())
+	}
+	// Actions take no environment variable.
+	for _, action := range []string{"INVENTORY_MOCK_VERSION", "INVENTORY_MOCK_PRINT_FIXTURES", "INVENTORY_MOCK_HEALTH_CHECK"} {
+		if strings.Contains(help, action) {
+			t.Errorf("--help offers %s: an action must not come from the environment", action)
+		}
+	}
+	o, err := parse(nil, env(map[string]string{"INVENTORY_MOCK_VERSION": "1", "INVENTORY_MOCK_PRINT_FIXTURES": "true"}))
+	if err != nil || o.version || o.printFixtures {
+		t.Errorf("actions from the environment: %+v, %v; want none taken", o, err)
+	}
+	stdout.Reset()
+	if err := run(context.Background(), []string{"--version"}, env(nil), &stdout, io.Discard, nil); err != nil || !strings.HasPrefix(stdout.String(), "inventory-mock ") || strings.Contains(stdout.String(), "(devel)") {
 		t.Errorf("--version = %q, %v", stdout.String(), err)
+	}
+}
+
+func TestCORSOriginsAreNormalised(t *testing.T) {
+	o, err := parse([]string{"--cors-origin", "http://localhost:3000/", "--cors-origin", "HTTPS://App.Example.com:8443,*"}, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(o.corsOrigins, " "); got != "http://localhost:3000 https://app.example.com:8443 *" {
+		t.Errorf("origins = %s", got)
 	}
 }
 
@@ -281,5 +331,47 @@ func TestTuneGC(t *testing.T) {
 		if got := debug.SetGCPercent(100); got != tt.want {
 			t.Errorf("%s: GC percent = %d; want %d", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestDockerfileGoVersion keeps the Dockerfile's Go image on the release
+// go.mod names: official Go images set GOTOOLCHAIN=local and refuse to
+// build a module that needs a newer release than theirs.
+func TestDockerfileGoVersion(t *testing.T) {
+	mod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docker, err := os.ReadFile("../../docker/Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want string
+	for _, line := range strings.Split(string(mod), "\n") {
+		if v, ok := strings.CutPrefix(line, "go "); ok {
+			want = strings.TrimSpace(v)
+		}
+	}
+	if want == "" || !strings.Contains(string(docker), "ARG GO_VERSION="+want+"\n") {
+		t.Errorf("docker/Dockerfile does not build with Go %s, the release go.mod names", want)
+	}
+	for _, want := range []string{"HEALTHCHECK", "--start-period", "--health-check", "USER nonroot"} {
+		if !strings.Contains(string(docker), want) {
+			t.Errorf("docker/Dockerfile lacks %s", want)
+		}
+	}
+}
+
+// TestReadmeFlagTable keeps the README's table of flags the same as
+// --help: both come from the same FlagSet. On a difference it prints the
+// table to paste.
+func TestReadmeFlagTable(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := cli.MarkdownTable(flags(&options{}), envName)
+	if !strings.Contains(string(readme), want) {
+		t.Errorf("README.md does not hold the flag table --help gives; paste this under \"Flags and environment\":\n\n%s", want)
 	}
 }

@@ -51,6 +51,7 @@ type (
 		RedirectURL string     `json:"redirectURL"`
 		HeadersSize int64      `json:"headersSize"`
 		BodySize    int64      `json:"bodySize"`
+		Error       string     `json:"_error,omitempty"` // why there is no answer (status 0), as browsers write it
 	}
 	harContent struct {
 		Size      int64   `json:"size"`
@@ -273,8 +274,9 @@ type HARMapping struct {
 }
 
 // Exchange turns an entry into an exchange to check, or says why it is
-// not the contract's traffic: another host or path, no answer recorded, a
-// CORS preflight.
+// not the contract's traffic: another host or path, a CORS preflight. An
+// entry without an answer (status 0) is an exchange whose request alone
+// is checked.
 func (m HARMapping) Exchange(e *HAREntry) (*Exchange, string) {
 	u, err := url.Parse(e.URL)
 	if err != nil || u.Path == "" && u.Host == "" {
@@ -296,9 +298,6 @@ func (m HARMapping) Exchange(e *HAREntry) (*Exchange, string) {
 	r := &http.Request{Method: e.Method, URL: &url.URL{Path: path, RawQuery: u.RawQuery}, Header: e.ReqHeader, Host: u.Host}
 	if IsPreflight(r) {
 		return nil, "a CORS preflight"
-	}
-	if e.Status == 0 {
-		return nil, "no answer recorded"
 	}
 	x := &Exchange{Time: e.Started, Request: r, URL: e.URL, ReqBody: e.ReqBody, ReqSize: e.ReqSize,
 		Status: e.Status, RespHeader: e.RespHeader, RespBody: e.RespBody, RespSize: e.RespSize, RespNotRecorded: e.RespNotRecorded}

@@ -42,7 +42,8 @@ func NewHARWriter(w io.Writer, creator, version string, redact []string) (*HARWr
 	return h, err
 }
 
-// Write appends one exchange; d is how long it took.
+// Write appends one exchange; d is how long it took. An exchange without
+// an answer (Status 0) is written with status 0, as browsers write one.
 func (h *HARWriter) Write(x *Exchange, d time.Duration) error {
 	e := h.entry(x, d)
 	b, err := json.Marshal(e)
@@ -125,6 +126,12 @@ func (h *HARWriter) entry(x *Exchange, d time.Duration) harEntry {
 		text, enc, size, cut := harBody(sc, x.ReqBody, x.ReqSize)
 		e.Request.PostData = &harPostData{MimeType: x.Request.Header.Get("Content-Type"), Text: text, Encoding: enc, Truncated: cut}
 		e.Request.BodySize = size
+	}
+	if x.Status == 0 {
+		e.Response.Error = "no answer"
+		e.Response.HTTPVersion = ""
+		e.Response.Content = harContent{MimeType: "x-unknown"}
+		return e
 	}
 	text, enc, size, cut := harBody(sc, x.RespBody, x.RespSize)
 	mt := x.RespHeader.Get("Content-Type")

@@ -285,8 +285,12 @@ func (p *Proxy) finish(ex *exchange) {
 		x.URL = clientURL(x.Request) // only what is kept shows it
 	}
 	p.findings.Record(x, rv.Name, vs)
-	if p.har != nil && c != nil && ex.failure == nil {
-		if err := p.har.Write(x, time.Since(ex.start)); err != nil {
+	if p.har != nil {
+		hx := *x
+		if ex.failure != nil || c == nil || !c.eof {
+			hx.Status = 0 // no whole answer: the recording has the request alone
+		}
+		if err := p.har.Write(&hx, time.Since(ex.start)); err != nil {
 			p.logger.Warn("HAR: cannot write", "error", err)
 		}
 	}

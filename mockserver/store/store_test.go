@@ -1,10 +1,13 @@
 package store
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"sync"
 	"testing"
@@ -170,6 +173,16 @@ func TestEngines(t *testing.T) {
 					t.Errorf("a dropped session kept its write: %s", r.JSON)
 				}
 			})
+			t.Run("gzip", func(t *testing.T) {
+				for _, n := range []int{0, 1, ChunkSize*3 + 7} {
+					s := e.open(t, pets(n), Options{})
+					checkGzip(t, s, DefaultSession)
+					if n > 0 {
+						s.Update(ctx, DefaultSession, int64(n), setQuantity(77))
+						checkGzip(t, s, DefaultSession)
+					}
+				}
+			})
 			t.Run("concurrent sessions lose nothing", func(t *testing.T) {
 				testConcurrentSessions(t, e.open(t, pets(64), Options{}))
 			})
@@ -221,6 +234,35 @@ func testConcurrentSessions(t *testing.T, s Store) {
 	}
 	if items := list(t, s, DefaultSession); items[0].Quantity != 10 {
 		t.Errorf("the default session changed: %v", items[0])
+	}
+}
+
+// checkGzip checks that a session's list, gzip-compressed, is a gzip
+// stream of exactly its JSON, of the size GzipSize says.
+func checkGzip(t *testing.T, s Store, session string) {
+	t.Helper()
+	l, err := s.List(context.Background(), session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := l.WriteGzipTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if buf.Len() != l.GzipSize() {
+		t.Errorf("GzipSize() = %d; WriteGzipTo wrote %d bytes", l.GzipSize(), buf.Len())
+	}
+	zr, err := gzip.NewReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr.Multistream(false)
+	got, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("the gzip stream does not read back: %v", err)
+	}
+	if want := l.Bytes(); !bytes.Equal(got, want) {
+		t.Errorf("gzip of %d records decompresses to %d bytes, not the list's %d", l.Len(), len(got), len(want))
 	}
 }
 

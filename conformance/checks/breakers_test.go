@@ -1,4 +1,4 @@
-package conformance
+package checks
 
 // The building blocks of the broken servers: middleware that changes a
 // request before the mock sees it or a response before the client does,
@@ -179,4 +179,31 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func writeError(w http.ResponseWriter, status int, code string) {
 	writeJSON(w, status, map[string]any{"code": code, "message": http.StatusText(status), "status": status})
+}
+
+// An Item is a decoded record of the embedded contract, for the broken
+// servers' own bookkeeping.
+type Item struct {
+	PetID    int64  `json:"petId"`
+	Quantity int64  `json:"quantity"`
+	Status   string `json:"status"`
+}
+
+// findItem returns the record of petId id in items.
+func findItem(items []Item, id int64) (Item, bool) {
+	for _, it := range items {
+		if it.PetID == id {
+			return it, true
+		}
+	}
+	return Item{}, false
+}
+
+// mustMarshal encodes v, which cannot fail for the values used here.
+func mustMarshal(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

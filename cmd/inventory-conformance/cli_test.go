@@ -1,0 +1,83 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestHelpToStdout: --help goes to stdout with exit 0, and names every
+// flag with the double dash.
+func TestHelpToStdout(t *testing.T) {
+	code, out, errOut := runInProcess([]string{"--help"}, nil)
+	if code != exitPassed || errOut != "" {
+		t.Errorf("--help: exit %d, stderr %q; want 0 and nothing on stderr", code, errOut)
+	}
+	for _, want := range []string{"--spec FILE", "--strict", "--explore-steps N", "--seed N", "--list", "--max-response-bytes SIZE", "--max-run-bytes SIZE", "--max-retry-wait DURATION", "--version", "Exit status"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--help lacks %q", want)
+		}
+	}
+}
+
+// TestBadFlagOneLine: a bad flag is one line on stderr with a hint, not
+// the usage.
+func TestBadFlagOneLine(t *testing.T) {
+	for _, args := range [][]string{{"--nope"}, {"--timeout", "soon"}, {"--max-run-bytes", "lots"}} {
+		code, out, errOut := runInProcess(args, nil)
+		if code != exitCannotRun || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "see --help") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and one line with a hint", args, code, out, errOut)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := runInProcess([]string{"--version"}, nil)
+	if code != exitPassed || !strings.HasPrefix(out, "inventory-conformance ") || strings.Contains(out, "(devel)") {
+		t.Errorf("--version: exit %d, %q", code, out)
+	}
+}
+
+// TestList lists the checks of a variant without a target: a new
+// operation brings its checks.
+func TestList(t *testing.T) {
+	code, out := runChild(t, "--list", "--spec", "../../testdata/specs/get-one-record.yaml")
+	if code != exitPassed || !strings.Contains(out, "operations: getInventoryItem: with the key") || !strings.Contains(out, "[auth]") {
+		t.Errorf("--list: exit %d\n%s", code, out)
+	}
+}
+
+// TestReadmeFlagTable: the flag table in conformance/README.md is the
+// --help list, line for line.
+func TestReadmeFlagTable(t *testing.T) {
+	b, err := os.ReadFile("../../conformance/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table []string
+	in := false
+	for _, l := range strings.Split(string(b), "\n") {
+		switch {
+		case strings.HasPrefix(l, "| flag | meaning |"):
+			in = true
+		case in && strings.HasPrefix(l, "|---"):
+		case in && strings.HasPrefix(l, "| `--"):
+			table = append(table, l)
+		case in:
+			in = false
+		}
+	}
+	var o options
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	flags(fs, &o)
+	var want []string
+	for _, l := range helpLines(fs) {
+		want = append(want, "| `"+l[0]+"` | "+strings.ReplaceAll(l[1], "|", `\|`)+" |")
+	}
+	if strings.Join(table, "\n") != strings.Join(want, "\n") {
+		t.Errorf("conformance/README.md's flag table differs from --help; it should read:\n%s\n\nit reads:\n%s", strings.Join(want, "\n"), strings.Join(table, "\n"))
+	}
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/petstore/inventory-kit/conformance"
+)
+
+// options are the command-line flags.
+type options struct {
+	baseURL, apiKey, specFile     string
+	allowMutations, strict        bool
+	petID                         int64
+	exploreSteps                  int
+	exploreTime                   time.Duration
+	seed                          uint64
+	labelFilter                   string
+	list, verbose, version        bool
+	junitReport, jsonReport       string
+	timeout, maxRetryWait         time.Duration
+	maxResponseBytes, maxRunBytes byteFlag
+	caCert                        string
+	insecureTLS                   bool
+}
+
+// flags declares the flags on fs, one line of help each, in the order
+// --help lists them.
+func flags(fs *flag.FlagSet, o *options) {
+	o.maxResponseBytes = conformance.DefaultMaxResponseBytes
+	o.maxRunBytes = conformance.DefaultMaxRunBytes
+	fs.StringVar(&o.baseURL, "base-url", "", "`URL` of the implementation, ending in the contract's base path such as /v1 (required)")
+	fs.StringVar(&o.apiKey, "api-key", "", "the API `KEY`, sent as a bearer token (default $INVENTORY_API_KEY); never printed")
+	fs.StringVar(&o.specFile, "spec", "", "OpenAPI `FILE` of the contract to check (default: the embedded contract)")
+	fs.BoolVar(&o.allowMutations, "allow-mutations", false, "run the checks that write (each restores what it changed)")
+	fs.Int64Var(&o.petID, "pet-id", 0, "`ID` of the record the mutating checks may touch (default: the first listed)")
+	fs.BoolVar(&o.strict, "strict", false, "fail on warnings too (what HTTP's RFCs require and the contract does not)")
+	fs.IntVar(&o.exploreSteps, "explore-steps", conformance.DefaultExploreSteps, "`N` steps of stateful exploration; 0 turns it off")
+	fs.DurationVar(&o.exploreTime, "explore-time", conformance.DefaultExploreTime, "`DURATION` of exploration at most (shrinking a failure may take as long again)")
+	fs.Uint64Var(&o.seed, "seed", 0, "`N` to replay an exploration exactly (default: random, printed in the summary)")
+	fs.StringVar(&o.labelFilter, "label-filter", "", "run only the checks whose labels match the `EXPR`, such as 'auth && !concurrency'")
+	fs.BoolVar(&o.list, "list", false, "list the checks and their labels for the contract, and exit")
+	fs.BoolVar(&o.verbose, "verbose", false, "show every check and every HTTP exchange as it happens")
+	fs.StringVar(&o.junitReport, "junit-report", "", "write a JUnit XML report to `FILE`")
+	fs.StringVar(&o.jsonReport, "json-report", "", "write a Ginkgo JSON report to `FILE`")
+	fs.DurationVar(&o.timeout, "timeout", conformance.DefaultTimeout, "`DURATION` each request may take")
+	fs.DurationVar(&o.maxRetryWait, "max-retry-wait", conformance.DefaultMaxRetryWait, "`DURATION` of waiting on 429 answers over the whole run, then a 429 fails its check")
+	fs.Var(&o.maxResponseBytes, "max-response-bytes", "`SIZE` cap on one decompressed response body (default 16MiB; 1MiB where one record is expected)")
+	fs.Var(&o.maxRunBytes, "max-run-bytes", "`SIZE` cap on all decompressed response bodies of the run (default 2GiB)")
+	fs.StringVar(&o.caCert, "ca-cert", "", "PEM `FILE` of extra CA certificates to trust for the target")
+	fs.BoolVar(&o.insecureTLS, "insecure-skip-verify", false, "do not verify the target's TLS certificate")
+	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.String("har", "", "check the traffic recorded in a HAR `FILE` against the contract instead (--har FILE --help: its flags)")
+}
+
+// helpLines renders one line per flag, as --help shows them and the
+// README's table lists them.
+func helpLines(fs *flag.FlagSet) [][2]string {
+	var lines [][2]string
+	fs.VisitAll(func(f *flag.Flag) {
+		name, text := flag.UnquoteUsage(f)
+		arg := "--" + f.Name
+		if name != "" {
+			arg += " " + strings.ToUpper(name)
+		}
+		if d := f.DefValue; d != "" && d != "0" && d != "false" && !strings.Contains(text, "(default") {
+			text += " (default " + d + ")"
+		}
+		lines = append(lines, [2]string{arg, text})
+	})
+	return append(lines, [2]string{"--help", "show this help"})
+}
+
+// usage writes the help: what the command does, each flag on one line,
+// the limits and the exit statuses.
+func usage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Usage: inventory-conformance --base-url URL [flags]\n\n")
+	fmt.Fprintf(w, "Checks that a Pet Store Inventory implementation honours the contract: every\n")
+	fmt.Fprintf(w, "check read from the contract (--spec), then a stateful exploration of random\n")
+	fmt.Fprintf(w, "sequences of calls. Read-only unless --allow-mutations.\n\nFlags:\n")
+	for _, l := range helpLines(fs) {
+		fmt.Fprintf(w, "  %-28s %s\n", l[0], l[1])
+	}
+	fmt.Fprintf(w, "\nLimits: each response body is read up to --max-response-bytes after decompression\n")
+	fmt.Fprintf(w, "(1MiB where one record is expected) and the run reads at most --max-run-bytes in all,\n")
+	fmt.Fprintf(w, "so memory stays bounded against any target; waits on 429 stop after --max-retry-wait.\n")
+	fmt.Fprintf(w, "\nExit status: 0 every check passed; 1 the target broke the contract; 2 the run could not be made.\n")
+}
+
+// A byteFlag is a size such as 16MiB, 512KiB or 1048576.
+type byteFlag int64
+
+func (b *byteFlag) String() string { return strconv.FormatInt(int64(*b), 10) }
+
+// Set reads a size with an optional KiB, MiB or GiB suffix.
+func (b *byteFlag) Set(s string) error {
+	mult := int64(1)
+	for suffix, m := range map[string]int64{"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30} {
+		if v, ok := strings.CutSuffix(s, suffix); ok {
+			s, mult = v, m
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)/mult {
+		return fmt.Errorf("want a positive size such as 16MiB")
+	}
+	*b = byteFlag(n * mult)
+	return nil
+}

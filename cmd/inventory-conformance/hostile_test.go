@@ -1,0 +1,217 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/xml"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/petstore/inventory-kit/conformance"
+)
+
+// hostile starts a server on loopback that answers every request with h.
+func hostile(t *testing.T, h http.HandlerFunc) string {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1"
+}
+
+// TestReportsAfterExit2 covers a run that cannot be made: an old report
+// (a green one from an earlier run) must not survive, and the new one
+// must say why the run could not be made.
+func TestReportsAfterExit2(t *testing.T) {
+	dir := t.TempDir()
+	junit, js := filepath.Join(dir, "junit.xml"), filepath.Join(dir, "report.json")
+	stale := `<testsuites tests="66" failures="0"></testsuites>`
+	for _, f := range []string{junit, js} {
+		if err := os.WriteFile(f, []byte(stale+strings.Repeat(" ", 4096)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, _, errOut := runInProcess([]string{"--base-url", "http://127.0.0.1:1/v1", "--api-key", testKey, "--junit-report", junit, "--json-report", js}, nil)
+	if code != exitCannotRun {
+		t.Fatalf("exit %d; want 2 (%s)", code, errOut)
+	}
+	b, _ := os.ReadFile(junit)
+	var doc struct {
+		Errors int `xml:"errors,attr"`
+		Suites []struct {
+			Cases []struct {
+				Error *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"error"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("junit.xml is not XML: %v\n%s", err, b)
+	}
+	if doc.Errors != 1 || len(doc.Suites) != 1 || len(doc.Suites[0].Cases) != 1 || doc.Suites[0].Cases[0].Error == nil ||
+		!strings.Contains(doc.Suites[0].Cases[0].Error.Message, "unreachable") {
+		t.Errorf("junit.xml does not hold one error saying the target is unreachable:\n%s", b)
+	}
+	if j, _ := os.ReadFile(js); bytes.Contains(j, []byte(stale)) || !bytes.Contains(j, []byte("could not be made")) || !bytes.Contains(j, []byte("unreachable")) {
+		t.Errorf("report.json does not say why the run could not be made:\n%s", j)
+	}
+}
+
+// TestEmptyListWithMutations: a target that lists nothing cannot be
+// written to and restored; with --allow-mutations that is exit 2.
+func TestEmptyListWithMutations(t *testing.T) {
+	url := hostile(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, "[]")
+	})
+	code, _, errOut := runInProcess([]string{"--base-url", url, "--api-key", testKey, "--allow-mutations"}, nil)
+	if code != exitCannotRun || !strings.Contains(errOut, "at least one pet") {
+		t.Errorf("exit %d, stderr %q; want 2 and a word that the target needs at least one pet", code, errOut)
+	}
+}
+
+// TestGzipBomb: a target whose every answer is a small gzip body that
+// inflates to 32 MiB (a real bomb inflates further; the caps cut both). The run reads at most the caps (small here, to keep
+// the test fast under -race), so memory stays bounded, and the checks
+// fail saying the body passed the cap.
+func TestGzipBomb(t *testing.T) {
+	var bomb bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&bomb, gzip.BestSpeed)
+	chunk := make([]byte, 1<<20)
+	for range 32 {
+		_, _ = zw.Write(chunk)
+	}
+	_ = zw.Close()
+	url := hostile(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Encoding", "gzip")
+		_, _ = w.Write(bomb.Bytes())
+	})
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	tg, err := conformance.Prepare(context.Background(), conformance.Config{BaseURL: url, APIKey: testKey, MaxResponseBytes: 256 << 10, MaxRunBytes: 2 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 7 {
+		x := tg.Send(context.Background(), conformance.Request{Method: "GET", Path: "/inventory"})
+		if x.Err == nil || !strings.Contains(x.Err.Error(), "cap") {
+			t.Fatalf("a 32 MiB body was read past the cap without error: %v", x.Err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	// Each capped read may allocate up to twice its cap while its buffer
+	// grows; before the caps, 20 bombs took the binary to 2.8 GB.
+	if got := after.TotalAlloc - before.TotalAlloc; got > 7*2*(256<<10)+(16<<20) {
+		t.Errorf("allocated %d KiB for 7 capped responses; want about 2 x 256 KiB each", got>>10)
+	}
+	if got := tg.BytesRead(); got > 2<<20+8 {
+		t.Errorf("read %d bytes; the run's cap is 2 MiB", got)
+	}
+	for range 2 {
+		_ = tg.Send(context.Background(), conformance.Request{Method: "GET", Path: "/inventory"})
+	}
+	x := tg.Send(context.Background(), conformance.Request{Method: "GET", Path: "/inventory"})
+	if x.Err == nil || !strings.Contains(x.Err.Error(), "--max-run-bytes") {
+		t.Errorf("after the run's cap, the error is %v; want one naming --max-run-bytes", x.Err)
+	}
+	if ps := tg.ResponseProblems(x); len(ps) == 0 {
+		t.Errorf("a capped response keeps the rules")
+	}
+}
+
+// TestKeyEchoedEverywhere: a target that echoes the key in headers,
+// bodies, Content-Type, error fields and record fields, and refuses the
+// restore. No output, report or restore message may show the key.
+func TestKeyEchoedEverywhere(t *testing.T) {
+	var writes atomic.Int64
+	url := hostile(t, func(w http.ResponseWriter, r *http.Request) {
+		auth := r.Header.Get("Authorization")
+		w.Header().Set("X-Echo", auth)
+		w.Header().Set("WWW-Authenticate", `Bearer realm="`+testKey+`"`)
+		w.Header().Set("Content-Type", `application/json; key="`+testKey+`"`)
+		key := strings.TrimPrefix(auth, "Bearer ")
+		if key != testKey {
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintf(w, `{"code":"bad key %s","message":"you sent %q","status":401}`, key, auth)
+			return
+		}
+		if r.Method == http.MethodPatch && writes.Add(1) > 1 {
+			w.WriteHeader(http.StatusBadRequest) // refuse the restore, echoing the key
+			fmt.Fprintf(w, `{"code":"%s","message":"no","status":400}`, testKey)
+			return
+		}
+		if r.Method == http.MethodPatch {
+			fmt.Fprintf(w, `{"petId":1,"quantity":8,"status":"sold","echo":"%s"}`, testKey)
+			return
+		}
+		fmt.Fprintf(w, `[{"petId":1,"quantity":3,"status":"sold","%s":"%s"}]`, testKey, testKey)
+	})
+	dir := t.TempDir()
+	junit, js := filepath.Join(dir, "junit.xml"), filepath.Join(dir, "report.json")
+	code, out := runChild(t, "--base-url", url, "--allow-mutations", "--explore-steps", "20", "--junit-report", junit, "--json-report", js, "--verbose")
+	if code != exitFailed {
+		t.Errorf("exit %d; want 1", code)
+	}
+	if !strings.Contains(out, "RESTORE FAILED") {
+		t.Errorf("the refused restore is not reported:\n%s", out)
+	}
+	noKeyIn(t, junit, js) // runChild checks the output
+}
+
+// TestForgedLines: a target whose field names and headers carry terminal
+// escape codes and newlines cannot forge lines in the summary.
+func TestForgedLines(t *testing.T) {
+	url := hostile(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer "+testKey) {
+			w.Header().Set("WWW-Authenticate", "Bearer\x1b[2J")
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprint(w, `{"code":"x\u001b[31m","message":"m\n== Conformance summary: 99 passed, 0 failed ==","status":401}`)
+			return
+		}
+		fmt.Fprint(w, `[{"petId":1,"quantity":3,"status":"sold","\u001b[2Jx\n== Conformance summary: 99 passed, 0 failed, 0 skipped ==":1}]`)
+	})
+	code, out := runChild(t, "--base-url", url, "--label-filter", "list || silent", "--explore-steps", "0")
+	if code == exitCannotRun {
+		t.Fatalf("exit 2:\n%s", out)
+	}
+	if strings.Contains(out, "\x1b[2J") || strings.Count("\n"+out, "\n== Conformance summary:") != 1 {
+		t.Errorf("the target forged output:\n%q", out)
+	}
+}
+
+// TestRetryAfterCapped: a target that always answers 429 with a long
+// Retry-After cannot stretch the run past --max-retry-wait.
+func TestRetryAfterCapped(t *testing.T) {
+	var calls atomic.Int64
+	url := hostile(t, func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `[{"petId":1,"quantity":3,"status":"sold"}]`)
+			return
+		}
+		w.Header().Set("Retry-After", "3600")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusTooManyRequests)
+		fmt.Fprint(w, `{"code":"slow down","message":"later","status":429}`)
+	})
+	start := time.Now()
+	code, out := runChild(t, "--base-url", url, "--max-retry-wait", "1s", "--label-filter", "list", "--explore-steps", "0")
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("the run took %s against a target that always says 429; want the 1s allowance to bound it", took)
+	}
+	if code != exitFailed || !strings.Contains(out, "--max-retry-wait") {
+		t.Errorf("exit %d; want 1 and a failure naming --max-retry-wait:\n%s", code, out)
+	}
+}

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/petstore/inventory-kit/cmd/internal/cli"
+	"github.com/petstore/inventory-kit/mockserver"
+	"github.com/petstore/inventory-kit/mockserver/store"
+)
+
+// options are the mock's settings, from flags or the environment.
+type options struct {
+	addr          string
+	apiKeys       keysFlag
+	adminKey      string
+	specFile      string
+	fixturesFile  string
+	generate      int
+	seed          uint64
+	corsOrigins   originsFlag
+	tlsCert       string
+	tlsKey        string
+	tlsSelfSigned bool
+	tlsCertOut    string
+	logFormat     string
+	latency       listFlag
+	fault         listFlag
+	chaosSeed     int64
+	maxDelay      time.Duration
+	journalSize   int
+	journalBody   int
+	maxSessions   int
+	sessionIdle   time.Duration
+	printFixtures bool
+	healthCheck   bool
+	version       bool
+	proxy         proxyOptions
+
+	given map[string]bool // the flags set on the command line or in the environment
+}
+
+// envPrefix names the environment variable of each setting: --api-key is
+// INVENTORY_MOCK_API_KEYS (comma-separated), --tls-cert
+// INVENTORY_MOCK_TLS_CERT.
+const envPrefix = "INVENTORY_MOCK_"
+
+// actions are the flags that do something and exit instead of serving:
+// they take no environment variable, so a variable left in a container's
+// environment cannot turn the mock into a one-shot command.
+var actions = []string{"print-fixtures", "health-check", "version"}
+
+// envName returns the environment variable of a flag, or "" for an action.
+func envName(flagName string) string {
+	for _, a := range actions {
+		if a == flagName {
+			return ""
+		}
+	}
+	name := envPrefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+	if flagName == "api-key" || flagName == "cors-origin" {
+		name += "S"
+	}
+	return name
+}
+
+// flags declares every flag on a new FlagSet.
+func flags(o *options) *flag.FlagSet {
+	fs := flag.NewFlagSet("inventory-mock", flag.ContinueOnError)
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "`host:port` to listen on")
+	fs.Var(&o.apiKeys, "api-key", "an accepted API `key` (repeatable); none given: the development key "+mockserver.DevKey)
+	fs.StringVar(&o.adminKey, "admin-key", "", "`key` for the admin endpoints under /__admin/; empty: any API key")
+	fs.StringVar(&o.specFile, "spec", "", "OpenAPI `file` to serve instead of the embedded contract")
+	fs.StringVar(&o.fixturesFile, "fixtures", "", "JSON `file` of records instead of the embedded fixtures")
+	fs.IntVar(&o.generate, "generate", 0, "serve `N` generated pets (petIds 1..N) instead of fixtures")
+	fs.Uint64Var(&o.seed, "seed", 1, "`seed` for --generate: the same seed gives the same pets on every machine")
+	fs.Var(&o.corsOrigins, "cors-origin", "allowed browser `origin` such as http://localhost:3000 (repeatable), with credentials; none: any origin, without credentials")
+	fs.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `file` (needs --tls-key)")
+	fs.StringVar(&o.tlsKey, "tls-key", "", "private key `file` for --tls-cert")
+	fs.BoolVar(&o.tlsSelfSigned, "tls-self-signed", false, "serve HTTPS with a certificate made at start-up for localhost")
+	fs.StringVar(&o.tlsCertOut, "tls-cert-out", "", "with --tls-self-signed: write its certificate (PEM) to `file`, for clients to trust (curl --cacert, inventory-conformance --ca-cert)")
+	fs.StringVar(&o.logFormat, "log-format", "text", "log `format`: text or json")
+	fs.Var(&o.latency, "latency", "add latency: `[OPERATION=]DELAY[-DELAY]`, such as 200ms or updateInventory=50ms-1s (repeatable)")
+	fs.Var(&o.fault, "fault", "inject a fault: `[OPERATION=]FAULT[:STATUS][@P]`, FAULT one of status, reset, empty, truncate, slow, such as status:503@0.1 (repeatable)")
+	fs.Int64Var(&o.chaosSeed, "chaos-seed", 0, "`seed` of the latency and fault draws, to replay a run; 0: random, shown in the log")
+	fs.DurationVar(&o.maxDelay, "max-delay", mockserver.DefaultMaxDelay, "the longest `delay` a Prefer header or a latency rule may ask for")
+	fs.IntVar(&o.journalSize, "journal-size", mockserver.DefaultJournalSize, "requests the journal keeps per session (`N`); 0 turns the journal off")
+	fs.IntVar(&o.journalBody, "journal-body-limit", mockserver.DefaultJournalBodyLimit, "`bytes` of each request and response body the journal keeps")
+	fs.IntVar(&o.maxSessions, "max-sessions", store.DefaultMaxSessions, "sessions (X-Mock-Session) kept besides the default (`N`); past it the least recently used is dropped")
+	fs.DurationVar(&o.sessionIdle, "session-idle", store.DefaultIdleTimeout, "drop a session unused for this `duration`")
+	fs.BoolVar(&o.printFixtures, "print-fixtures", false, "print the data set as JSON and exit")
+	fs.BoolVar(&o.healthCheck, "health-check", false, "GET /healthz on --addr; exit 0 if it answers 200, else 1 (for container health checks)")
+	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	proxyFlags(fs, &o.proxy)
+	return fs
+}
+
+// usage writes the help.
+func usage(w io.Writer) {
+	fs := flags(&options{})
+	fmt.Fprint(w, `inventory-mock: a stateful mock of the Pet Store Inventory Service.
+
+It serves the contract under /v1 (GET /inventory, PATCH /inventory/{petId}),
+checks bearer keys, validates every request against the spec, and keeps
+writes. Frontend teams can force answers (Prefer: code=404, example=NAME,
+delay=MS), isolate their data (X-Mock-Session: NAME), add latency and faults,
+and read a journal of their requests. Also: GET /healthz, GET /openapi.yaml,
+and the admin API under /__admin/ (described at /__admin/openapi.yaml).
+With --proxy-to URL it is a validating proxy in front of a real backend
+instead, checking the traffic against the spec (see README).
+
+Usage: inventory-mock [flags]
+
+Flags (each setting also read from the environment variable shown; a flag on
+the command line wins):
+`)
+	cli.PrintFlags(w, fs, envName)
+	fmt.Fprint(w, `
+Exit status: 0 stopped by SIGINT or SIGTERM, or an action done; 1 --health-check
+found the mock unhealthy, or the proxy saw violations with --fail-on-violation;
+2 the mock could not start (the message says why).
+`)
+}
+
+// parse reads args, then fills every setting not given on the command line
+// from its environment variable, and checks the settings together.
+func parse(args []string, getenv func(string) string) (*options, error) {
+	o := &options{given: map[string]bool{}}
+	fs := flags(o)
+	if err := cli.Parse(fs, args); err != nil {
+		return nil, err
+	}
+	if err := cli.FromEnv(fs, getenv, envName); err != nil {
+		return nil, err
+	}
+	fs.Visit(func(f *flag.Flag) { o.given[f.Name] = true })
+	for _, name := range []string{"generate", "seed", "api-key"} {
+		if getenv(envName(name)) != "" {
+			o.given[name] = true
+		}
+	}
+	switch {
+	case (o.tlsCert == "") != (o.tlsKey == ""):
+		return nil, cli.Usagef("--tls-cert and --tls-key go together")
+	case o.tlsCert != "" && o.tlsSelfSigned:
+		return nil, cli.Usagef("--tls-self-signed and --tls-cert exclude each other")
+	case o.tlsCertOut != "" && !o.tlsSelfSigned:
+		return nil, cli.Usagef("--tls-cert-out writes the certificate of --tls-self-signed; give both")
+	case o.given["generate"] && o.generate < 1:
+		return nil, cli.Usagef("--generate %d: want at least 1 pet; leave it out to serve the fixtures", o.generate)
+	case o.given["seed"] && !o.given["generate"]:
+		return nil, cli.Usagef("--seed seeds --generate, which is not given")
+	case o.generate > 0 && o.fixturesFile != "":
+		return nil, cli.Usagef("--generate and --fixtures exclude each other")
+	case o.logFormat != "text" && o.logFormat != "json":
+		return nil, cli.Usagef("--log-format %q: want text or json", o.logFormat)
+	case o.maxDelay <= 0:
+		return nil, cli.Usagef("--max-delay must be positive")
+	case o.journalSize < 0 || o.journalBody < 0:
+		return nil, cli.Usagef("--journal-size and --journal-body-limit must not be negative")
+	case o.maxSessions < 1 || o.sessionIdle <= 0:
+		return nil, cli.Usagef("--max-sessions and --session-idle must be positive")
+	}
+	if err := o.proxy.check(o); err != nil {
+		return nil, cli.Usagef("%v", err)
+	}
+	return o, nil
+}
+
+// A listFlag is a repeatable flag; one value may also hold a
+// comma-separated list.
+type listFlag []string
+
+func (l *listFlag) String() string { return "" }
+
+func (l *listFlag) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
+		}
+	}
+	return nil
+}
+
+// A keysFlag is the repeatable --api-key. An empty key is refused: it is
+// what --api-key "$UNSET_SECRET" gives, and falling back to the published
+// development key would serve anyone.
+type keysFlag []string
+
+func (k *keysFlag) String() string { return "" }
+
+func (k *keysFlag) Set(v string) error {
+	n := len(*k)
+	(*listFlag)(k).Set(v)
+	if len(*k) == n {
+		return errors.New("an empty key; give a key, or leave --api-key out to accept the development key")
+	}
+	return nil
+}
+
+// An originsFlag is the repeatable --cors-origin. Each origin is
+// normalised to scheme://host[:port], the form browsers send in the Origin
+// header, or refused where it cannot match one.
+type originsFlag []string
+
+func (o *originsFlag) String() string { return "" }
+
+func (o *originsFlag) Set(v string) error {
+	var in listFlag
+	in.Set(v)
+	for _, s := range in {
+		if s == "*" {
+			*o = append(*o, s)
+			continue
+		}
+		u, err := url.Parse(s)
+		switch {
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+			return fmt.Errorf("%q is not an origin; want scheme://host[:port], such as http://localhost:3000", s)
+		case (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+			return fmt.Errorf("%q: an origin is only scheme://host[:port], without a path, query or user", s)
+		}
+		*o = append(*o, strings.ToLower(u.Scheme+"://"+u.Host))
+	}
+	return nil
+}

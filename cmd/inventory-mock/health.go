@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+)
+
+// An unhealthyError is a health check that found the mock not serving:
+// exit status 1, as container health checks expect.
+type unhealthyError struct{ err error }
+
+func (e *unhealthyError) Error() string { return "health check: " + e.err.Error() }
+
+// healthCheck asks a running mock at o.addr for /healthz. An image without a
+// shell or curl uses it as its health check.
+func healthCheck(ctx context.Context, o *options) error {
+	scheme := "http"
+	client := &http.Client{Timeout: 2 * time.Second}
+	if o.tlsCert != "" || o.tlsSelfSigned {
+		scheme = "https"
+		// The check talks to this very process's certificate on loopback.
+		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
+	}
+	host, port, err := net.SplitHostPort(o.addr)
+	if err != nil {
+		return fmt.Errorf("--addr %q: %w", o.addr, err)
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	req, err := http.NewRequestWithContext(ctx, "GET", scheme+"://"+net.JoinHostPort(host, port)+"/healthz", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return &unhealthyError{err}
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return &unhealthyError{fmt.Errorf("status %d", resp.StatusCode)}
+	}
+	return nil
+}

@@ -1,0 +1,78 @@
+package checks
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/onsi/ginkgo/v2"
+
+	"github.com/petstore/inventory-kit/conformance"
+)
+
+// harmlessRequest builds a request for o that changes nothing even if the
+// target wrongly accepts it: the update carries the record's own values.
+func harmlessRequest(ctx context.Context, t *conformance.Target, o *conformance.OpShape) conformance.Request {
+	ginkgo.GinkgoHelper()
+	r := conformance.Request{Method: o.Op.Method, Path: o.Op.Path}
+	if len(o.PathParams) > 0 {
+		r.Path = conformance.PathFor(o, t.RequirePet())
+	}
+	if o.Op == t.Shape().Update {
+		r.Body = t.Shape().Harmless(t.Current(ctx))
+	} else if o.Writes() {
+		ginkgo.Skip("no harmless body is known for " + o.Name())
+	}
+	return r
+}
+
+func registerAuth(t *conformance.Target) {
+	s := t.Shape()
+	ginkgo.Describe(string(conformance.AreaAuth), conformance.Labels(conformance.AreaAuth), func() {
+		for _, o := range s.Operations {
+			for _, c := range conformance.BadCredentials {
+				ginkgo.It(o.Name()+": "+c.Name+" gives 401 with an Error body", func(ctx ginkgo.SpecContext) {
+					r := harmlessRequest(ctx, t, o)
+					r.Auth = c.Auth(t.Config().APIKey)
+					x := t.Do(ctx, r)
+					t.ExpectStatus(x, "401 with an Error body when the credential is missing or invalid", http.StatusUnauthorized)
+					if x.RespHead.Get("WWW-Authenticate") == "" {
+						t.Warn("RFC 9110 section 11.6.1", "%s: 401 without a WWW-Authenticate header", o.Name())
+					}
+				})
+			}
+			ginkgo.It(o.Name()+": the key only in the query string gives 401 with an Error body", conformance.Labels(conformance.AreaAuth, conformance.KeyInURL), func(ctx ginkgo.SpecContext) {
+				r := harmlessRequest(ctx, t, o)
+				key := t.Config().APIKey
+				r.Auth = conformance.NoAuth
+				r.Path += "?api_key=" + key + "&access_token=" + key
+				x := t.Do(ctx, r)
+				t.ExpectStatus(x, "401 with an Error body when the credential is missing", http.StatusUnauthorized)
+			})
+		}
+
+		ginkgo.It(conformance.OpName(s.List)+": the scheme word is case-insensitive (bearer KEY)", conformance.Labels(conformance.AreaAuth, conformance.RFC), func(ctx ginkgo.SpecContext) {
+			// Only a warning: the rules every response keeps are the other
+			// checks' business.
+			x := t.Send(ctx, conformance.Request{Method: s.List.Method, Path: s.List.Path, Auth: "bearer " + t.Config().APIKey})
+			if x.Status != http.StatusOK {
+				t.Warn("RFC 9110 section 11.1", "%s: the scheme word \"bearer\" in lower case answered %d: auth schemes are case-insensitive", conformance.OpName(s.List), x.Status)
+			}
+		})
+
+		ginkgo.It(conformance.OpName(s.Update)+": auth precedes lookup (no key and an unknown record gives 401, not 404)", func(ctx ginkgo.SpecContext) {
+			id := t.UnknownID(ctx)
+			r := t.Update(id, s.Harmless(t.Current(ctx)))
+			r.Auth = conformance.NoAuth
+			x := t.Do(ctx, r)
+			t.ExpectStatus(x, "401: the credential is checked before the record is looked up", http.StatusUnauthorized)
+		})
+
+		ginkgo.It(conformance.OpName(s.Update)+": auth precedes validation (no key and a malformed body gives 401, not 400)", func(ctx ginkgo.SpecContext) {
+			body := s.Harmless(t.Current(ctx))
+			r := conformance.Request{Method: s.Update.Method, Path: t.ItemPath(strconv.FormatInt(t.RequirePet(), 10)), Auth: conformance.NoAuth, Body: body[:len(body)-1]}
+			x := t.Do(ctx, r)
+			t.ExpectStatus(x, "401: the credential is checked before the body", http.StatusUnauthorized)
+		})
+	})
+}

@@ -1,0 +1,107 @@
+package checks
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+
+	"github.com/petstore/inventory-kit/conformance"
+)
+
+func registerBadInput(t *conformance.Target) {
+	s := t.Shape()
+	name := conformance.OpName(s.Update)
+	ginkgo.Describe(string(conformance.AreaBadInput), conformance.Labels(conformance.AreaBadInput), func() {
+		ginkgo.Describe("bodies", conformance.Labels(conformance.AreaBadInput, conformance.Mutating), func() {
+			var id int64
+			ginkgo.BeforeEach(func() { id = t.RequireMutations() })
+			// The names are the schema's; the bodies are built per run from
+			// the record as it is then.
+			for i, proto := range s.InvalidBodies(conformance.Record{}) {
+				ginkgo.It(name+": "+proto.Name+" gives 400 and leaves the record unchanged", func(ctx ginkgo.SpecContext) {
+					orig := t.Protect(ctx, id)
+					b := s.InvalidBodies(orig)[i]
+					x := t.Do(ctx, t.Update(id, b.Raw))
+					t.ExpectStatus(x, "400 with an Error body: the body is missing required fields or has invalid values ("+b.Name+")", http.StatusBadRequest)
+					t.ExpectUnchanged(ctx, x, orig)
+				})
+			}
+		})
+
+		// These cannot address any record and carry the record's own
+		// values, so a target that wrongly accepts them changes nothing.
+		for _, raw := range s.MalformedIDs() {
+			ginkgo.It(fmt.Sprintf("%s: %s %s gives 400", name, s.IDField, raw), func(ctx ginkgo.SpecContext) {
+				orig := t.Current(ctx)
+				x := t.Do(ctx, conformance.Request{Method: s.Update.Method, Path: t.ItemPath(raw), Body: s.Harmless(orig)})
+				t.ExpectStatus(x, fmt.Sprintf("400 with an Error body: %s is a %s %s", s.IDField, s.ID.Type, s.ID.Format), http.StatusBadRequest)
+				t.ExpectUnchanged(ctx, x, orig)
+			})
+		}
+
+		ginkgo.It(name+": a body of 4 MiB (observation: the contract shows no size limit)", conformance.Labels(conformance.AreaBadInput, conformance.Observation), func(ctx ginkgo.SpecContext) {
+			orig := t.Current(ctx)
+			h := s.Harmless(orig)
+			body := string(h[:len(h)-1]) + `,"conformancePad":"` + strings.Repeat("x", 4<<20) + `"}`
+			x := t.Do(ctx, t.Update(t.RequirePet(), []byte(body)), http.StatusRequestEntityTooLarge)
+			t.ExpectStatus(x, "200, 400 or 413: the contract shows no size limit", http.StatusOK, http.StatusBadRequest, http.StatusRequestEntityTooLarge)
+			t.ExpectUnchanged(ctx, x, orig)
+			t.Observe("a body of 4 MiB", "%d after %s", x.Status, x.Elapsed.Round(time.Millisecond))
+		})
+
+		ginkgo.It(name+": a JSON body sent as text/plain (observation: 400, 415 or accepted)", conformance.Labels(conformance.AreaBadInput, conformance.Observation), func(ctx ginkgo.SpecContext) {
+			orig := t.Current(ctx)
+			r := t.Update(t.RequirePet(), s.Harmless(orig))
+			r.ContentType = "text/plain"
+			x := t.Do(ctx, r, http.StatusUnsupportedMediaType)
+			t.ExpectStatus(x, "400, 415 or 200", http.StatusBadRequest, http.StatusUnsupportedMediaType, http.StatusOK)
+			t.ExpectUnchanged(ctx, x, orig)
+			t.Observe("a JSON body sent as text/plain", "%d", x.Status)
+		})
+	})
+}
+
+func registerErrors(t *conformance.Target) {
+	s := t.Shape()
+	ginkgo.Describe(string(conformance.AreaErrors), conformance.Labels(conformance.AreaErrors), func() {
+		ginkgo.It("401: the Error body has non-empty code and message and status 401", func(ctx ginkgo.SpecContext) {
+			x := t.Do(ctx, conformance.Request{Method: s.List.Method, Path: s.List.Path, Auth: conformance.NoAuth})
+			t.ExpectStatus(x, "401 with an Error body", http.StatusUnauthorized)
+			if ps := conformance.ErrorProblems(x); len(ps) > 0 {
+				t.FailWith(x, "an Error body: code and message non-empty strings, status equal to the HTTP status", ps)
+			}
+		})
+
+		ginkgo.It("400: the Error body has non-empty code and message and status 400", func(ctx ginkgo.SpecContext) {
+			orig := t.Current(ctx)
+			x := t.Do(ctx, conformance.Request{Method: s.Update.Method, Path: t.ItemPath(s.MalformedIDs()[0]), Body: s.Harmless(orig)})
+			t.ExpectStatus(x, "400 with an Error body for an identifier that is not one", http.StatusBadRequest)
+			if ps := conformance.ErrorProblems(x); len(ps) > 0 {
+				t.FailWith(x, "an Error body: code and message non-empty strings, status equal to the HTTP status", ps)
+			}
+		})
+	})
+
+	ginkgo.Describe(string(conformance.AreaResponses), conformance.Labels(conformance.AreaResponses), func() {
+		ginkgo.It("Content-Type is application/json on 200, 400 and 401 answers", func(ctx ginkgo.SpecContext) {
+			orig := t.Current(ctx)
+			for _, r := range []conformance.Request{
+				{Method: s.List.Method, Path: s.List.Path},
+				{Method: s.List.Method, Path: s.List.Path, Auth: conformance.NoAuth},
+				{Method: s.Update.Method, Path: t.ItemPath(s.MalformedIDs()[0]), Body: s.Harmless(orig)},
+			} {
+				x := t.Send(ctx, r)
+				if x.MediaType() != "application/json" {
+					t.FailWith(x, "request and response bodies are application/json", []string{"Content-Type " + conformance.Quote(x.RespHead.Get("Content-Type"))})
+				}
+			}
+		})
+	})
+}
+
+// itoa renders an identifier for a path.
+func itoa(id int64) string { return strconv.FormatInt(id, 10) }

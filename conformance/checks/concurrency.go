@@ -1,0 +1,57 @@
+package checks
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/onsi/ginkgo/v2"
+
+	"github.com/petstore/inventory-kit/conformance"
+)
+
+// clients is how many writers the concurrency check starts at once.
+const clients = 20
+
+func registerConcurrency(t *conformance.Target) {
+	s := t.Shape()
+	ginkgo.Describe(string(conformance.AreaConcurrency), conformance.Labels(conformance.AreaConcurrency, conformance.Mutating), func() {
+		ginkgo.It(fmt.Sprintf("%s: %d concurrent writes each echo their own values and one of them wins", conformance.OpName(s.Update), clients), func(ctx ginkgo.SpecContext) {
+			id := t.RequireMutations()
+			orig := t.Protect(ctx, id)
+			bodies := make([]conformance.Body, clients)
+			for i := range bodies {
+				bodies[i] = s.Write(orig, 10+i)
+			}
+			xs := make([]*conformance.Exchange, clients)
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for i := range xs {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					r := t.Update(id, bodies[i].Raw)
+					r.MaxBytes = conformance.ItemMaxBytes // one record each
+					xs[i] = t.Send(ctx, r)
+				}()
+			}
+			close(start)
+			wg.Wait()
+			var written []conformance.Record
+			for i, x := range xs {
+				if ps := t.ResponseProblems(x); len(ps) > 0 {
+					t.FailWith(x, "every response keeps the contract", ps)
+				}
+				written = append(written, t.ExpectWritten(x, id, bodies[i]))
+			}
+			ix, _, lx := t.List(ctx)
+			final := ix.ByID[id]
+			for _, w := range written {
+				if w.EqualExcept(final, timestamps(s)) {
+					return
+				}
+			}
+			t.FailWith(lx, "the final record is one of the values written (no lost or mixed update)", []string{"listed " + final.String()})
+		})
+	})
+}

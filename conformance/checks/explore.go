@@ -1,0 +1,28 @@
+package checks
+
+import (
+	"github.com/onsi/ginkgo/v2"
+
+	"github.com/petstore/inventory-kit/conformance"
+)
+
+// registerExplore adds the exploration: random sequences of calls drawn
+// from the schemas, checked against a model after every step (see
+// Target.Explore). It writes only with --allow-mutations.
+func registerExplore(t *conformance.Target) {
+	if t.Config().Explore.Steps <= 0 {
+		return
+	}
+	ginkgo.Describe(string(conformance.AreaExplore), conformance.Labels(conformance.AreaExplore), func() {
+		ginkgo.It("random sequences of calls keep the model: read after write, no other record changed, rejected writes change nothing, documented statuses and bodies only", func(ctx ginkgo.SpecContext) {
+			res := t.Explore(ctx)
+			ginkgo.AddReportEntry(conformance.EntryExploration, res.Summary(), ginkgo.ReportEntryVisibilityFailureOrVerbose)
+			if f := res.Failure; f != nil {
+				ginkgo.AddReportEntry(conformance.EntryCause, "exploration: "+f.Rule, ginkgo.ReportEntryVisibilityNever)
+				ginkgo.Fail("exploration (seed " + itoaU(res.Seed) + "; replay with --seed " + itoaU(res.Seed) + "): " + f.String())
+			}
+		})
+	})
+}
+
+func itoaU(v uint64) string { return itoa(int64(v)) }

@@ -1,0 +1,70 @@
+package checks
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/onsi/ginkgo/v2"
+
+	"github.com/petstore/inventory-kit/conformance"
+)
+
+// maxSafeInteger is 2^53-1, the largest integer an IEEE 754 double (a
+// JavaScript number) holds exactly.
+const maxSafeInteger = 1<<53 - 1
+
+func registerList(t *conformance.Target) {
+	s := t.Shape()
+	name := conformance.OpName(s.List)
+	ginkgo.Describe(string(conformance.AreaList), conformance.Labels(conformance.AreaList), func() {
+		ginkgo.It(name+": 200 with an array of records valid against the contract", func(ctx ginkgo.SpecContext) {
+			x := t.Do(ctx, conformance.Request{Method: s.List.Method, Path: s.List.Path})
+			t.ExpectStatus(x, "200 and the list", http.StatusOK)
+			rs, err := conformance.DecodeRecords(x.RespBody)
+			if err != nil {
+				t.FailWith(x, "a JSON array of records", []string{err.Error()})
+			}
+			extra := map[string]bool{}
+			for _, r := range rs {
+				for f := range r {
+					if s.Item.Field(f) == nil {
+						extra[f] = true
+					}
+				}
+			}
+			if len(extra) > 0 {
+				names := make([]string, 0, len(extra))
+				for f := range extra {
+					names = append(names, conformance.Quote(f))
+				}
+				slices.Sort(names)
+				t.Observe("fields of a record beyond the contract's", "%v", names)
+			}
+		})
+
+		ginkgo.It(name+": identifiers are unique", func(ctx ginkgo.SpecContext) {
+			ix, _, x := t.List(ctx)
+			var ps []string
+			for _, id := range ix.Dups {
+				ps = append(ps, fmt.Sprintf("%s %d is listed more than once", s.IDField, id))
+			}
+			ps = append(ps, ix.Bad...)
+			if len(ps) > 0 {
+				t.FailWith(x, "one record per "+s.IDField, ps)
+			}
+		})
+
+		ginkgo.It(name+": identifiers fit a JavaScript number (warning only)", conformance.Labels(conformance.AreaList, conformance.RFC), func(ctx ginkgo.SpecContext) {
+			ix, _, _ := t.List(ctx)
+			for _, id := range ix.Order {
+				if id > maxSafeInteger || id < -maxSafeInteger {
+					t.Warn("RFC 8259 section 6", "%s %d exceeds 2^53-1: JavaScript clients lose its last digits", s.IDField, id)
+				}
+				if ctx.Err() != nil {
+					return
+				}
+			}
+		})
+	})
+}

@@ -1,0 +1,151 @@
+package checks
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"sort"
+
+	"github.com/onsi/ginkgo/v2"
+
+	"github.com/petstore/inventory-kit/conformance"
+)
+
+// registerOperations adds, for every reading operation of the document,
+// the generic check with the key: a documented status, a body valid
+// against the contract, no 5xx (but 501 where no shape is given). A new
+// operation is checked the day it appears in the document.
+func registerOperations(t *conformance.Target) {
+	s := t.Shape()
+	ginkgo.Describe(string(conformance.AreaOperations), conformance.Labels(conformance.AreaOperations), func() {
+		for _, o := range s.Operations {
+			if o.Writes() || o.Op == s.List {
+				continue // the update and the list have their own areas
+			}
+			labels := conformance.Labels(conformance.AreaOperations)
+			if o.Op.Deprecated {
+				labels = conformance.Labels(conformance.AreaOperations, conformance.Deprecated)
+			}
+			if !o.Shaped {
+				ginkgo.It(o.Name()+": with the key, no 5xx other than 501 (the contract gives no shape)", labels, func(ctx ginkgo.SpecContext) {
+					x := t.Do(ctx, harmlessRequest(ctx, t, o))
+					t.Observe(o.Name()+" with the key", "%d", x.Status)
+					deprecation(t, o, x)
+				})
+				continue
+			}
+			ginkgo.It(o.Name()+": with the key, a documented status and a body valid against the contract", labels, func(ctx ginkgo.SpecContext) {
+				x := t.Do(ctx, harmlessRequest(ctx, t, o))
+				ok := slices.IndexFunc(o.Op.Statuses, func(st int) bool { return st >= 200 && st < 300 })
+				if ok >= 0 && len(o.PathParams) > 0 {
+					t.ExpectStatus(x, fmt.Sprintf("%d for a listed %s", o.Op.Statuses[ok], s.IDField), o.Op.Statuses[ok])
+				}
+				if o.ReturnsItem && x.Status == http.StatusOK {
+					want := t.Current(ctx)
+					if got := t.DecodeRecord(x); !got.Equal(want) {
+						t.FailWith(x, "the record as listed", want.Diff(got))
+					}
+				}
+				deprecation(t, o, x)
+			})
+			if len(o.PathParams) > 0 && o.Op.Documents(http.StatusNotFound) {
+				ginkgo.It(o.Name()+": an unknown but valid identifier gives 404 with an Error body", labels, func(ctx ginkgo.SpecContext) {
+					x := t.Do(ctx, conformance.Request{Method: o.Op.Method, Path: conformance.PathFor(o, t.UnknownID(ctx))})
+					t.ExpectStatus(x, "404 with an Error body for a record that does not exist", http.StatusNotFound)
+				})
+			}
+		}
+	})
+}
+
+// deprecation warns when a deprecated operation answers without a
+// Deprecation header.
+func deprecation(t *conformance.Target, o *conformance.OpShape, x *conformance.Exchange) {
+	if o.Op.Deprecated && x.RespHead.Get("Deprecation") == "" {
+		t.Warn("RFC 9745 section 2", "%s is deprecated but answers without a Deprecation header", o.Name())
+	}
+}
+
+func registerSilent(t *conformance.Target) {
+	s := t.Shape()
+	ginkgo.Describe(string(conformance.AreaSilent), conformance.Labels(conformance.AreaSilent, conformance.Observation), func() {
+		ginkgo.It("list order", func(ctx ginkgo.SpecContext) {
+			ix, _, _ := t.List(ctx)
+			ids := ix.Order
+			asc := sort.SliceIsSorted(ids, func(i, j int) bool { return ids[i] < ids[j] })
+			desc := sort.SliceIsSorted(ids, func(i, j int) bool { return ids[i] > ids[j] })
+			switch {
+			case len(ids) < 2:
+				t.Observe("list order", "fewer than two records")
+			case asc:
+				t.Observe("list order", "ascending by %s", s.IDField)
+			case desc:
+				t.Observe("list order", "descending by %s", s.IDField)
+			default:
+				t.Observe("list order", "not sorted by %s", s.IDField)
+			}
+		})
+
+		ginkgo.It("charset on Content-Type", func(ctx ginkgo.SpecContext) {
+			_, _, x := t.List(ctx)
+			t.Observe("Content-Type of the list", "%s", conformance.Quote(x.RespHead.Get("Content-Type")))
+		})
+
+		ginkgo.It("WWW-Authenticate challenge", func(ctx ginkgo.SpecContext) {
+			x := t.Do(ctx, conformance.Request{Method: s.List.Method, Path: s.List.Path, Auth: conformance.NoAuth})
+			t.ExpectStatus(x, "401", http.StatusUnauthorized)
+			t.Observe("WWW-Authenticate on 401", "%s", conformance.Quote(x.RespHead.Get("WWW-Authenticate")))
+		})
+
+		ginkgo.Describe("writes", conformance.Labels(conformance.AreaSilent, conformance.Mutating), func() {
+			var id int64
+			ginkgo.BeforeEach(func() { id = t.RequireMutations() })
+			for i, proto := range s.SilentBodies(conformance.Record{}) {
+				ginkgo.It(proto.Name, func(ctx ginkgo.SpecContext) {
+					orig := t.Protect(ctx, id)
+					bodies := s.SilentBodies(orig)
+					if i >= len(bodies) {
+						ginkgo.Skip("not applicable to this record")
+					}
+					b := bodies[i]
+					x := t.Do(ctx, t.Update(id, b.Raw))
+					t.ExpectStatus(x, "200 or 400", http.StatusOK, http.StatusBadRequest)
+					if x.Status == http.StatusOK {
+						t.Observe(proto.Name, "accepted, stored %s", t.DecodeRecord(x))
+						return
+					}
+					t.ExpectUnchanged(ctx, x, orig)
+					t.Observe(proto.Name, "rejected with 400")
+				})
+			}
+
+			ginkgo.It("record after an update", func(ctx ginkgo.SpecContext) {
+				orig := t.Protect(ctx, id)
+				b := s.Write(orig, 4)
+				got := t.ExpectWritten(t.Do(ctx, t.Update(id, b.Raw)), id, b)
+				var changed []string
+				for _, f := range s.Item.Fields {
+					if _, set := b.Sets[f.Name]; !set && f.Name != s.IDField && !got.EqualExcept(orig, allBut(s, f.Name)) {
+						changed = append(changed, f.Name)
+					}
+				}
+				if len(changed) == 0 {
+					t.Observe("fields an update does not set", "unchanged")
+				} else {
+					t.Observe("fields an update does not set", "changed: %v", changed)
+				}
+			})
+		})
+	})
+}
+
+// allBut lists every field of the record except name.
+func allBut(s *conformance.Shape, name string) []string {
+	var out []string
+	for _, f := range s.Item.Fields {
+		if f.Name != name {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}

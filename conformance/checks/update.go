@@ -1,0 +1,125 @@
+package checks
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2"
+
+	"github.com/petstore/inventory-kit/conformance"
+)
+
+func registerUpdate(t *conformance.Target) {
+	s := t.Shape()
+	name := conformance.OpName(s.Update)
+	ginkgo.Describe(string(conformance.AreaUpdate), conformance.Labels(conformance.AreaUpdate, conformance.Mutating), func() {
+		var id int64
+		ginkgo.BeforeEach(func() { id = t.RequireMutations() })
+
+		ginkgo.It(name+": the answer has the same identifier and the values sent", func(ctx ginkgo.SpecContext) {
+			orig := t.Protect(ctx, id)
+			b := s.Write(orig, 0)
+			x := t.Do(ctx, t.Update(id, b.Raw))
+			t.ExpectWritten(x, id, b)
+		})
+
+		ginkgo.It(name+": a following list shows the values written", func(ctx ginkgo.SpecContext) {
+			orig := t.Protect(ctx, id)
+			b := s.Write(orig, 1)
+			x := t.Do(ctx, t.Update(id, b.Raw))
+			written := t.ExpectWritten(x, id, b)
+			ix, _, lx := t.List(ctx)
+			if got := ix.ByID[id]; !got.Equal(written) {
+				t.FailWith(lx, fmt.Sprintf("after the update, the list shows %s %d as the update answered it", s.IDField, id),
+					[]string{"differs: " + strings.Join(written.Diff(got), ", ")})
+			}
+		})
+
+		ginkgo.It(name+": the same update twice gives the same result", func(ctx ginkgo.SpecContext) {
+			orig := t.Protect(ctx, id)
+			b := s.Write(orig, 2)
+			first := t.ExpectWritten(t.Do(ctx, t.Update(id, b.Raw)), id, b)
+			x := t.Do(ctx, t.Update(id, b.Raw))
+			second := t.ExpectWritten(x, id, b)
+			ix, _, _ := t.List(ctx)
+			skip := timestamps(s)
+			if !first.EqualExcept(second, skip) || !second.EqualExcept(ix.ByID[id], skip) {
+				t.FailWith(x, "an update is idempotent: the second identical request gives the same record",
+					[]string{fmt.Sprintf("first %s, second %s, listed %s", first, second, ix.ByID[id])})
+			}
+		})
+
+		ginkgo.It(name+": no other record changes", func(ctx ginkgo.SpecContext) {
+			before, _, _ := t.List(ctx)
+			orig := t.Protect(ctx, id)
+			b := s.Write(orig, 3)
+			x := t.Do(ctx, t.Update(id, b.Raw))
+			t.ExpectWritten(x, id, b)
+			after, _, _ := t.List(ctx)
+			var ps []string
+			for _, other := range before.Order {
+				if ctx.Err() != nil {
+					return
+				}
+				if other == id {
+					continue
+				}
+				if a, ok := after.ByID[other]; !ok || !a.Equal(before.ByID[other]) {
+					ps = append(ps, fmt.Sprintf("%s %d was %s, now %s", s.IDField, other, before.ByID[other], a))
+				}
+			}
+			if len(ps) > 0 {
+				t.FailWith(x, fmt.Sprintf("only %s %d changes", s.IDField, id), ps)
+			}
+		})
+
+		ginkgo.It(name+": an unknown but valid identifier gives 404 with an Error body", func(ctx ginkgo.SpecContext) {
+			unknown := t.UnknownID(ctx)
+			x := t.Do(ctx, t.Update(unknown, s.Harmless(t.Current(ctx))))
+			t.ExpectStatus(x, "404 with an Error body for a record that does not exist", http.StatusNotFound)
+		})
+
+		for _, b := range s.AtBounds(conformance.Record{}) {
+			ginkgo.It(name+": "+b.Name+" is accepted and stored", func(ctx ginkgo.SpecContext) {
+				orig := t.Protect(ctx, id)
+				f := s.UpdateBody.Field(firstKey(b.Sets))
+				v := b.Sets[f.Name]
+				body := s.WriteInt(orig, f, mustInt(string(v)))
+				x := t.Do(ctx, t.Update(id, body.Raw))
+				written := t.ExpectWritten(x, id, body)
+				ix, _, lx := t.List(ctx)
+				if !ix.ByID[id].Equal(written) {
+					t.FailWith(lx, "the list shows the value written", []string{strings.Join(written.Diff(ix.ByID[id]), ", ")})
+				}
+			})
+		}
+	})
+}
+
+// timestamps lists the record's date-time fields, which may record when
+// a write happened and so differ between two identical writes.
+func timestamps(s *conformance.Shape) []string {
+	var ts []string
+	for _, f := range s.Item.Fields {
+		if f.Type == "string" && f.Format == "date-time" {
+			ts = append(ts, f.Name)
+		}
+	}
+	return ts
+}
+
+func firstKey(r conformance.Record) string {
+	for k := range r {
+		return k
+	}
+	return ""
+}
+
+func mustInt(s string) int64 {
+	var v int64
+	if _, err := fmt.Sscan(s, &v); err != nil {
+		panic(err)
+	}
+	return v
+}

@@ -1,0 +1,71 @@
+package conformance
+
+import (
+	"slices"
+
+	"github.com/onsi/ginkgo/v2"
+)
+
+// An Area is the part of the contract a check covers. It is the check's
+// first label, selects it with --label-filter, and names its classname in
+// the JUnit report.
+type Area string
+
+// The areas, in the order reports list them.
+const (
+	AreaAuth        Area = "auth"
+	AreaList        Area = "list"
+	AreaUpdate      Area = "update"
+	AreaBadInput    Area = "bad-input"
+	AreaErrors      Area = "errors"
+	AreaResponses   Area = "responses"
+	AreaOperations  Area = "operations"
+	AreaConcurrency Area = "concurrency"
+	AreaSilent      Area = "silent"
+	AreaExplore     Area = "explore"
+)
+
+// Areas lists every area in report order.
+var Areas = []Area{AreaAuth, AreaList, AreaUpdate, AreaBadInput, AreaErrors, AreaResponses, AreaOperations, AreaConcurrency, AreaSilent, AreaExplore}
+
+// A Trait is a further property of a check, also a label.
+type Trait string
+
+// The traits.
+const (
+	// Mutating checks write; they run only with --allow-mutations and
+	// restore what they change.
+	Mutating Trait = "mutating"
+	// KeyInURL checks put the key in a URL, where access logs may keep it.
+	KeyInURL Trait = "key-in-url"
+	// Deprecated checks call an operation the contract marks deprecated.
+	Deprecated Trait = "deprecated"
+	// Observation checks record what the target chose where the contract
+	// is silent.
+	Observation Trait = "observation"
+	// RFC checks hold the target to what only HTTP's RFCs require: a
+	// warning, or a failure with --strict.
+	RFC Trait = "rfc"
+)
+
+// Labels returns the Ginkgo labels of a check in area a with traits ts.
+func Labels(a Area, ts ...Trait) ginkgo.Labels {
+	l := ginkgo.Labels{string(a)}
+	for _, t := range ts {
+		l = append(l, string(t))
+	}
+	return l
+}
+
+// AreaOf returns the area among a check's labels, AreaSilent if none.
+func AreaOf(labels []string) Area {
+	for _, l := range labels {
+		if slices.Contains(Areas, Area(l)) {
+			return Area(l)
+		}
+	}
+	return AreaSilent
+}
+
+// In reports whether labels carry trait t.
+func (t Trait) In(labels []string) bool { return slices.Contains(labels, string(t)) }

@@ -1,0 +1,135 @@
+package conformance
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/formatter"
+	"github.com/onsi/ginkgo/v2/types"
+)
+
+// SuiteName is the description the suite runs under, in reports.
+const SuiteName = "Pet Store Inventory conformance"
+
+// RunOptions says how to run the checks.
+type RunOptions struct {
+	// T receives Ginkgo's failure signal; nil: a stand-in (a binary).
+	T ginkgo.GinkgoTestingT
+	// LabelFilter selects checks, as Ginkgo's --label-filter.
+	LabelFilter string
+	// Verbose shows every check as it runs.
+	Verbose bool
+	// DryRun lists the checks without running them (--list).
+	DryRun bool
+	// Stdout receives Ginkgo's progress and the summary. It should be a
+	// RedactingWriter; nil: os.Stdout through the target's redactor.
+	Stdout io.Writer
+	// JUnitReport and JSONReport are report paths; empty: none.
+	JUnitReport, JSONReport string
+	// Info is what the reports say about the run.
+	Info RunInfo
+}
+
+// An Outcome is what a run found.
+type Outcome struct {
+	Report types.Report
+	Tally  Tally
+	Passed bool
+}
+
+// standIn is the testing.T stand-in RunSpecs reports to in a binary.
+type standIn struct{ failed bool }
+
+// Fail records that a check failed.
+func (s *standIn) Fail() { s.failed = true }
+
+// Run registers the checks with register and runs them against t with
+// Ginkgo, in a stable order (Ginkgo's seed is fixed), then writes the
+// summary and the reports. It can run once per process, as Ginkgo can.
+func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
+	if o.Stdout == nil {
+		o.Stdout = t.redactor.Writer(os.Stdout)
+	}
+	if o.T == nil {
+		o.T = &standIn{}
+	}
+	// Ginkgo writes its progress to formatter.ColorableStdOut; send it
+	// through the caller's (redacting) writer.
+	formatter.ColorableStdOut = o.Stdout
+	register(t)
+	var captured types.Report
+	ginkgo.ReportAfterSuite("conformance report", func(r ginkgo.Report) { captured = r })
+
+	suite, reporter := ginkgo.GinkgoConfiguration()
+	if o.LabelFilter != "" {
+		suite.LabelFilter = o.LabelFilter
+	}
+	suite.RandomSeed = 1 // a stable order; exploration has its own --seed
+	suite.RandomizeAllSpecs = false
+	suite.DryRun = o.DryRun
+	reporter.Verbose = reporter.Verbose || o.Verbose
+	if _, isTest := o.T.(*standIn); isTest {
+		reporter.NoColor = true
+	}
+	passed := ginkgo.RunSpecs(o.T, SuiteName, suite, reporter)
+	out := Outcome{Report: captured, Passed: passed}
+	out.Tally = TallyReport(captured, t.cfg.AllowMutations)
+	if o.DryRun {
+		return out, nil
+	}
+	var summary bytes.Buffer
+	Summarize(&summary, out.Tally)
+	if t.cfg.Explore.Steps > 0 {
+		fmt.Fprintf(&summary, "Exploration seed: %d (replay with --seed %d)\n", t.cfg.Explore.Seed, t.cfg.Explore.Seed)
+	}
+	_, _ = o.Stdout.Write(summary.Bytes())
+	if f, ok := o.Stdout.(interface{ Flush() error }); ok {
+		_ = f.Flush()
+	}
+	o.Info.Summary = summary.String()
+	o.Info.Seed = t.cfg.Explore.Seed
+	o.Info.Mutations = t.cfg.AllowMutations
+	o.Info.Strict = t.cfg.Strict
+	var err error
+	if o.JUnitReport != "" {
+		err = WriteReport(o.JUnitReport, JUnitReport(captured, o.Info), t.redactor)
+	}
+	if o.JSONReport != "" && err == nil {
+		var b []byte
+		if b, err = JSONReport(captured); err == nil {
+			err = WriteReport(o.JSONReport, b, t.redactor)
+		}
+	}
+	return out, err
+}
+
+// WriteReport writes a report file, creating its directory, with the key
+// redacted.
+func WriteReport(path string, data []byte, rd *Redactor) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, rd.Bytes(data), 0o644)
+}
+
+// WriteCannotRun writes the reports of a run that could not be made,
+// saying why. Called as soon as the report paths are known (so no stale
+// report survives) and again with the reason when the run stops short.
+func WriteCannotRun(junitPath, jsonPath, reason string, rd *Redactor) error {
+	reason = rd.String(reason)
+	if junitPath != "" {
+		if err := WriteReport(junitPath, CannotRunJUnit(reason), rd); err != nil {
+			return fmt.Errorf("--junit-report: %v", err)
+		}
+	}
+	if jsonPath != "" {
+		if err := WriteReport(jsonPath, CannotRunJSON(reason), rd); err != nil {
+			return fmt.Errorf("--json-report: %v", err)
+		}
+	}
+	return nil
+}

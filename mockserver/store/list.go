@@ -1,0 +1,290 @@
+package store
+
+import (
+	"bytes"
+	"compress/flate"
+	"encoding/binary"
+	"hash/crc32"
+	"io"
+	"iter"
+	"sync"
+	"sync/atomic"
+)
+
+// A List is the records of a session at one moment, encoded as a JSON
+// array. It is held as chunks of encoded records, which are written one
+// after the other and never joined into one buffer: a list of a million
+// records costs no copy to serve. A List is never modified.
+type List struct {
+	chunks []*chunk
+	size   int // bytes of the whole array
+	n      int // records
+}
+
+// Len returns the number of records.
+func (l List) Len() int { return l.n }
+
+// Size returns the length in bytes of the JSON array WriteTo writes.
+func (l List) Size() int { return l.size }
+
+// WriteTo writes the list as a JSON array followed by a newline.
+func (l List) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	write := func(b []byte) error {
+		n, err := w.Write(b)
+		total += int64(n)
+		return err
+	}
+	sep := []byte{'['}
+	for _, c := range l.chunks {
+		if len(c.data) == 0 {
+			continue
+		}
+		if err := write(sep); err != nil {
+			return total, err
+		}
+		if err := write(c.data); err != nil {
+			return total, err
+		}
+		sep = comma
+	}
+	if len(l.chunks) == 0 || l.n == 0 {
+		if err := write(sep); err != nil {
+			return total, err
+		}
+	}
+	err := write(closing)
+	return total, err
+}
+
+var (
+	comma   = []byte{','}
+	closing = []byte("]\n")
+)
+
+// Bytes returns the list as one JSON array, for callers that need it
+// whole; serving uses WriteTo.
+func (l List) Bytes() []byte {
+	b := make([]byte, 0, l.size)
+	w := appendWriter{&b}
+	l.WriteTo(w)
+	return b
+}
+
+type appendWriter struct{ b *[]byte }
+
+func (w appendWriter) Write(p []byte) (int, error) {
+	*w.b = append(*w.b, p...)
+	return len(p), nil
+}
+
+// All yields the encoded records in order.
+func (l List) All() iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		for _, c := range l.chunks {
+			for i := range c.len() {
+				if !yield(c.record(i)) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// NewList makes a List of encoded records, given in ascending key order.
+// Engines that do not keep chunks build their lists with it.
+func NewList(records [][]byte) List {
+	l := List{n: len(records)}
+	for start := 0; start < len(records); start += ChunkSize {
+		c := newChunk(records[start:min(start+ChunkSize, len(records))])
+		l.chunks = append(l.chunks, c)
+	}
+	l.size = listSize(l.chunks)
+	return l
+}
+
+// ChunkSize is the number of records in one chunk of a List: a write to
+// one record of a million copies one chunk (about 25 KB) and the list of
+// chunk pointers (about 16 KB), never the whole list.
+const ChunkSize = 512
+
+// A chunk is up to ChunkSize encoded records, separated by commas.
+type chunk struct {
+	data []byte  // record 0, ",", record 1, ...
+	offs []int32 // offs[i]: where record i starts; offs[len]: len(data)+1
+	gz   atomic.Pointer[deflated]
+}
+
+// deflated is a chunk compressed as one part of a gzip stream.
+type deflated struct {
+	first bool   // compressed with the array's "[" before it, else ","
+	part  []byte // raw deflate, ending in a sync flush: parts join into one stream
+}
+
+func newChunk(records [][]byte) *chunk {
+	size := len(records)
+	for _, r := range records {
+		size += len(r)
+	}
+	c := &chunk{data: make([]byte, 0, size), offs: make([]int32, 0, len(records)+1)}
+	for i, r := range records {
+		if i > 0 {
+			c.data = append(c.data, ',')
+		}
+		c.offs = append(c.offs, int32(len(c.data)))
+		c.data = append(c.data, r...)
+	}
+	c.offs = append(c.offs, int32(len(c.data)+1))
+	return c
+}
+
+func (c *chunk) len() int { return len(c.offs) - 1 }
+
+// record returns record i; the caller must not modify it.
+func (c *chunk) record(i int) []byte {
+	return c.data[c.offs[i] : c.offs[i+1]-1 : c.offs[i+1]-1]
+}
+
+// with returns a new chunk with record i replaced by r.
+func (c *chunk) with(i int, r []byte) *chunk {
+	start, end := int(c.offs[i]), int(c.offs[i+1]-1)
+	delta := len(r) - (end - start)
+	n := &chunk{data: make([]byte, 0, len(c.data)+delta), offs: make([]int32, len(c.offs))}
+	n.data = append(n.data, c.data[:start]...)
+	n.data = append(n.data, r...)
+	n.data = append(n.data, c.data[end:]...)
+	copy(n.offs, c.offs[:i+1])
+	for j := i + 1; j < len(c.offs); j++ {
+		n.offs[j] = c.offs[j] + int32(delta)
+	}
+	return n
+}
+
+// listSize is the length of the JSON array of chunks, with its newline.
+func listSize(chunks []*chunk) int {
+	size, nonEmpty := 0, 0
+	for _, c := range chunks {
+		if len(c.data) > 0 {
+			size += len(c.data)
+			nonEmpty++
+		}
+	}
+	if nonEmpty == 0 {
+		return 3 // "[]\n"
+	}
+	return size + nonEmpty - 1 + 3
+}
+
+// GzipSize returns the length of what WriteGzipTo writes, compressing the
+// chunks not compressed yet. A chunk is compressed once and kept with it,
+// so a write costs the compression of one chunk, not of the list.
+func (l List) GzipSize() int {
+	n := gzipHeaderLen + len(gzipTail) + 8
+	first := true
+	for _, c := range l.chunks {
+		if len(c.data) == 0 {
+			continue
+		}
+		n += len(c.deflate(first))
+		first = false
+	}
+	if first { // no record: the whole "[]\n" is one part
+		return gzipHeaderLen + len(emptyList) + 8
+	}
+	return n
+}
+
+// WriteGzipTo writes the list gzip-compressed, as a client that sends
+// Accept-Encoding: gzip reads it: one gzip member whose deflate stream is
+// the chunks' kept parts one after the other, then the closing bracket.
+func (l List) WriteGzipTo(w io.Writer) (int64, error) {
+	var total int64
+	write := func(b []byte) error {
+		n, err := w.Write(b)
+		total += int64(n)
+		return err
+	}
+	if err := write(gzipHeader); err != nil {
+		return total, err
+	}
+	crc := crc32.NewIEEE()
+	first := true
+	for _, c := range l.chunks {
+		if len(c.data) == 0 {
+			continue
+		}
+		if first {
+			crc.Write(bracket)
+		} else {
+			crc.Write(comma)
+		}
+		crc.Write(c.data)
+		if err := write(c.deflate(first)); err != nil {
+			return total, err
+		}
+		first = false
+	}
+	tail := gzipTail
+	if first {
+		tail = emptyList
+		crc.Write([]byte("[]\n"))
+	} else {
+		crc.Write(closing)
+	}
+	if err := write(tail); err != nil {
+		return total, err
+	}
+	var trailer [8]byte
+	binary.LittleEndian.PutUint32(trailer[:4], crc.Sum32())
+	binary.LittleEndian.PutUint32(trailer[4:], uint32(l.size))
+	err := write(trailer[:])
+	return total, err
+}
+
+// gzipHeader starts a gzip member: deflate, no name, no time, unknown OS.
+var gzipHeader = []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff}
+
+const gzipHeaderLen = 10
+
+var (
+	bracket   = []byte{'['}
+	gzipTail  = finalPart(closing)
+	emptyList = finalPart([]byte("[]\n"))
+)
+
+// deflaters holds flate writers between compressions: a writer's state is
+// large to make.
+var deflaters = sync.Pool{New: func() any {
+	w, _ := flate.NewWriter(nil, flate.BestSpeed)
+	return w
+}}
+
+// deflate returns the chunk compressed with its separator before it.
+func (c *chunk) deflate(first bool) []byte {
+	if d := c.gz.Load(); d != nil && d.first == first {
+		return d.part
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(c.data) / 4)
+	w := deflaters.Get().(*flate.Writer)
+	w.Reset(&buf)
+	if first {
+		w.Write(bracket)
+	} else {
+		w.Write(comma)
+	}
+	w.Write(c.data)
+	w.Flush() // a sync flush: the part ends on a byte boundary, not final
+	deflaters.Put(w)
+	c.gz.Store(&deflated{first: first, part: buf.Bytes()})
+	return buf.Bytes()
+}
+
+// finalPart compresses the last bytes of a stream, its final block.
+func finalPart(b []byte) []byte {
+	var buf bytes.Buffer
+	w, _ := flate.NewWriter(&buf, flate.BestSpeed)
+	w.Write(b)
+	w.Close()
+	return buf.Bytes()
+}
