@@ -274,9 +274,10 @@ type HARMapping struct {
 }
 
 // Exchange turns an entry into an exchange to check, or says why it is
-// not the contract's traffic: another host or path, a CORS preflight. An
-// entry without an answer (status 0) is an exchange whose request alone
-// is checked.
+// not the contract's traffic: another host or path, a CORS preflight, an
+// entry with neither an answer nor request headers (a browser's aborted
+// request). An entry without an answer (status 0) but with its request is
+// an exchange whose request alone is checked.
 func (m HARMapping) Exchange(e *HAREntry) (*Exchange, string) {
 	u, err := url.Parse(e.URL)
 	if err != nil || u.Path == "" && u.Host == "" {
@@ -298,6 +299,9 @@ func (m HARMapping) Exchange(e *HAREntry) (*Exchange, string) {
 	r := &http.Request{Method: e.Method, URL: &url.URL{Path: path, RawQuery: u.RawQuery}, Header: e.ReqHeader, Host: u.Host}
 	if IsPreflight(r) {
 		return nil, "a CORS preflight"
+	}
+	if e.Status == 0 && len(e.ReqHeader) == 0 {
+		return nil, "no answer recorded" // a browser's aborted request: not even its headers were sent
 	}
 	x := &Exchange{Time: e.Started, Request: r, URL: e.URL, ReqBody: e.ReqBody, ReqSize: e.ReqSize,
 		Status: e.Status, RespHeader: e.RespHeader, RespBody: e.RespBody, RespSize: e.RespSize, RespNotRecorded: e.RespNotRecorded}

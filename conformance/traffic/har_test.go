@@ -112,7 +112,7 @@ func TestHARMapping(t *testing.T) {
 		{HARMapping{BasePath: "/v1", Base: base}, "GET", "https://api.example.com/inventory/v1/inventory?x=1", 200, "/v1/inventory", ""},
 		{HARMapping{BasePath: "/v1", Base: base}, "GET", "https://other.example.com/inventory/v1/inventory", 200, "", "another host"},
 		{HARMapping{BasePath: "/v1", Base: base}, "GET", "https://api.example.com/inventory/v10/x", 200, "", "not under"},
-		{HARMapping{BasePath: "/v1"}, "GET", "https://x.test/v1/inventory", 0, "/v1/inventory", ""}, // the request alone is checked
+		{HARMapping{BasePath: "/v1"}, "GET", "https://x.test/v1/inventory", 0, "", "no answer recorded"}, // without request headers
 		{HARMapping{BasePath: "/v1"}, "GET", "%zz", 200, "", "cannot be read"},
 	} {
 		e := &HAREntry{Method: tc.method, URL: tc.url, Status: tc.status, ReqHeader: map[string][]string{}, RespHeader: map[string][]string{}}
@@ -123,6 +123,10 @@ func TestHARMapping(t *testing.T) {
 		case tc.path != "" && (x == nil || x.Request.URL.Path != tc.path):
 			t.Errorf("%s: %v, %q; want the path %s", tc.url, x, why, tc.path)
 		}
+	}
+	sent := &HAREntry{Method: "GET", URL: "https://x.test/v1/inventory", ReqHeader: map[string][]string{"Authorization": {"Bearer k"}}}
+	if x, why := (HARMapping{BasePath: "/v1"}).Exchange(sent); x == nil || x.Status != 0 {
+		t.Errorf("a request without an answer: %v, %q; want its request checked", x, why)
 	}
 	pre := &HAREntry{Method: "OPTIONS", URL: "https://x.test/v1/inventory", Status: 204,
 		ReqHeader: map[string][]string{"Origin": {"https://app.test"}, "Access-Control-Request-Method": {"PATCH"}}}
