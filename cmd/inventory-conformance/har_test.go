@@ -65,8 +65,12 @@ func TestConformanceThroughProxy(t *testing.T) {
 	}
 	mock, _ := newMock(t, nil)
 	front, p, closeHAR := startProxy(t, mock)
-	if code, out := runChild(t, "--base-url", front, "--allow-mutations"); code != exitPassed {
+	code, out := runChild(t, "--base-url", front, "--allow-mutations", "--explore-steps", "200", "--seed", "7")
+	if code != exitPassed {
 		t.Fatalf("the suite through the proxy: exit %d\n%s", code, out)
+	}
+	if !strings.Contains(out, "Exploration seed: 7") {
+		t.Errorf("the suite did not explore through the proxy:\n%s", out)
 	}
 	har := closeHAR() // after every exchange is checked
 	var errs, warns int64
