@@ -30,6 +30,10 @@ func (s *Server) adminHandlers() map[string]adminHandler {
 		"getChaos":      s.getChaos,
 		"setChaos":      s.setChaos,
 		"clearChaos":    s.clearChaos,
+		// The dashboard's, in records.go and describe.go.
+		"describeContract": s.describeContract(),
+		"listRecords":      s.listRecords,
+		"updateRecord":     s.updateRecord(),
 		// The validating proxy's; the mock has none to show.
 		"listViolations":  noViolations,
 		"clearViolations": noViolations,
@@ -253,6 +257,7 @@ func writeValue(w http.ResponseWriter, status int, v any) {
 // A journalEntry is an entry as GET /__admin/requests shows it.
 type journalEntry struct {
 	ID         string   `json:"id"`
+	Seq        uint64   `json:"seq"`
 	Time       string   `json:"time"`
 	Session    string   `json:"session"`
 	Operation  string   `json:"operation,omitempty"`
@@ -289,7 +294,7 @@ type message struct {
 func (s *Server) render(e *entry) journalEntry {
 	rd := s.redact
 	out := journalEntry{
-		ID: e.id, Time: e.time.UTC().Format(time.RFC3339Nano), Session: e.session,
+		ID: e.id, Seq: e.seq, Time: e.time.UTC().Format(time.RFC3339Nano), Session: e.session,
 		Method: e.method, Path: rd.apply(e.path), Status: e.status, Code: e.code,
 		DurationMs: float64(e.duration.Microseconds()) / 1000, Forced: e.forced, Fault: e.fault,
 		Request:  message{Headers: redactHeader(e.reqHeader, rd), Body: rd.apply(string(e.reqBody)), Bytes: e.reqBytes, Truncated: e.reqBytes > len(e.reqBody)},

@@ -40,8 +40,14 @@ type ChaosRule struct {
 	Fault string `json:"fault,omitempty"`
 	// Status is the status of a FaultStatus answer, 400 to 599.
 	Status int `json:"status,omitempty"`
-	// Probability is the chance a request gets the fault; nil: 1.
+	// Probability is the chance a request gets the fault or the example;
+	// nil: 1.
 	Probability *float64 `json:"probability,omitempty"`
+	// Example answers the named example of the operation's responses, as a
+	// request's Prefer: example=NAME would, instead of serving the request:
+	// a forced answer switched on for every caller. It needs Operation,
+	// and takes the place of a fault.
+	Example string `json:"example,omitempty"`
 }
 
 // The faults. The first three happen before the request is served, so a
@@ -56,6 +62,10 @@ const (
 )
 
 var faults = []string{FaultStatus, FaultReset, FaultEmpty, FaultTruncate, FaultSlow}
+
+// faultExample is the fault of a rule that answers an example: it comes
+// before the request is served, as a status fault does.
+const faultExample = "example"
 
 // How a slow body is sent: about two seconds for any body of 320 bytes or
 // more.
@@ -114,14 +124,16 @@ type rule struct {
 	lo, hi      time.Duration // latency range; hi 0: none
 	fault       string
 	status      int
+	example     string
 	probability float64
 }
 
 // A chaos holds the rules in force and the source of their draws.
 type chaos struct {
 	maxDelay time.Duration
-	names    []string    // the operations rules may name
-	active   atomic.Bool // any rule is in force: the fast path skips the lock
+	names    []string                   // the operations rules may name
+	ops      map[string]*spec.Operation // by name
+	active   atomic.Bool                // any rule is in force: the fast path skips the lock
 
 	mu      sync.Mutex // guards cfg, latency, fault and rng
 	cfg     Chaos
@@ -131,9 +143,10 @@ type chaos struct {
 }
 
 func newChaos(c *spec.Contract, maxDelay time.Duration) *chaos {
-	ch := &chaos{maxDelay: maxDelay}
+	ch := &chaos{maxDelay: maxDelay, ops: map[string]*spec.Operation{}}
 	for _, op := range c.Operations {
 		ch.names = append(ch.names, op.Name())
+		ch.ops[op.Name()] = op
 	}
 	ch.set(Chaos{})
 	return ch
@@ -150,8 +163,8 @@ func (c *chaos) set(cfg Chaos) error {
 				return fmt.Errorf("%s: no operation %q in the contract; it has %s", where, r.Operation, strings.Join(c.names, ", "))
 			}
 		}
-		if r.Latency == "" && r.Fault == "" {
-			return fmt.Errorf("%s: give a latency, a fault, or both", where)
+		if r.Latency == "" && r.Fault == "" && r.Example == "" {
+			return fmt.Errorf("%s: give a latency, a fault, or both; or an example", where)
 		}
 		if r.Latency != "" {
 			lo, hi, err := parseLatency(r.Latency, c.maxDelay)
@@ -163,23 +176,29 @@ func (c *chaos) set(cfg Chaos) error {
 			}
 			latency[r.Operation] = rule{lo: lo, hi: hi}
 		}
-		if r.Fault != "" {
+		if r.Fault != "" || r.Example != "" {
 			f := rule{fault: r.Fault, status: r.Status, probability: 1}
 			if r.Probability != nil {
 				f.probability = *r.Probability
 			}
 			switch {
+			case r.Example != "":
+				if err := c.checkExample(r); err != nil {
+					return fmt.Errorf("%s: %v", where, err)
+				}
+				f.fault, f.example = faultExample, r.Example
 			case !slices.Contains(faults, r.Fault):
 				return fmt.Errorf("%s: fault %q: want one of %s", where, r.Fault, strings.Join(faults, ", "))
 			case r.Fault == FaultStatus && (r.Status < 400 || r.Status > 599):
 				return fmt.Errorf("%s: a status fault needs a status from 400 to 599, such as status:503", where)
 			case r.Fault != FaultStatus && r.Status != 0:
 				return fmt.Errorf("%s: only a status fault takes a status", where)
-			case f.probability < 0 || f.probability > 1 || f.probability != f.probability:
+			}
+			if f.probability < 0 || f.probability > 1 || f.probability != f.probability {
 				return fmt.Errorf("%s: probability %v: want a number from 0 to 1", where, f.probability)
 			}
 			if _, dup := fault[r.Operation]; dup {
-				return fmt.Errorf("%s: a second fault for the same operations", where)
+				return fmt.Errorf("%s: a second fault or example for the same operations", where)
 			}
 			fault[r.Operation] = f
 		}
@@ -196,6 +215,32 @@ func (c *chaos) set(cfg Chaos) error {
 	c.active.Store(len(cfg.Rules) > 0)
 	c.mu.Unlock()
 	return nil
+}
+
+// checkExample checks an example rule: it names one operation, no fault,
+// and an example of that operation's responses under a numeric status,
+// which is what its answer is sent with.
+func (c *chaos) checkExample(r ChaosRule) error {
+	switch {
+	case r.Fault != "":
+		return fmt.Errorf("give a fault or an example, not both")
+	case r.Status != 0:
+		return fmt.Errorf("an example is answered with the status of its response; give no status")
+	}
+	op := c.ops[r.Operation]
+	if op == nil {
+		return fmt.Errorf("example %q: name the operation whose example it is", r.Example)
+	}
+	for _, resp := range op.Responses {
+		if resp.Example(r.Example) == nil {
+			continue
+		}
+		if _, err := strconv.Atoi(resp.Code); err != nil {
+			return fmt.Errorf("example %q belongs to the %s response of %s, which has no status to answer with", r.Example, resp.Code, op.Name())
+		}
+		return nil
+	}
+	return fmt.Errorf("example %q: %s has no example of that name; it has %s", r.Example, op.Name(), exampleNames(op))
 }
 
 // get returns the rules in force.
@@ -228,9 +273,11 @@ func parseLatency(s string, maxDelay time.Duration) (lo, hi time.Duration, err e
 
 // A draw is what chaos does to one request.
 type draw struct {
-	delay  time.Duration
-	fault  string
-	status int
+	delay   time.Duration
+	fault   string
+	status  int
+	example string          // the example a faultExample answers
+	op      *spec.Operation // the operation of the example
 }
 
 // String renders the draw for the journal and the access log.
@@ -242,6 +289,8 @@ func (d draw) String() string {
 	switch {
 	case d.fault == FaultStatus:
 		parts = append(parts, "fault status "+strconv.Itoa(d.status))
+	case d.fault == faultExample:
+		parts = append(parts, "forced example="+d.example)
 	case d.fault != "":
 		parts = append(parts, "fault "+d.fault)
 	}
@@ -273,6 +322,9 @@ func (c *chaos) draw(op *spec.Operation) draw {
 	}
 	if ok && (f.probability >= 1 || c.rng.Float64() < f.probability) {
 		d.fault, d.status = f.fault, f.status
+		if f.example != "" {
+			d.example, d.op = f.example, op
+		}
 	}
 	return d
 }
@@ -284,6 +336,9 @@ func (d draw) before(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	switch d.fault {
+	case faultExample:
+		answerForced(w, d.op, preference{example: d.example})
+		return false
 	case FaultStatus:
 		writeError(w, d.status, codeFor(d.status), fmt.Sprintf("fault injected by the mock's chaos rules: status %d", d.status))
 		return false

@@ -24,8 +24,9 @@ type journal struct {
 	bodyLimit   int // bytes kept of each body
 	maxSessions int // sessions kept; past it, the least recently used goes
 
-	mu       sync.Mutex // guards sessions
+	mu       sync.Mutex // guards sessions and seq
 	sessions map[string]*ring
+	seq      uint64 // the seq of the last entry added
 }
 
 // Defaults of the journal's bounds.
@@ -47,6 +48,7 @@ type ring struct {
 
 // An entry is one journaled request.
 type entry struct {
+	seq                uint64 // the order in which entries were added
 	id                 string
 	time               time.Time
 	session            string
@@ -147,6 +149,8 @@ func journalHeader(h http.Header) http.Header {
 func (j *journal) add(e *entry) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	j.seq++
+	e.seq = j.seq
 	r := j.sessions[e.session]
 	if r == nil {
 		if len(j.sessions) > j.maxSessions {
@@ -197,13 +201,20 @@ func (j *journal) list(f journalFilter, opOf func(*entry) *spec.Operation) []*en
 	}
 	j.mu.Unlock()
 	sort.SliceStable(all, func(a, b int) bool { return all[a].time.After(all[b].time) })
-	out := all[:0]
+	// After an id: the entries added after it, which is not the same as
+	// newer: an entry is added when its answer is done, so a slow request
+	// comes after a quicker one that started later.
+	var after uint64
 	for _, e := range all {
 		if f.sinceID != "" && e.id == f.sinceID {
-			break
+			after = max(after, e.seq)
 		}
+	}
+	out := all[:0]
+	for _, e := range all {
 		switch {
-		case f.status != 0 && e.status != f.status,
+		case e.seq <= after,
+			f.status != 0 && e.status != f.status,
 			!f.since.IsZero() && !e.time.After(f.since),
 			f.operation != "" && opOf(e).Name() != f.operation:
 			continue

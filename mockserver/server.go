@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/petstore/inventory-kit/fixtures"
+	"github.com/petstore/inventory-kit/mockserver/dashboard"
 	"github.com/petstore/inventory-kit/mockserver/store"
 	"github.com/petstore/inventory-kit/spec"
 )
@@ -178,6 +179,13 @@ func (s *Server) routes(keys, adminKeys keyring) (http.Handler, error) {
 		return nil, err
 	}
 	root.Handle(s.admin.BasePath+"/", requireAdminKey(adminKeys, keys, admin))
+	// The dashboard's page and assets hold no data: served without a key.
+	dash, err := dashboard.New(dashboard.Config{Base: s.admin.BasePath, Title: s.title(), NotFound: http.HandlerFunc(notFound)})
+	if err != nil {
+		return nil, err
+	}
+	root.Handle(s.admin.BasePath+"/{$}", methods(map[string]http.Handler{"GET": dash}))
+	root.Handle(s.admin.BasePath+"/assets/", methods(map[string]http.Handler{"GET": dash}))
 
 	api := http.NewServeMux()
 	byPath := map[string]map[string]http.Handler{}

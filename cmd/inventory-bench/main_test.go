@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -38,28 +39,35 @@ func TestSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes and builds the mock")
 	}
-	var stdout, stderr bytes.Buffer
-	err := run(t.Context(), []string{"--duration", "200ms", "--warmup", "50ms", "--rounds", "1", "--scenarios", "list,errors,proxy-list"}, &stdout, &stderr)
-	if err != nil {
-		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, &stdout, &stderr)
-	}
-	out := stdout.String()
-	for _, want := range []string{
+	names, want := "list,errors,update-file,proxy-list", []string{
 		"scenario list:",
 		"scenario errors:",
 		"ratio mock/baseline: rps ",
 		"| list |",
 		"| errors |",
+		"ratio file/memory: rps ",
+		"| update-file |",
 		"scenario proxy-list:",
 		"ratio proxy/mock: rps ",
 		"| proxy-list |",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
+	}
+	if _, err := exec.LookPath("redis-server"); err == nil {
+		names += ",update-redis"
+		want = append(want, "ratio redis/memory: rps ", "redis-server CPU per request", "| update-redis |")
+	}
+	var stdout, stderr bytes.Buffer
+	err := run(t.Context(), []string{"--duration", "200ms", "--warmup", "50ms", "--rounds", "1", "--scenarios", names}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, &stdout, &stderr)
+	}
+	out := stdout.String()
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
 		}
 	}
 	if n := strings.Count(out, "ratio mock/baseline:"); n != 2 {
-		t.Errorf("%d ratio lines; want 2:\n%s", n, out)
+		t.Errorf("%d ratio lines of the mock against the baseline; want 2:\n%s", n, out)
 	}
 }
 
@@ -74,6 +82,8 @@ func TestParse(t *testing.T) {
 		{[]string{"--scenarios", "lists"}, `unknown scenario "lists"`},
 		{[]string{"--scenarios", ","}, "none given"},
 		{[]string{"--rounds", "0"}, "must be positive"},
+		{[]string{"--redis-appendfsync", "sometimes"}, `want always, everysec or no`},
+		{[]string{"--redis-appendfsync", "everysec"}, ""},
 		{[]string{"extra"}, `unexpected argument "extra" (see --help)`},
 		{[]string{"--nope"}, "flag provided but not defined: -nope (see --help)"},
 	} {

@@ -33,6 +33,7 @@ type options struct {
 	rounds      int
 	clients     int
 	startupRuns int
+	redisFsync  string // appendfsync of the redis scenarios' redis-server
 }
 
 // flags declares the bench's flags; names receives --scenarios.
@@ -45,6 +46,7 @@ func flags(o *options, names *string) *flag.FlagSet {
 	fs.DurationVar(&o.warmup, "warmup", 300*time.Millisecond, "load on each server before the first round of a scenario, not measured")
 	fs.IntVar(&o.rounds, "rounds", 5, "rounds per server and scenario, alternating mock and baseline")
 	fs.IntVar(&o.clients, "clients", 32, "concurrent clients, each on its own keep-alive connection")
+	fs.StringVar(&o.redisFsync, "redis-appendfsync", "always", "appendfsync `policy` of the redis scenarios' redis-server: always (no acknowledged write lost if Redis crashes), everysec or no")
 	fs.IntVar(&o.startupRuns, "startup-runs", 5, "starts of the mock per start-up figure (the one with 1,000,000 pets runs at most 3 times)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	return fs
@@ -103,6 +105,8 @@ func parse(args []string) (*options, error) {
 		return nil, cli.Usagef("--scenarios: none given")
 	case o.duration <= 0 || o.rounds < 1 || o.clients < 1 || o.startupRuns < 1 || o.warmup < 0:
 		return nil, cli.Usagef("--duration, --rounds, --clients and --startup-runs must be positive")
+	case o.redisFsync != "always" && o.redisFsync != "everysec" && o.redisFsync != "no":
+		return nil, cli.Usagef("--redis-appendfsync %q: want always, everysec or no", o.redisFsync)
 	}
 	return o, nil
 }
@@ -210,13 +214,12 @@ type bench struct {
 	startupRows    [][3]string // what, figure, target
 }
 
-// A row is the medians of one scenario. For a proxy scenario, mock holds
-// the proxy's figures and base the mock's.
+// A row is the medians of one scenario.
 type row struct {
 	s                  scenario
 	mock, base         figures
 	rpsRatio, p99Ratio float64
-	rpsSpread          [2]float64 // the lowest and highest ratio of a round
+	rpsMin, rpsMax     float64 // the spread of the rps ratio over rounds
 }
 
 // figures are the medians of one server's rounds.
@@ -244,22 +247,33 @@ func (b *bench) header() {
 }
 
 // scenario starts both servers, checks they send the same list, and runs
-// the alternating rounds. The servers are the mock and the baseline (or
-// the mock with other flags), or, in a proxy scenario, the proxy in front
-// of the mock and that mock.
+// the alternating rounds.
 func (b *bench) scenario(ctx context.Context, s scenario) error {
 	fmt.Fprintf(b.out, "scenario %s: %s\n", s.name, s.about)
 	var gen []string
 	if s.pets > 0 {
 		gen = []string{"--generate", strconv.Itoa(s.pets), "--seed", "1"}
 	}
-	mock, err := start(ctx, "mock", concat(b.mock, gen, s.mockArgs))
+	mockName, mockArgv := "mock", concat(b.mock, gen, s.mockArgs)
+	var backend *server // the engine's server (redis-server), if it has one
+	if s.store != "" {
+		arg, srv, cleanup, err := prepareStore(ctx, s.store, b.o.redisFsync)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		backend = srv
+		mockName, mockArgv = s.store, concat(mockArgv, []string{"--store", arg})
+	}
+	mock, err := start(ctx, mockName, mockArgv)
 	if err != nil {
 		return err
 	}
 	defer mock.stop()
-	subject, reference := mock, (*server)(nil)
+	var base *server
+	baseName := "baseline"
 	if s.proxy {
+		// The proxy in front of the mock is measured, against that mock.
 		name, argv := "proxy", concat(b.mock, []string{"--proxy-to", "http://" + mock.addr + "/v1"})
 		if s.bare {
 			name, argv = "bare", []string{b.baseline[0], "bare-proxy", "--proxy-to", "http://" + mock.addr + "/v1"}
@@ -269,23 +283,21 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 			return err
 		}
 		defer px.stop()
-		subject, reference = px, mock
+		mock, base, mockName, baseName = px, mock, name, mockName
 	} else {
-		baseName, baseArgv := "baseline", concat(b.baseline, gen)
+		baseArgv := concat(b.baseline, gen)
 		if s.versus != nil {
 			baseName, baseArgv = s.versus.name, concat(b.mock, gen, s.versus.args)
 		}
-		base, err := start(ctx, baseName, baseArgv)
-		if err != nil {
+		if base, err = start(ctx, baseName, baseArgv); err != nil {
 			return err
 		}
 		defer base.stop()
-		reference = base
 	}
-	if err := sameList(subject.addr, reference.addr); err != nil {
+	if err := sameList(mock.addr, base.addr); err != nil {
 		return err
 	}
-	servers := []*server{subject, reference}
+	servers := []*server{mock, base}
 	for _, srv := range servers {
 		if b.o.warmup > 0 {
 			if r := load(ctx, srv.addr, b.o.clients, b.o.warmup, s.requests(srv.addr)); r.failures > 0 {
@@ -293,49 +305,56 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 			}
 		}
 	}
-	var subjectRounds, referenceRounds []result
-	var rpsRatios, p99Ratios []float64
+	var mockRounds, baseRounds []result
+	var rpsRatios, p99Ratios, backendCPU []float64
 	for round := range b.o.rounds {
 		order := servers
 		if round%2 == 1 {
-			order = []*server{reference, subject}
+			order = []*server{base, mock}
 		}
 		got := map[*server]result{}
 		for _, srv := range order {
 			cpu0, _ := srv.cpu()
+			bcpu0 := backend.cpuOrZero()
 			r := load(ctx, srv.addr, b.o.clients, b.o.duration, s.requests(srv.addr))
 			cpu1, _ := srv.cpu()
 			r.serverCPU = cpu1 - cpu0
+			if srv == mock && backend != nil && r.requests > 0 {
+				backendCPU = append(backendCPU, float64((backend.cpuOrZero()-bcpu0)/time.Duration(r.requests)))
+			}
 			if r.failures > 0 {
 				return fmt.Errorf("%s: %d of %d requests failed, the first: %v", srv.name, r.failures, r.requests, r.firstErr)
 			}
 			got[srv] = r
 		}
-		m, bs := got[subject], got[reference]
-		subjectRounds, referenceRounds = append(subjectRounds, m), append(referenceRounds, bs)
+		m, bs := got[mock], got[base]
+		mockRounds, baseRounds = append(mockRounds, m), append(baseRounds, bs)
 		rpsRatios = append(rpsRatios, m.rps()/bs.rps())
 		p99Ratios = append(p99Ratios, float64(m.percentile(0.99))/float64(bs.percentile(0.99)))
 		fmt.Fprintf(b.out, "  round %d   %s %s   %s %s   ratio rps %.2f p99 %.2f", round+1,
-			subject.name, describe(m), reference.name, describe(bs), rpsRatios[round], p99Ratios[round])
+			mockName, describe(m), baseName, describe(bs), rpsRatios[round], p99Ratios[round])
 		if s.proxy {
 			fmt.Fprintf(b.out, " p50 %+.2fms", float64(m.percentile(0.50)-bs.percentile(0.50))/float64(time.Millisecond))
 		}
 		fmt.Fprintln(b.out)
 	}
-	r := row{s: s, mock: medians(subjectRounds), base: medians(referenceRounds), rpsRatio: median(rpsRatios), p99Ratio: median(p99Ratios)}
-	r.rpsSpread = [2]float64{slices.Min(rpsRatios), slices.Max(rpsRatios)}
+	r := row{s: s, mock: medians(mockRounds), base: medians(baseRounds), rpsRatio: median(rpsRatios), p99Ratio: median(p99Ratios),
+		rpsMin: slices.Min(rpsRatios), rpsMax: slices.Max(rpsRatios)}
 	b.rows = append(b.rows, r)
-	fmt.Fprintf(b.out, "  median    %s %s   %s %s\n", subject.name, describeFigures(r.mock), reference.name, describeFigures(r.base))
+	fmt.Fprintf(b.out, "  median    %s %s   %s %s\n", mockName, describeFigures(r.mock), baseName, describeFigures(r.base))
 	if s.proxy {
 		added := r.mock.p50 - r.base.p50
-		fmt.Fprintf(b.out, "  ratio %s/mock: rps %.2f%s (rounds %.2f to %.2f), p50 %+.2fms%s, p99 %.2f\n", subject.name,
-			r.rpsRatio, verdict(s.rpsTarget > 0, r.rpsRatio >= s.rpsTarget, fmt.Sprintf(">= %.1f", s.rpsTarget)), r.rpsSpread[0], r.rpsSpread[1],
+		fmt.Fprintf(b.out, "  ratio %s/%s: rps %.2f (rounds %.2f to %.2f)%s, p50 %+.2fms%s, p99 %.2f\n", mockName, baseName,
+			r.rpsRatio, r.rpsMin, r.rpsMax, verdict(s.rpsTarget > 0, r.rpsRatio >= s.rpsTarget, fmt.Sprintf(">= %.1f", s.rpsTarget)),
 			float64(added)/float64(time.Millisecond), verdict(s.p50Added > 0, added <= s.p50Added, "<= +"+s.p50Added.String()), r.p99Ratio)
 	} else {
-		fmt.Fprintf(b.out, "  ratio mock/baseline: rps %.2f%s, p50 %.2f, p99 %.2f%s\n",
-			r.rpsRatio, verdict(s.rpsTarget > 0, r.rpsRatio >= s.rpsTarget, fmt.Sprintf(">= %.1f", s.rpsTarget)),
+		fmt.Fprintf(b.out, "  ratio %s/%s: rps %.2f (rounds %.2f to %.2f)%s, p50 %.2f, p99 %.2f%s\n", mockName, baseName,
+			r.rpsRatio, r.rpsMin, r.rpsMax, verdict(s.rpsTarget > 0, r.rpsRatio >= s.rpsTarget, fmt.Sprintf(">= %.1f", s.rpsTarget)),
 			float64(r.mock.p50)/float64(r.base.p50),
-			r.p99Ratio, verdict(true, r.p99Ratio <= p99Target, fmt.Sprintf("<= %.0f", p99Target)))
+			r.p99Ratio, verdict(s.store == "", r.p99Ratio <= p99Target, fmt.Sprintf("<= %.1f", p99Target)))
+	}
+	if len(backendCPU) > 0 {
+		fmt.Fprintf(b.out, "  %s CPU per request of the %s mock: %s (median of rounds)\n", backend.name, mockName, us(time.Duration(median(backendCPU))))
 	}
 	for _, srv := range servers {
 		if rss, err := srv.rss(); err == nil {
@@ -443,9 +462,10 @@ func (b *bench) summary() {
 				r.mock.rps, ms(r.mock.p50), ms(r.mock.p99), us(r.mock.cpu),
 				r.base.rps, ms(r.base.p50), ms(r.base.p99), us(r.base.cpu),
 				r.rpsRatio, verdict(r.s.rpsTarget > 0, r.rpsRatio >= r.s.rpsTarget, ""),
-				r.p99Ratio, verdict(true, r.p99Ratio <= p99Target, ""))
+				r.p99Ratio, verdict(r.s.store == "", r.p99Ratio <= p99Target, ""))
 		}
 		fmt.Fprintln(b.out)
+		b.engineNote()
 	}
 	b.proxySummary()
 	if len(b.startupRows) > 0 {
@@ -476,7 +496,7 @@ func (b *bench) proxySummary() {
 		added := r.mock.p50 - r.base.p50
 		fmt.Fprintf(b.out, "| %s | %.0f | %s | %s | %s | %.0f | %s | %s | %.2f (%.2f-%.2f)%s | %+.2fms%s |\n", r.s.name,
 			r.mock.rps, ms(r.mock.p50), ms(r.mock.p99), us(r.mock.cpu), r.base.rps, ms(r.base.p50), ms(r.base.p99),
-			r.rpsRatio, r.rpsSpread[0], r.rpsSpread[1], verdict(r.s.rpsTarget > 0, r.rpsRatio >= r.s.rpsTarget, ""),
+			r.rpsRatio, r.rpsMin, r.rpsMax, verdict(r.s.rpsTarget > 0, r.rpsRatio >= r.s.rpsTarget, ""),
 			float64(added)/float64(time.Millisecond), verdict(r.s.p50Added > 0, added <= r.s.p50Added, ""))
 	}
 	fmt.Fprintln(b.out)

@@ -24,6 +24,11 @@ type scenario struct {
 	// p50Added is the most a proxy may add to the median latency; 0: no
 	// target.
 	p50Added time.Duration
+	// store, if set, makes this a scenario of a store engine: the mock runs
+	// with --store on that engine (file or redis, which the bench makes or
+	// starts), against the mock on memory (versus). The p99 target of the
+	// baseline comparison does not apply.
+	store string
 	// requests returns the n-th request of client c against addr.
 	requests func(addr string) func(c, n int) request
 	// mockArgs are flags added to the mock's command line.
@@ -54,30 +59,19 @@ const startupName = "startup"
 var scenarios = []scenario{
 	{
 		name: "list", about: "GET /v1/inventory, default fixtures (64 pets)", rpsTarget: 0.8,
-		requests: func(addr string) func(c, n int) request {
-			r := listRequest(addr, benchKey)
-			return func(int, int) request { return r }
-		},
+		requests: lists,
 	},
 	{
 		name: "list-10k", about: "GET /v1/inventory, 10,000 pets", pets: 10_000,
-		requests: func(addr string) func(c, n int) request {
-			r := listRequest(addr, benchKey)
-			return func(int, int) request { return r }
-		},
+		requests: lists,
 	},
 	{
 		name: "list-100k", about: "GET /v1/inventory, 100,000 pets", pets: 100_000, rpsTarget: 0.8,
-		requests: func(addr string) func(c, n int) request {
-			r := listRequest(addr, benchKey)
-			return func(int, int) request { return r }
-		},
+		requests: lists,
 	},
 	{
 		name: "update", about: "PATCH /v1/inventory/{petId} with {\"quantity\":N}, 64 pets", rpsTarget: 0.8,
-		requests: func(addr string) func(c, n int) request {
-			return func(c, n int) request { return updateRequest(addr, benchKey, int64((c*7+n)%64+1), n%1000) }
-		},
+		requests: updates,
 	},
 	{
 		name: "mix", about: "90% list, 10% update, 64 pets",
@@ -103,6 +97,10 @@ var scenarios = []scenario{
 			}
 		},
 	},
+	{name: "list-file", about: "GET /v1/inventory, 64 pets: the mock on --store file against the mock on memory", store: "file", versus: onMemory, rpsTarget: 0.5, requests: lists},
+	{name: "update-file", about: "PATCH /v1/inventory/{petId}, 64 pets: the mock on --store file against the mock on memory", store: "file", versus: onMemory, rpsTarget: 0.3, requests: updates},
+	{name: "list-redis", about: "GET /v1/inventory, 64 pets: the mock on --store redis against the mock on memory", store: "redis", versus: onMemory, rpsTarget: 0.5, requests: lists},
+	{name: "update-redis", about: "PATCH /v1/inventory/{petId}, 64 pets: the mock on --store redis against the mock on memory", store: "redis", versus: onMemory, rpsTarget: 0.3, requests: updates},
 	{
 		name: "errors", about: "half 401 (GET with an unknown key), half 400 (PATCH with a string quantity)", rpsTarget: 0.8,
 		requests: func(addr string) func(c, n int) request {
@@ -170,10 +168,26 @@ var scenarios = []scenario{
 	},
 }
 
+// onMemory is the mock on the memory store, the other side of the store
+// engines' scenarios.
+var onMemory = &variant{name: "memory"}
+
 // withSession adds an X-Mock-Session header to a raw request.
 func withSession(raw []byte, session string) []byte {
 	head, body, _ := strings.Cut(string(raw), "\r\n\r\n")
 	return []byte(head + "\r\nX-Mock-Session: " + session + "\r\n\r\n" + body)
+}
+
+// lists sends GET /v1/inventory, over and over.
+func lists(addr string) func(c, n int) request {
+	r := listRequest(addr, benchKey)
+	return func(int, int) request { return r }
+}
+
+// updates sets the quantity of one of 64 pets, a different one for each
+// client at a time.
+func updates(addr string) func(c, n int) request {
+	return func(c, n int) request { return updateRequest(addr, benchKey, int64((c*7+n)%64+1), n%1000) }
 }
 
 func listRequest(addr, key string) request {

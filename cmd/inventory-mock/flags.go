@@ -37,9 +37,12 @@ type options struct {
 	journalBody   int
 	maxSessions   int
 	sessionIdle   time.Duration
+	pprofAddr     string
 	printFixtures bool
 	healthCheck   bool
 	version       bool
+	store         string
+	storeFlag     storeFlag // store, parsed
 	proxy         proxyOptions
 
 	given map[string]bool // the flags set on the command line or in the environment
@@ -84,6 +87,7 @@ func flags(o *options) *flag.FlagSet {
 	fs.StringVar(&o.tlsKey, "tls-key", "", "private key `file` for --tls-cert")
 	fs.BoolVar(&o.tlsSelfSigned, "tls-self-signed", false, "serve HTTPS with a certificate made at start-up for localhost")
 	fs.StringVar(&o.tlsCertOut, "tls-cert-out", "", "with --tls-self-signed: write its certificate (PEM) to `file`, for clients to trust (curl --cacert, inventory-conformance --ca-cert)")
+	fs.StringVar(&o.store, "store", storeMemory, storeUsage)
 	fs.StringVar(&o.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.Var(&o.latency, "latency", "add latency: `[OPERATION=]DELAY[-DELAY]`, such as 200ms or updateInventory=50ms-1s (repeatable)")
 	fs.Var(&o.fault, "fault", "inject a fault: `[OPERATION=]FAULT[:STATUS][@P]`, FAULT one of status, reset, empty, truncate, slow, such as status:503@0.1 (repeatable)")
@@ -93,6 +97,7 @@ func flags(o *options) *flag.FlagSet {
 	fs.IntVar(&o.journalBody, "journal-body-limit", mockserver.DefaultJournalBodyLimit, "`bytes` of each request and response body the journal keeps")
 	fs.IntVar(&o.maxSessions, "max-sessions", store.DefaultMaxSessions, "sessions (X-Mock-Session) kept besides the default (`N`); past it the least recently used is dropped")
 	fs.DurationVar(&o.sessionIdle, "session-idle", store.DefaultIdleTimeout, "drop a session unused for this `duration`")
+	fs.StringVar(&o.pprofAddr, "pprof", "", "serve Go's profiles at http://`host:port`/debug/pprof/ on a loopback address (off by default)")
 	fs.BoolVar(&o.printFixtures, "print-fixtures", false, "print the data set as JSON and exit")
 	fs.BoolVar(&o.healthCheck, "health-check", false, "GET /healthz on --addr; exit 0 if it answers 200, else 1 (for container health checks)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
@@ -165,6 +170,10 @@ func parse(args []string, getenv func(string) string) (*options, error) {
 		return nil, cli.Usagef("--journal-size and --journal-body-limit must not be negative")
 	case o.maxSessions < 1 || o.sessionIdle <= 0:
 		return nil, cli.Usagef("--max-sessions and --session-idle must be positive")
+	}
+	var err error
+	if o.storeFlag, err = parseStore(o.store); err != nil {
+		return nil, cli.Usagef("--store: %v", err)
 	}
 	if err := o.proxy.check(o); err != nil {
 		return nil, cli.Usagef("%v", err)

@@ -63,6 +63,8 @@ func (p *proxyOptions) check(o *options) error {
 		return errors.New("--proxy-to: the proxy serves no data; --generate, --fixtures and --print-fixtures do not apply")
 	case len(o.latency) > 0 || len(o.fault) > 0:
 		return errors.New("--proxy-to: --latency and --fault are the mock's")
+	case o.given["store"]:
+		return errors.New("--proxy-to: the proxy keeps no records; --store does not apply")
 	case p.timeout <= 0 || p.bodyLimit <= 0:
 		return errors.New("--upstream-timeout and --body-check-limit must be positive")
 	}

@@ -69,11 +69,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	sessions := store.Options{MaxSessions: o.maxSessions, IdleTimeout: o.sessionIdle}
+	st, err := openStore(ctx, o.storeFlag, data, sessions, logger)
+	if err != nil {
+		return err
+	}
 	mock, err := mockserver.New(mockserver.Config{
 		Contract:         data.contract,
 		Shape:            data.shape,
+		Store:            st,
 		Records:          data.records,
-		Sessions:         store.Options{MaxSessions: o.maxSessions, IdleTimeout: o.sessionIdle},
+		Sessions:         sessions,
 		APIKeys:          o.apiKeys,
 		AdminKey:         o.adminKey,
 		CORSOrigins:      o.corsOrigins,
@@ -84,6 +90,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		JournalBodyLimit: o.journalBody,
 	})
 	if err != nil {
+		st.Close()
 		return err
 	}
 	if c := mock.Chaos(); len(c.Rules) > 0 {
@@ -102,8 +109,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return serve(ctx, o, mock, handler, ready, func(url string) {
 		logger.Info("listening",
 			"url", url+data.contract.BasePath,
+			"dashboard", url+"/__admin/",
 			"records", len(data.records),
 			"source", data.source,
+			"store", o.storeFlag.safe,
 			"startup", time.Since(start).Round(time.Microsecond),
 			"version", cli.Version(version))
 	})
@@ -112,9 +121,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 // serve listens on o.addr, with TLS as o says, and serves h until ctx is
 // done, then shuts down gracefully: requests in flight finish. listening
 // gets the server's URL once it accepts connections, and ready, if not
-// nil, its address. The mock and the proxy mode serve through it.
+// nil, its address. With --pprof, Go's profiles are served too. The mock
+// and the proxy mode serve through it.
 func serve(ctx context.Context, o *options, h http.Handler, logs slog.Handler, ready func(addr string), listening func(url string)) error {
 	logger := slog.New(logs)
+	if o.pprofAddr != "" {
+		stopPprof, err := servePprof(o.pprofAddr, logger)
+		if err != nil {
+			return err
+		}
+		defer stopPprof()
+	}
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 5 * time.Second,

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -102,7 +103,7 @@ func TestServesWithKeysFromEnvironment(t *testing.T) {
 		t.Errorf("run after shutdown = %v; want nil", err)
 	}
 	out := logs.String()
-	for _, want := range []string{"msg=listening", "records=64", "path=/v1/inventory", "status=401", "shutting down"} {
+	for _, want := range []string{"msg=listening", "dashboard=http://", "records=64", "path=/v1/inventory", "status=401", "shutting down"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %q:\n%s", want, out)
 		}
@@ -373,5 +374,21 @@ func TestReadmeFlagTable(t *testing.T) {
 	want := cli.MarkdownTable(flags(&options{}), envName)
 	if !strings.Contains(string(readme), want) {
 		t.Errorf("README.md does not hold the flag table --help gives; paste this under \"Flags and environment\":\n\n%s", want)
+	}
+}
+
+func TestPprof(t *testing.T) {
+	if _, err := servePprof("0.0.0.0:0", slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "loopback address only") {
+		t.Errorf("--pprof on every interface: error = %v; want a refusal", err)
+	}
+	var logs syncBuffer
+	start(t, []string{"--pprof", "127.0.0.1:0"}, env(nil), &logs)
+	i := strings.Index(logs.String(), "url=http://127.0.0.1:")
+	if i < 0 {
+		t.Fatalf("no profile URL in the log:\n%s", logs.String())
+	}
+	url := strings.Fields(logs.String()[i+4:])[0]
+	if got, _ := get(t, http.DefaultClient, url, ""); got != 200 {
+		t.Errorf("GET %s = %d; want 200", url, got)
 	}
 }

@@ -3,6 +3,8 @@ package store
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"sort"
 	"sync"
@@ -26,6 +28,10 @@ type Memory struct {
 
 	mu       sync.RWMutex // guards sessions
 	sessions map[string]*session
+	// dropped, if set, is called with m.mu held after a session other than
+	// the default is dropped (evicted, idle, or by Drop). It must not block
+	// or call m's methods. An engine that persists sessions sets it.
+	dropped func(name string)
 
 	stop chan struct{} // closed by Close, ending the sweeper
 	once sync.Once
@@ -38,8 +44,12 @@ type session struct {
 	used    atomic.Int64 // last use, UnixNano
 	writes  atomic.Int64
 
-	mu   sync.Mutex // serialises writes: guards the swap of snap
+	mu   sync.Mutex // serialises writes: guards the swap of snap, and head
 	snap atomic.Pointer[snapshot]
+	// head is the snapshot with writes that are made but not yet durable,
+	// for an engine that publishes snap only once they are (File); nil
+	// when there are none.
+	head *snapshot
 }
 
 // A snapshot is a session's records at one moment. It is never modified.
@@ -48,9 +58,66 @@ type snapshot struct {
 	size   int
 }
 
+// with returns a snapshot that shares every chunk but c, whose record i
+// is r.
+func (s *snapshot) with(c, i int, r []byte) *snapshot {
+	old := s.chunks[c].record(i)
+	next := &snapshot{chunks: slices.Clone(s.chunks), size: s.size + len(r) - len(old)}
+	next.chunks[c] = s.chunks[c].with(i, r)
+	return next
+}
+
+// withAll returns a snapshot of the records ids with the records of
+// changes in place of theirs, rebuilding each chunk with a change once.
+// It fails on a key that is not in ids.
+func (s *snapshot) withAll(ids []int64, changes map[int64][]byte) (*snapshot, error) {
+	if len(changes) == 0 {
+		return s, nil
+	}
+	byChunk := map[int]map[int][]byte{}
+	for id, r := range changes {
+		pos, ok := slices.BinarySearch(ids, id)
+		if !ok {
+			return nil, fmt.Errorf("%w: %d is not a key of the fixtures", errUnknownKey, id)
+		}
+		c := pos / ChunkSize
+		if byChunk[c] == nil {
+			byChunk[c] = map[int][]byte{}
+		}
+		byChunk[c][pos%ChunkSize] = r
+	}
+	next := &snapshot{chunks: slices.Clone(s.chunks)}
+	for c, recs := range byChunk {
+		old := s.chunks[c]
+		records := make([][]byte, old.len())
+		for i := range records {
+			records[i] = old.record(i)
+			if r, ok := recs[i]; ok {
+				records[i] = r
+			}
+		}
+		next.chunks[c] = newChunk(records)
+	}
+	next.size = listSize(next.chunks)
+	return next, nil
+}
+
+// errUnknownKey is a stored record whose key the fixtures do not have.
+var errUnknownKey = errors.New("unknown key")
+
 // NewMemory returns a Memory engine whose sessions start with records.
 // Keys must be unique.
 func NewMemory(records []fixtures.Record, opts Options) *Memory {
+	m := &Memory{opts: opts.withDefaults(), now: time.Now, sessions: map[string]*session{}, stop: make(chan struct{})}
+	m.ids, m.seed = newSeed(records)
+	m.session(DefaultSession)
+	go m.sweep()
+	return m
+}
+
+// newSeed sorts records by key and returns the keys and a snapshot of
+// them.
+func newSeed(records []fixtures.Record) ([]int64, *snapshot) {
 	sorted := slices.Clone(records)
 	slices.SortFunc(sorted, func(a, b fixtures.Record) int {
 		switch {
@@ -61,17 +128,12 @@ func NewMemory(records []fixtures.Record, opts Options) *Memory {
 		}
 		return 0
 	})
-	m := &Memory{ids: make([]int64, len(sorted)), opts: opts.withDefaults(), now: time.Now,
-		sessions: map[string]*session{}, stop: make(chan struct{})}
-	encoded := make([][]byte, len(sorted))
+	ids, encoded := make([]int64, len(sorted)), make([][]byte, len(sorted))
 	for i, r := range sorted {
-		m.ids[i], encoded[i] = r.ID, r.JSON
+		ids[i], encoded[i] = r.ID, r.JSON
 	}
 	l := NewList(encoded)
-	m.seed = &snapshot{chunks: l.chunks, size: l.size}
-	m.session(DefaultSession)
-	go m.sweep()
-	return m
+	return ids, &snapshot{chunks: l.chunks, size: l.size}
 }
 
 // session returns the named session, making it on first use from the
@@ -111,7 +173,19 @@ func (m *Memory) evictLocked() {
 		}
 	}
 	if oldest != nil {
-		delete(m.sessions, oldest.name)
+		m.deleteLocked(oldest.name)
+	}
+}
+
+// deleteLocked forgets a session other than the default. m.mu must be
+// held.
+func (m *Memory) deleteLocked(name string) {
+	if _, ok := m.sessions[name]; !ok {
+		return
+	}
+	delete(m.sessions, name)
+	if m.dropped != nil {
+		m.dropped(name)
 	}
 }
 
@@ -136,7 +210,7 @@ func (m *Memory) dropIdle() {
 	defer m.mu.Unlock()
 	for name, s := range m.sessions {
 		if name != DefaultSession && s.used.Load() < cutoff {
-			delete(m.sessions, name)
+			m.deleteLocked(name)
 		}
 	}
 }
@@ -183,9 +257,7 @@ func (m *Memory) Update(_ context.Context, session string, id int64, change func
 	if bytes.Equal(rec.JSON, old) {
 		return rec, nil
 	}
-	next := &snapshot{chunks: slices.Clone(snap.chunks), size: snap.size + len(rec.JSON) - len(old)}
-	next.chunks[c] = snap.chunks[c].with(i, rec.JSON)
-	s.snap.Store(next)
+	s.snap.Store(snap.with(c, i, rec.JSON))
 	return rec, nil
 }
 
@@ -223,7 +295,7 @@ func (m *Memory) Drop(ctx context.Context, session string) error {
 		return m.Reset(ctx, session)
 	}
 	m.mu.Lock()
-	delete(m.sessions, session)
+	m.deleteLocked(session)
 	m.mu.Unlock()
 	return nil
 }

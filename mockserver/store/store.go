@@ -11,7 +11,11 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/petstore/inventory-kit/fixtures"
@@ -71,6 +75,14 @@ type Options struct {
 	MaxSessions int
 	// IdleTimeout drops a session unused for this long. 0: DefaultIdleTimeout.
 	IdleTimeout time.Duration
+	// Origin names what the records were made from, such as a hash of the
+	// contract. Engines that keep state outside the process (File, Redis)
+	// record it with a hash of the records, and refuse state made from
+	// other ones.
+	Origin string
+	// Logger receives what an engine has to say: what it found at start,
+	// and a server that goes away and comes back. nil: nothing is logged.
+	Logger *slog.Logger
 }
 
 // Defaults of Options.
@@ -86,5 +98,32 @@ func (o Options) withDefaults() Options {
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = DefaultIdleTimeout
 	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
 	return o
+}
+
+// fingerprint identifies a data set: its origin and its records, in key
+// order. Engines that keep state outside the process record it, and
+// refuse state with another one.
+func fingerprint(origin string, ids []int64, seed *snapshot) string {
+	h := sha256.New()
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(len(origin)))
+	h.Write(b[:])
+	h.Write([]byte(origin))
+	n := 0
+	for _, c := range seed.chunks {
+		for i := range c.len() {
+			r := c.record(i)
+			binary.BigEndian.PutUint64(b[:], uint64(ids[n]))
+			h.Write(b[:])
+			binary.BigEndian.PutUint64(b[:], uint64(len(r)))
+			h.Write(b[:])
+			h.Write(r)
+			n++
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -8,29 +8,92 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/petstore/inventory-kit/fixtures"
+	"github.com/petstore/inventory-kit/mockserver/store/redistest"
 )
 
-// An engine makes a fresh Store holding records, for the tests every
-// engine must pass.
+// An engine is one engine under the tests every engine must pass.
 type engine struct {
 	name string
-	open func(t *testing.T, records []fixtures.Record, opts Options) Store
+	// place makes a new place to keep state (nothing, a file, a Redis
+	// database) and returns a function that opens a store on it. Every
+	// store opened is closed when the test ends. Engines that need a
+	// server skip the test where it is missing.
+	place func(t testing.TB) opener
+	// keeps: a store opened on a place after another was closed serves the
+	// other's state.
+	keeps bool
+	// shares: two stores open on one place at once are one store.
+	shares bool
 }
 
-// engines lists the engines under test. Engines that need a server skip
-// themselves where it is missing.
+// An opener opens a store on one place.
+type opener func(records []fixtures.Record, opts Options) (Store, error)
+
+// engines lists the engines under test.
 var engines = []engine{
-	{"memory", func(t *testing.T, records []fixtures.Record, opts Options) Store {
-		m := NewMemory(records, opts)
-		t.Cleanup(func() { m.Close() })
-		return m
+	{name: "memory", place: func(t testing.TB) opener {
+		return func(records []fixtures.Record, opts Options) (Store, error) {
+			m := NewMemory(records, opts)
+			t.Cleanup(func() { m.Close() })
+			return m, nil
+		}
 	}},
+	{name: "file", keeps: true, place: func(t testing.TB) opener {
+		path := filepath.Join(t.TempDir(), "store.db")
+		return func(records []fixtures.Record, opts Options) (Store, error) {
+			f, err := OpenFile(path, records, opts)
+			if err != nil {
+				return nil, err
+			}
+			t.Cleanup(func() { f.Close() })
+			return f, nil
+		}
+	}},
+	{name: "redis", keeps: true, shares: true, place: func(t testing.TB) opener {
+		// Long timeouts: on a loaded machine under the race detector a slow
+		// answer is not what these tests are about.
+		url := redistest.Start(t).URL(0) + "?read_timeout=10s&write_timeout=10s&pool_timeout=10s"
+		return func(records []fixtures.Record, opts Options) (Store, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			r, err := OpenRedis(ctx, url, records, opts)
+			if err != nil {
+				return nil, err
+			}
+			r.touchEvery = 0 // every read marks the session used: the LRU tests see it at once
+			t.Cleanup(func() { r.Close() })
+			return r, nil
+		}
+	}},
+}
+
+// open opens a store of engine e on a new place.
+func (e engine) open(t *testing.T, records []fixtures.Record, opts Options) Store {
+	t.Helper()
+	s, err := e.place(t)(records, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// must returns a function that returns s, failing the test on err.
+func must(t *testing.T) func(s Store, err error) Store {
+	return func(s Store, err error) Store {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
 }
 
 // pets makes n records {"petId":i,"quantity":10*i}, keys given in
@@ -97,6 +160,7 @@ func TestEngines(t *testing.T) {
 	ctx := context.Background()
 	for _, e := range engines {
 		t.Run(e.name, func(t *testing.T) {
+			t.Parallel()
 			t.Run("list and get", func(t *testing.T) {
 				s := e.open(t, pets(ChunkSize*2+3), Options{})
 				items := list(t, s, DefaultSession)
@@ -186,8 +250,184 @@ func TestEngines(t *testing.T) {
 			t.Run("concurrent sessions lose nothing", func(t *testing.T) {
 				testConcurrentSessions(t, e.open(t, pets(64), Options{}))
 			})
+			t.Run("reset of the default session", func(t *testing.T) {
+				s := e.open(t, pets(5), Options{})
+				if infos, _ := s.Sessions(ctx); len(infos) != 1 || infos[0].Name != DefaultSession || infos[0].Created.IsZero() {
+					t.Errorf("a new store: Sessions() = %+v; want the default session, created", infos)
+				}
+				s.Update(ctx, DefaultSession, 4, setQuantity(1))
+				if err := s.Reset(ctx, DefaultSession); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Drop(ctx, DefaultSession); err != nil {
+					t.Fatal(err)
+				}
+				if items := list(t, s, DefaultSession); items[3].Quantity != 40 {
+					t.Errorf("after reset: pet 4 = %v; want the fixture's 40", items[3])
+				}
+				if infos, _ := s.Sessions(ctx); len(infos) == 0 || infos[0].Name != DefaultSession || infos[0].Writes != 0 || infos[0].Created.IsZero() {
+					t.Errorf("Sessions() = %+v; want the default first, created, with 0 writes", infos)
+				}
+			})
+			t.Run("session limits", func(t *testing.T) { testSessionLimits(t, e) })
+			if e.keeps {
+				t.Run("state survives a restart", func(t *testing.T) { testRestart(t, e) })
+				t.Run("state of other fixtures is refused", func(t *testing.T) { testOtherFixtures(t, e) })
+			}
+			if e.shares {
+				t.Run("two stores on one place are one", func(t *testing.T) { testShared(t, e) })
+			}
 		})
 	}
+}
+
+// testSessionLimits checks that past MaxSessions the least recently used
+// session goes, and that an idle session goes after IdleTimeout.
+func testSessionLimits(t *testing.T, e engine) {
+	ctx := context.Background()
+	s := e.open(t, pets(3), Options{MaxSessions: 2, IdleTimeout: 500 * time.Millisecond})
+	step := func() { time.Sleep(5 * time.Millisecond) } // last use is kept in ms by some engines
+	s.Update(ctx, "a", 1, setQuantity(5))
+	step()
+	s.Update(ctx, "b", 1, setQuantity(5))
+	step()
+	s.Get(ctx, "a", 1) // a is now used more recently than b
+	step()
+	s.Update(ctx, "c", 1, setQuantity(6)) // past the cap: b goes
+	if names := sessionNames(t, s); fmt.Sprint(names) != "[default a c]" {
+		t.Errorf("sessions = %v; want [default a c] (b least recently used)", names)
+	}
+	if r, _ := s.Get(ctx, "b", 1); quantity(t, r) != 10 {
+		t.Errorf("the evicted session b kept its write: %s", r.JSON)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for fmt.Sprint(sessionNames(t, s)) != "[default]" {
+		if time.Now().After(deadline) {
+			t.Fatalf("sessions = %v 3s after their last use; want [default] (idle after 500ms)", sessionNames(t, s))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if r, _ := s.Get(ctx, "c", 1); quantity(t, r) != 10 {
+		t.Errorf("the idle session c kept its write: %s", r.JSON)
+	}
+}
+
+// testRestart checks that a store opened again serves what the closed one
+// wrote, resets included.
+func testRestart(t *testing.T, e engine) {
+	ctx := context.Background()
+	open := e.place(t)
+	s := must(t)(open(pets(10), Options{}))
+	s.Update(ctx, DefaultSession, 2, setQuantity(222))
+	s.Update(ctx, "a", 3, setQuantity(333))
+	s.Update(ctx, "gone", 3, setQuantity(1))
+	s.Update(ctx, "reset", 3, setQuantity(1))
+	s.Drop(ctx, "gone")
+	s.Reset(ctx, "reset")
+	s.Close()
+
+	s = must(t)(open(pets(10), Options{}))
+	for _, tt := range []struct {
+		session string
+		id, q   int64
+	}{
+		{DefaultSession, 2, 222}, {DefaultSession, 3, 30}, {"a", 3, 333}, {"a", 2, 20}, {"gone", 3, 30}, {"reset", 3, 30},
+	} {
+		if r, err := s.Get(ctx, tt.session, tt.id); err != nil || quantity(t, r) != tt.q {
+			t.Errorf("after a restart, session %s pet %d = %s, %v; want quantity %d", tt.session, tt.id, r.JSON, err, tt.q)
+		}
+	}
+	infos, err := s.Sessions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writes := map[string]int64{}
+	for _, in := range infos {
+		writes[in.Name] = in.Writes
+	}
+	if writes[DefaultSession] != 1 || writes["a"] != 1 {
+		t.Errorf("after a restart, Sessions() = %+v; want 1 write in default and in a", infos)
+	}
+	s.Reset(ctx, "a")
+	s.Close()
+	s = must(t)(open(pets(10), Options{}))
+	if r, _ := s.Get(ctx, "a", 3); quantity(t, r) != 30 {
+		t.Errorf("a reset before a restart was lost: %s", r.JSON)
+	}
+}
+
+// testOtherFixtures checks that state made from other records or another
+// origin is refused, with a message that says so.
+func testOtherFixtures(t *testing.T, e engine) {
+	open := e.place(t)
+	s := must(t)(open(pets(10), Options{Origin: "contract A"}))
+	s.Update(context.Background(), DefaultSession, 1, setQuantity(5))
+	s.Close()
+	for _, tt := range []struct {
+		name    string
+		records []fixtures.Record
+		origin  string
+	}{
+		{"other records", pets(11), "contract A"},
+		{"another origin", pets(10), "contract B"},
+	} {
+		if _, err := open(tt.records, Options{Origin: tt.origin}); err == nil || !strings.Contains(err.Error(), "other fixtures or another contract") {
+			t.Errorf("%s: open = %v; want an error about other fixtures", tt.name, err)
+		}
+	}
+	if _, err := open(pets(10), Options{Origin: "contract A"}); err != nil {
+		t.Errorf("the same fixtures again: %v", err)
+	}
+}
+
+// testShared checks that two stores open on one place at once see each
+// other's writes at once, and lose none of them when they write the same
+// record together.
+func testShared(t *testing.T, e engine) {
+	ctx := context.Background()
+	open := e.place(t)
+	a := must(t)(open(pets(10), Options{}))
+	b := must(t)(open(pets(10), Options{}))
+	list(t, b, DefaultSession) // b has the list cached
+	a.Update(ctx, DefaultSession, 5, setQuantity(555))
+	if items := list(t, b, DefaultSession); items[4].Quantity != 555 {
+		t.Errorf("a write on a: b lists pet 5 as %v; want 555", items[4])
+	}
+	const workers, increments = 4, 25
+	var wg sync.WaitGroup
+	for _, s := range []Store{a, b} {
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range increments {
+					if _, err := s.Update(ctx, "x", 1, increment); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	for name, s := range map[string]Store{"a": a, "b": b} {
+		if r, _ := s.Get(ctx, "x", 1); quantity(t, r) != 10+2*workers*increments {
+			t.Errorf("%s: pet 1 = %s after %d increments from two stores; want %d", name, r.JSON, 2*workers*increments, 10+2*workers*increments)
+		}
+	}
+	b.Reset(ctx, "x")
+	if r, _ := a.Get(ctx, "x", 1); quantity(t, r) != 10 {
+		t.Errorf("a reset on b: a reads %s", r.JSON)
+	}
+}
+
+// increment adds one to the quantity.
+func increment(r fixtures.Record) (fixtures.Record, error) {
+	var it item
+	if err := json.Unmarshal(r.JSON, &it); err != nil {
+		return fixtures.Record{}, err
+	}
+	return pet(r.ID, it.Quantity+1), nil
 }
 
 // testConcurrentSessions has 50 sessions increment the same pets at once,

@@ -1,0 +1,499 @@
+package dashboard_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/petstore/inventory-kit/fixtures"
+	"github.com/petstore/inventory-kit/mockserver/store"
+	"github.com/petstore/inventory-kit/spec"
+)
+
+// hostile is a request body a caller may send: the journal shows it, and
+// the page must show it as text.
+const hostile = `{"quantity": 77, "note": "<script>window.pwned=1</script><img src=x onerror=\"window.pwned=2\">"}`
+
+// TestDashboard drives the page in headless Chromium against a real mock,
+// as a frontend developer would: log in, read the 64 pets, watch the
+// app's PATCH arrive in the journal and the table, set a quantity, get the
+// contract's 400 for a bad one, switch a fault and a forced answer on and
+// off and see the app's next call change, reset the session.
+func TestDashboard(t *testing.T) {
+	s, srv := startMock(t, nil)
+	tb := openTab(t)
+	tb.logIn(srv)
+
+	// The 64 fixture pets, paged 50 at a time, then all on one page.
+	tb.waitFor("64 pets in 2 pages", `document.getElementById('range').textContent === '1–50 of 64'`)
+	tb.choose("page-size", "100")
+	tb.waitFor("64 rows", `document.querySelectorAll('#records-body tr[data-key]').length === 64`)
+	if got := tb.text(`[...document.querySelectorAll('#records-head th')].map(th => th.textContent).join(' ')`); got != "petId▲ quantity status" {
+		t.Errorf("columns = %q; want the schema's properties, sorted by the key", got)
+	}
+
+	// Sort by quantity, descending, with the keyboard on the header.
+	tb.do(chromedp.Focus(chromedp.CSS(`#records-head th:nth-child(2) button`)), chromedp.KeyEvent(kb.Enter))
+	tb.waitFor("ascending quantity", `document.querySelector('#records-head th:nth-child(2)').getAttribute('aria-sort') === 'ascending'`)
+	tb.do(chromedp.KeyEvent(" "))
+	tb.waitFor("descending quantity", `document.querySelector('#records-head th:nth-child(2)').getAttribute('aria-sort') === 'descending'`)
+	tb.waitFor("the largest quantity first", `(() => { const q = [...document.querySelectorAll('#records-body tr[data-key] input')].map(i => Number(i.value));
+		return q.length === 64 && q.every((v, i) => i === 0 || q[i-1] >= v); })()`)
+
+	// Filter by status.
+	tb.choose("filter-status", "sold")
+	tb.waitFor("sold pets only", `(() => { const s = [...document.querySelectorAll('#records-body tr[data-key] td:nth-child(3)')].map(td => td.textContent);
+		return s.length > 0 && s.length < 64 && s.every(v => v === 'sold'); })()`)
+	tb.choose("filter-status", "")
+	tb.do(chromedp.Click(chromedp.CSS(`#records-head th:nth-child(1) button`)))
+	tb.waitFor("petId order again", `document.querySelector('#records-body tr[data-key]').dataset.key === '1' && document.querySelectorAll('#records-body tr[data-key]').length === 64`)
+
+	// The app PATCHes pet 5, with markup in its body: the journal shows the
+	// exchange and its verdict, the table the new quantity.
+	if status, body := call(t, srv, "PATCH", "/v1/inventory/5", hostile); status != 200 {
+		t.Fatalf("PATCH from outside: %d %s", status, body)
+	}
+	tb.waitFor("the PATCH in the journal", `[...document.querySelectorAll('#entries summary')].some(s => s.textContent.includes('PATCH/v1/inventory/5200✓ valid'))`)
+	tb.waitFor("77 in the table", `document.querySelector('#records-body tr[data-key="5"] input').value === '77'`)
+
+	// Open it with the keyboard.
+	tb.do(chromedp.Focus(chromedp.CSS(`#entries li:first-child summary`)), chromedp.KeyEvent(kb.Enter))
+	tb.waitFor("the exchange open", `document.querySelector('#entries li:first-child details').open && document.querySelector('#entries li:first-child .curl-text')`)
+	var focus struct{ Style, Width string }
+	tb.eval(`(() => { const s = getComputedStyle(document.activeElement); return {style: s.outlineStyle, width: s.outlineWidth}; })()`, &focus)
+	if focus.Style == "none" || focus.Width == "0px" {
+		t.Errorf("the focused expander's outline = %+v; want a visible focus", focus)
+	}
+	var shown struct {
+		Body, Curl, Verdict string
+		Pwned               bool
+		Elements            int
+	}
+	tb.eval(`(() => { const d = document.querySelector('#entries li:first-child .detail');
+		return {body: d.querySelectorAll('pre.body')[0].textContent, curl: d.querySelector('.curl-text').textContent,
+			verdict: d.querySelector('.meta').textContent, pwned: 'pwned' in window,
+			elements: document.querySelectorAll('#entries script, #entries img').length}; })()`, &shown)
+	if !strings.Contains(shown.Body, `<script>window.pwned=1</script><img src=x onerror=\"window.pwned=2\">`) || shown.Pwned || shown.Elements != 0 {
+		t.Errorf("request body shown as %q (pwned %v, %d elements); want the markup as text, inert", shown.Body, shown.Pwned, shown.Elements)
+	}
+	if !strings.Contains(shown.Curl, "$INVENTORY_API_KEY") || strings.Contains(shown.Curl, apiKey) || !strings.Contains(shown.Curl, "-X PATCH") {
+		t.Errorf("curl = %q; want the PATCH with the key left out", shown.Curl)
+	}
+	if !strings.Contains(shown.Verdict, "updateInventory") || !strings.Contains(shown.Verdict, "valid the answer keeps the contract") {
+		t.Errorf("exchange = %q; want its operation and the contract's verdict", shown.Verdict)
+	}
+	// Space closes it again.
+	tb.do(chromedp.KeyEvent(" "))
+	tb.waitFor("the exchange closed", `!document.querySelector('#entries li:first-child details').open`)
+
+	// Set pet 3's quantity from the page, through the contract's update.
+	quantity := `#records-body tr[data-key="3"] input`
+	tb.do(chromedp.Focus(chromedp.CSS(quantity)), chromedp.Evaluate[chromedp.Void](`document.querySelector('`+quantity+`').select()`),
+		chromedp.KeyEvent("42"), chromedp.KeyEvent(kb.Enter))
+	tb.waitFor("42 written", `document.querySelector('`+quantity+`').dataset.original === '42'`)
+	if got := stored(t, s, "", 3); !strings.Contains(got, `"quantity":42`) {
+		t.Errorf("pet 3 in the store = %s; want quantity 42", got)
+	}
+	// A bad value: the contract's Error message, under the row; nothing written.
+	tb.do(chromedp.Focus(chromedp.CSS(quantity)), chromedp.Evaluate[chromedp.Void](`document.querySelector('`+quantity+`').select()`),
+		chromedp.KeyEvent("-1"), chromedp.KeyEvent(kb.Enter))
+	tb.waitFor("the 400", `document.querySelector('#records-body tr.row-error')`)
+	msg := tb.text(`document.querySelector('#records-body tr.row-error').textContent`)
+	if want := "petId 3: 400 invalid_body: quantity: -1 is out of range: below the minimum 0"; !strings.HasPrefix(msg, want) {
+		t.Errorf("error shown = %q; want it to start %q", msg, want)
+	}
+	if got := tb.text(`document.querySelector('` + quantity + `').getAttribute('aria-invalid') + ' ' + document.activeElement.getAttribute('aria-label')`); got != "true quantity of petId 3" {
+		t.Errorf("the bad input: %q; want it marked invalid and focused", got)
+	}
+	if got := stored(t, s, "", 3); !strings.Contains(got, `"quantity":42`) {
+		t.Errorf("pet 3 after the refused write = %s; want 42 still", got)
+	}
+	tb.do(chromedp.KeyEvent(kb.Escape))
+	tb.waitFor("the edit undone", `!document.querySelector('#records-body tr.row-error') && document.querySelector('`+quantity+`').value === '42'`)
+
+	// A fault on the list: the app's next call fails, and the journal says why.
+	tb.choose("rule-op", "listInventory")
+	tb.choose("rule-effect", "status:503")
+	tb.do(chromedp.Click(chromedp.CSS(`#rule-form button[type=submit]`)))
+	tb.waitFor("the rule in force", `document.querySelector('#rules li') && document.querySelector('#rules li').textContent.startsWith('listInventory: status 503')`)
+	if status, body := call(t, srv, "GET", "/v1/inventory", ""); status != 503 {
+		t.Errorf("the app's list under the fault: %d %.100s; want 503", status, body)
+	}
+	tb.waitFor("the 503 in the journal", `[...document.querySelectorAll('#entries summary')].some(s => s.textContent.includes('GET/v1/inventory503') && s.textContent.includes('fault status 503'))`)
+	// The contract's verdict on it: the fault broke the contract, which
+	// does not document a 503 for the list.
+	tb.do(chromedp.Focus(chromedp.CSS(`#entries li:first-child summary`)), chromedp.KeyEvent(kb.Enter))
+	tb.waitFor("the verdict", `document.querySelector('#entries li:first-child .problems')`)
+	if got := tb.text(`document.querySelector('#entries li:first-child .problems').textContent`); !strings.Contains(got, "503") {
+		t.Errorf("verdict on the 503 = %q; want the contract's complaint about it", got)
+	}
+	tb.screenshot("dashboard.png")
+	tb.do(chromedp.KeyEvent(kb.Enter))
+	tb.do(chromedp.Click(chromedp.CSS(`#rules li button`)))
+	tb.waitFor("the rule off", `document.querySelectorAll('#rules li').length === 0`)
+	if status, _ := call(t, srv, "GET", "/v1/inventory", ""); status != 200 {
+		t.Errorf("the app's list after the fault is off: %d; want 200", status)
+	}
+
+	// A forced answer: the list's example "empty", for every caller.
+	tb.choose("rule-effect", "example:empty")
+	tb.do(chromedp.Click(chromedp.CSS(`#rule-form button[type=submit]`)))
+	tb.waitFor("the forced answer in force", `document.querySelector('#rules li') && document.querySelector('#rules li').textContent.startsWith('listInventory: example “empty”')`)
+	if status, body := call(t, srv, "GET", "/v1/inventory", ""); status != 200 || body != "[]\n" {
+		t.Errorf("the app's list under the forced answer: %d %q; want 200 []", status, body)
+	}
+	tb.do(chromedp.Click(chromedp.ID("rules-clear")))
+	tb.waitFor("every rule off", `document.querySelectorAll('#rules li').length === 0`)
+
+	// Latency on the update: the app's next PATCH is late, and the journal
+	// says by how much.
+	tb.choose("rule-op", "updateInventory")
+	tb.choose("rule-effect", "")
+	tb.do(chromedp.SendKeys(chromedp.ID("rule-latency"), "300ms"+kb.Enter))
+	tb.waitFor("the latency in force", `document.querySelector('#rules li') && document.querySelector('#rules li').textContent.startsWith('updateInventory: latency 300ms')`)
+	start := time.Now()
+	if status, body := call(t, srv, "PATCH", "/v1/inventory/8", `{"quantity": 8}`); status != 200 || time.Since(start) < 300*time.Millisecond {
+		t.Errorf("the app's PATCH under 300ms of latency: %d %s after %s", status, body, time.Since(start))
+	}
+	tb.waitFor("the late PATCH in the journal", `[...document.querySelectorAll('#entries summary')].some(s => s.textContent.includes('PATCH/v1/inventory/8200') && s.textContent.includes('latency 300ms'))`)
+	tb.do(chromedp.Click(chromedp.CSS(`#rules li button`)))
+	tb.waitFor("the latency off", `document.querySelectorAll('#rules li').length === 0`)
+
+	// Reset: the session holds its fixtures again.
+	tb.do(chromedp.Click(chromedp.ID("reset")))
+	tb.waitFor("the fixtures again", `document.querySelector('#records-body tr[data-key="5"] input').value !== '77' && document.querySelector('`+quantity+`').value !== '42'`)
+	if got := stored(t, s, "", 5); strings.Contains(got, `"quantity":77`) {
+		t.Errorf("pet 5 after reset = %s; want its fixture", got)
+	}
+
+	// Another session: its own data and journal.
+	call(t, srv, "PATCH", "/v1/inventory/7", `{"quantity": 707}`, "X-Mock-Session", "alice")
+	tb.do(chromedp.Focus(chromedp.ID("session")))
+	tb.waitFor("alice among the sessions", `[...document.getElementById('session').options].some(o => o.value === 'alice')`)
+	tb.choose("session", "alice")
+	tb.waitFor("alice's pet 7", `document.querySelector('#records-body tr[data-key="7"] input').value === '707'`)
+	tb.waitFor("alice's journal only", `document.querySelectorAll('#entries li').length === 1`)
+
+	checkAccessible(t, tb)
+	checkKeyKept(t, tb, srv.URL)
+	if got := tb.text(`document.getElementById('violations').hidden ? 'hidden' : 'shown'`); got != "hidden" {
+		t.Errorf("violations panel %s; want it hidden, the mock has no GET /__admin/violations", got)
+	}
+
+	// A narrow window: nothing wider than the window but the table and the
+	// journal's own scrolling areas.
+	tb.do(chromedp.EmulateViewport(400, 800))
+	var wide []string
+	tb.eval(`[...document.querySelectorAll('body *')].filter(e => { const r = e.getBoundingClientRect();
+		return r.width > 0 && r.right > window.innerWidth + 1 && !e.closest('.table-wrap, .entries'); }).map(e => e.tagName + '#' + e.id + '.' + e.className)`, &wide)
+	if len(wide) > 0 {
+		t.Errorf("at 400px wide, these stick out: %v", wide)
+	}
+	var scroll int
+	tb.eval(`document.documentElement.scrollWidth`, &scroll)
+	if scroll > 400 {
+		t.Errorf("at 400px wide, the page scrolls sideways: %d px", scroll)
+	}
+	tb.screenshot("dashboard-narrow.png")
+	tb.checkClean(srv.URL)
+}
+
+// stored returns a pet as the store holds it.
+func stored(t *testing.T, s interface{ Store() store.Store }, session string, id int64) string {
+	t.Helper()
+	if session == "" {
+		session = store.DefaultSession
+	}
+	r, err := s.Store().Get(context.Background(), session, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(r.JSON)
+}
+
+// checkAccessible checks that every control has a name a screen reader
+// reads, and that the tab order starts where a reader starts.
+func checkAccessible(t *testing.T, tb *tab) {
+	t.Helper()
+	var unnamed []string
+	tb.eval(`(() => {
+		const name = (e) => {
+			if (e.getAttribute('aria-label')) return e.getAttribute('aria-label');
+			if (e.getAttribute('aria-labelledby')) return e.getAttribute('aria-labelledby').split(' ').map(id => document.getElementById(id)?.textContent || '').join(' ');
+			if (e.id && document.querySelector('label[for="' + e.id + '"]')) return document.querySelector('label[for="' + e.id + '"]').textContent;
+			if (e.closest('label')) return e.closest('label').textContent;
+			if (['BUTTON', 'SUMMARY', 'A'].includes(e.tagName)) return e.textContent;
+			return '';
+		};
+		return [...document.querySelectorAll('button, input, select, textarea, summary, a[href], [tabindex]:not([tabindex="-1"])')]
+			.filter(e => e.getClientRects().length > 0 && !name(e).trim())
+			.map(e => e.outerHTML.slice(0, 120));
+	})()`, &unnamed)
+	if len(unnamed) > 0 {
+		t.Errorf("controls without an accessible name: %v", unnamed)
+	}
+	tb.do(chromedp.Evaluate[chromedp.Void](`document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)`),
+		chromedp.Focus(chromedp.CSS(`.skip`)))
+	var order []string
+	for range 9 {
+		var id string
+		tb.eval(`document.activeElement.id || document.activeElement.className || document.activeElement.tagName`, &id)
+		order = append(order, id)
+		tb.do(chromedp.KeyEvent(kb.Tab))
+	}
+	want := []string{"skip", "session", "reset", "logout", "rule-op", "rule-effect", "rule-latency", "rule-chance", ""}
+	if !slices.Equal(order[:8], want[:8]) {
+		t.Errorf("tab order = %v; want %v, then the rest", order, want[:8])
+	}
+}
+
+// checkKeyKept checks where the admin key went: into session storage and
+// the Authorization header of every admin call, and nowhere else.
+func checkKeyKept(t *testing.T, tb *tab, origin string) {
+	t.Helper()
+	var where struct {
+		Session, HTML, Cookie string
+		Local                 int
+	}
+	tb.eval(`({session: sessionStorage.getItem('inventory-mock.admin-key'), html: document.documentElement.outerHTML,
+		cookie: document.cookie, local: localStorage.length})`, &where)
+	if where.Session != adminKey || strings.Contains(where.HTML, adminKey) || where.Cookie != "" || where.Local != 0 {
+		t.Errorf("the key: in session storage %v, in the DOM %v, cookies %q, local storage %d; want session storage only",
+			where.Session == adminKey, strings.Contains(where.HTML, adminKey), where.Cookie, where.Local)
+	}
+	calls := 0
+	for _, r := range tb.sent() {
+		if strings.Contains(r.URL, adminKey) {
+			t.Errorf("the key is in a URL: %s", r.URL)
+		}
+		path := strings.TrimPrefix(r.URL, origin)
+		if !strings.HasPrefix(path, "/__admin/") || path == "/__admin/" || strings.HasPrefix(path, "/__admin/assets/") {
+			continue
+		}
+		calls++
+		if got := fmt.Sprint(r.Headers["Authorization"]); got != "Bearer "+adminKey {
+			t.Errorf("%s %s went with Authorization %q; want the admin key as a bearer token", r.Method, path, got)
+		}
+	}
+	if calls < 10 {
+		t.Errorf("the page made %d admin calls; want at least 10", calls)
+	}
+}
+
+// TestDashboardWithoutKey: without the key the page is a prompt and
+// nothing else; a wrong key or one that stops working brings the prompt
+// back with the mock's reason; the page loads nothing from another origin.
+func TestDashboardWithoutKey(t *testing.T) {
+	_, srv := startMock(t, nil)
+	tb := openTab(t)
+	tb.do(chromedp.Navigate(srv.URL + "/__admin/"))
+	tb.waitFor("the key prompt", `document.activeElement && document.activeElement.id === 'key'`)
+	var visible []string
+	tb.eval(`[...document.querySelectorAll('main > *, header .controls')].filter(e => e.getClientRects().length > 0).map(e => e.id)`, &visible)
+	if !slices.Equal(visible, []string{"login"}) {
+		t.Errorf("without a key the page shows %v; want the prompt alone", visible)
+	}
+	for _, r := range tb.sent() {
+		if p := strings.TrimPrefix(r.URL, srv.URL); p != "/__admin/" && !strings.HasPrefix(p, "/__admin/assets/") {
+			t.Errorf("without a key the page called %s %s", r.Method, p)
+		}
+	}
+
+	// An empty key, then a wrong one: the prompt stays, with the reason.
+	tb.do(chromedp.SendKeys(chromedp.ID("key"), kb.Enter))
+	tb.waitFor("a word about the empty key", `document.getElementById('login-error').textContent === 'Give the admin key.'`)
+	tb.do(chromedp.SendKeys(chromedp.ID("key"), apiKey+kb.Enter))
+	tb.waitFor("the mock's reason", `document.getElementById('login-error').textContent.includes('the key sent is an API key')`)
+	var left struct {
+		Stored any
+		App    bool
+		Value  string
+	}
+	tb.eval(`({stored: sessionStorage.getItem('inventory-mock.admin-key'), app: !document.getElementById('app').hidden, value: document.getElementById('key').value})`, &left)
+	if left.Stored != nil || left.App || left.Value != "" {
+		t.Errorf("after a refused key: stored %v, dashboard shown %v, input %q; want nothing kept", left.Stored, left.App, left.Value)
+	}
+
+	// A key that stops working (the mock restarted with another): the next
+	// call's 401 brings the prompt back and clears the data.
+	tb.logIn(srv)
+	tb.do(chromedp.Evaluate[chromedp.Void](`sessionStorage.setItem('inventory-mock.admin-key', 'not-the-key')`))
+	tb.waitFor("the prompt again", `!document.getElementById('login').hidden && document.getElementById('login-error').textContent.includes('not accepted')`)
+	var rows int
+	tb.eval(`document.querySelectorAll('#records-body tr, #entries li').length`, &rows)
+	if rows != 0 {
+		t.Errorf("after the key stopped working, %d rows of data remain in the page", rows)
+	}
+	tb.checkClean(srv.URL)
+}
+
+// TestDashboardViolations: where the mock answers GET /__admin/violations
+// (the validating proxy), the page shows the findings, as text.
+func TestDashboardViolations(t *testing.T) {
+	findings := `[{"id": "v1", "operation": "updateInventory", "rule": "response-body", "where": "response", "path": "$.quantity",
+		"message": "quantity: got string <b>bold</b>, want integer", "count": 3, "firstSeen": "2026-11-01T10:00:00Z", "lastSeen": "2026-11-01T10:05:00Z",
+		"example": {"method": "PATCH", "url": "/v1/inventory/3", "status": 200,
+			"request": {"headers": {"Content-Type": ["application/json"]}, "body": "{\"quantity\": 3}"},
+			"response": {"headers": {"Content-Type": "application/json"}, "body": "{\"quantity\": \"3\"}"}}}]`
+	_, srv := startMock(t, func(mock http.Handler) http.Handler {
+		mux := http.NewServeMux()
+		mux.Handle("/", mock)
+		mux.HandleFunc("GET /__admin/violations", func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") != "Bearer "+adminKey {
+				http.Error(w, `{"code":"unauthorized","message":"no","status":401}`, http.StatusUnauthorized)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, findings)
+		})
+		return mux
+	})
+	tb := openTab(t)
+	tb.logIn(srv)
+	tb.waitFor("the violations panel", `!document.getElementById('violations').hidden && document.querySelector('#findings summary')`)
+	tb.do(chromedp.Click(chromedp.CSS(`#findings summary`)))
+	got := tb.text(`document.getElementById('findings').textContent`)
+	for _, want := range []string{"3×", "updateInventory", "response-body", "quantity: got string <b>bold</b>, want integer", `{"quantity": "3"}`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the violations panel shows %q; want %q in it", got, want)
+		}
+	}
+	var bold int
+	tb.eval(`document.querySelectorAll('#findings b').length`, &bold)
+	if bold != 0 {
+		t.Errorf("a finding's message was parsed as HTML")
+	}
+	tb.checkClean(srv.URL)
+}
+
+// TestDashboardManyPets: 100,000 pets are paged, sorted and filtered by
+// the mock; the page never asks for more than one page of them.
+func TestDashboardManyPets(t *testing.T) {
+	c, err := spec.Shared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	shape, err := fixtures.NewShape(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pets, err := fixtures.Generate(shape, 100_000, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, srv := startMock(t, nil, pets...)
+	tb := openTab(t)
+	tb.logIn(srv)
+	tb.waitFor("100,000 pets", `document.getElementById('range').textContent === '1–50 of 100,000'`)
+	tb.do(chromedp.Click(chromedp.ID("next")))
+	tb.waitFor("the second page", `document.getElementById('range').textContent === '51–100 of 100,000' && document.querySelector('#records-body tr[data-key]').dataset.key === '51'`)
+	tb.do(chromedp.Click(chromedp.CSS(`#records-head th:nth-child(1) button`)))
+	tb.waitFor("the last pet first", `document.querySelector('#records-body tr[data-key]').dataset.key === '100000'`)
+	tb.choose("filter-status", "pending")
+	tb.do(chromedp.Click(chromedp.CSS(`#records-head th:nth-child(2) button`)))
+	tb.waitFor("pending pets by quantity", `(() => { const rows = [...document.querySelectorAll('#records-body tr[data-key]')];
+		const q = rows.map(r => Number(r.querySelector('input').value));
+		return rows.length === 50 && rows.every(r => r.textContent.includes('pending')) && q.every((v, i) => i === 0 || q[i-1] <= v)
+			&& /^1–50 of [0-9,]+$/.test(document.getElementById('range').textContent); })()`)
+	tb.do(chromedp.SendKeys(chromedp.ID("find"), "99999"))
+	tb.waitFor("pet 99999 found", `document.querySelectorAll('#records-body tr[data-key]').length <= 1 && /of [01]$/.test(document.getElementById('range').textContent)`)
+	for _, r := range tb.sent() {
+		u, err := url.Parse(r.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(u.Path, "/v1/") || (u.Path == "/__admin/records" && u.Query().Get("limit") != "50") {
+			t.Errorf("the page asked for %s; want pages of 50 from /__admin/records only", r.URL)
+		}
+	}
+	tb.checkClean(srv.URL)
+}
+
+// TestPageHeaders checks what the page and its assets are served with,
+// without a browser.
+func TestPageHeaders(t *testing.T) {
+	_, srv := startMock(t, nil)
+	for _, tt := range []struct {
+		path, contentType string
+		status            int
+	}{
+		{"/__admin/", "text/html; charset=utf-8", 200},
+		{"/__admin/assets/dashboard.js", "text/javascript; charset=utf-8", 200},
+		{"/__admin/assets/dashboard.css", "text/css; charset=utf-8", 200},
+		{"/__admin/assets/icon.svg", "image/svg+xml", 200},
+		{"/__admin/assets/nope.js", "application/json", 404},
+		{"/__admin/assets/", "application/json", 404},
+	} {
+		resp, err := http.Get(srv.URL + tt.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.status || resp.Header.Get("Content-Type") != tt.contentType {
+			t.Errorf("GET %s: %d %s; want %d %s", tt.path, resp.StatusCode, resp.Header.Get("Content-Type"), tt.status, tt.contentType)
+		}
+		if tt.status != 200 {
+			continue
+		}
+		for name, want := range map[string]string{
+			"Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'",
+			"X-Content-Type-Options":  "nosniff",
+			"Referrer-Policy":         "no-referrer",
+			"X-Frame-Options":         "DENY",
+		} {
+			if got := resp.Header.Get(name); got != want {
+				t.Errorf("GET %s: %s = %q; want %q", tt.path, name, got, want)
+			}
+		}
+	}
+	// An unchanged asset costs a 304.
+	resp, _ := http.Get(srv.URL + "/__admin/assets/dashboard.js")
+	resp.Body.Close()
+	r, _ := http.NewRequest("GET", srv.URL+"/__admin/assets/dashboard.js", nil)
+	r.Header.Set("If-None-Match", resp.Header.Get("ETag"))
+	again, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again.Body.Close()
+	if again.StatusCode != http.StatusNotModified {
+		t.Errorf("GET with If-None-Match: %d; want 304", again.StatusCode)
+	}
+	// /__admin redirects to the page; other methods are refused.
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if resp, err := client.Get(srv.URL + "/__admin"); err != nil || resp.StatusCode/100 != 3 || resp.Header.Get("Location") != "/__admin/" {
+		t.Errorf("GET /__admin: %v %v; want a redirect to /__admin/", resp, err)
+	}
+	if resp, err := http.Post(srv.URL+"/__admin/", "text/plain", strings.NewReader("x")); err != nil || resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST /__admin/: %v %v; want 405", resp, err)
+	}
+	// The page holds no key, no data, no inline script or style.
+	resp, err = http.Get(srv.URL + "/__admin/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	page := string(body)
+	for _, leak := range []string{adminKey, apiKey, "petId", "style="} {
+		if strings.Contains(page, leak) {
+			t.Errorf("the page holds %q", leak)
+		}
+	}
+	if handler := regexp.MustCompile(`\son[a-z]+=`).FindString(page); handler != "" {
+		t.Errorf("the page holds an inline event handler: %q", handler)
+	}
+	if strings.Count(page, "<script") != 1 || !strings.Contains(page, `<script type="module" src="assets/dashboard.js"></script>`) || !strings.Contains(page, "Pet Store Inventory Service") {
+		t.Errorf("page = %.300s; want the contract's title and one script, from the assets", page)
+	}
+}

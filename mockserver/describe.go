@@ -1,0 +1,120 @@
+package mockserver
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/petstore/inventory-kit/fixtures"
+)
+
+// A contractInfo is the answer of GET /__admin/contract: what the loaded
+// contract says the dashboard needs to know, so that the page types in no
+// field, status or example of its own.
+type contractInfo struct {
+	Title       string          `json:"title"`
+	Version     string          `json:"version"`
+	BasePath    string          `json:"basePath"`
+	Record      recordInfo      `json:"record"`
+	Operations  []operationInfo `json:"operations"`
+	Faults      []string        `json:"faults"`
+	JournalSize int             `json:"journalSize"` // requests kept per session; 0: the journal is off
+}
+
+// A recordInfo describes the record schema: the columns of the
+// dashboard's table.
+type recordInfo struct {
+	Name   string      `json:"name"`
+	Key    string      `json:"key"`
+	Fields []fieldInfo `json:"fields"`
+}
+
+// A fieldInfo describes one property of the record schema.
+type fieldInfo struct {
+	Name        string   `json:"name"`
+	Type        string   `json:"type,omitempty"`
+	Enum        []string `json:"enum,omitempty"`
+	Key         bool     `json:"key,omitempty"`
+	Writable    bool     `json:"writable,omitempty"` // the update's body sets it
+	Description string   `json:"description,omitempty"`
+}
+
+// An operationInfo describes one operation of the contract, with what a
+// chaos rule can force it to answer.
+type operationInfo struct {
+	Name       string        `json:"name"`
+	Method     string        `json:"method"`
+	Path       string        `json:"path"`
+	Statuses   []int         `json:"statuses"`
+	Examples   []exampleInfo `json:"examples"`
+	Deprecated bool          `json:"deprecated,omitempty"`
+	Stability  string        `json:"stability,omitempty"`
+}
+
+// An exampleInfo is a named example and the status it is answered with.
+type exampleInfo struct {
+	Name   string `json:"name"`
+	Status int    `json:"status"`
+}
+
+// title returns the contract's title; "" where it gives none.
+func (s *Server) title() string {
+	if m := s.contract.Model; m != nil && m.Info != nil {
+		return m.Info.Title
+	}
+	return ""
+}
+
+// describeContract returns the handler of GET /__admin/contract. The
+// answer never changes, so it is encoded once.
+func (s *Server) describeContract() adminHandler {
+	info := contractInfo{
+		BasePath:    s.contract.BasePath,
+		Record:      recordInfo{Name: s.shape.Schema.Name, Key: s.shape.Key, Fields: []fieldInfo{}},
+		Operations:  []operationInfo{},
+		Faults:      faults,
+		JournalSize: s.journal.perSession,
+	}
+	if m := s.contract.Model; m != nil && m.Info != nil {
+		info.Title, info.Version = m.Info.Title, m.Info.Version
+	}
+	writable := map[string]bool{}
+	if op := s.contract.Operation(fixtures.UpdateOperation); op != nil && op.Body != nil {
+		for _, name := range op.Body.Schema.PropertyNames() {
+			writable[name] = name != s.shape.Key && s.shape.Has(name)
+		}
+	}
+	for _, name := range s.shape.Fields {
+		f := fieldInfo{Name: name, Key: name == s.shape.Key, Writable: writable[name]}
+		if ps := s.shape.Schema.Property(name); ps != nil {
+			f.Type, f.Enum, f.Description = ps.Type(), enumOf(ps), ps.Model.Description
+		}
+		info.Record.Fields = append(info.Record.Fields, f)
+	}
+	for _, op := range s.contract.Operations {
+		o := operationInfo{Name: op.Name(), Method: op.Method, Path: op.Path, Statuses: op.Statuses,
+			Examples: []exampleInfo{}, Deprecated: op.Deprecated, Stability: op.Stability}
+		if o.Statuses == nil {
+			o.Statuses = []int{}
+		}
+		for _, r := range op.Responses {
+			status, err := strconv.Atoi(r.Code)
+			if err != nil {
+				continue
+			}
+			for _, ex := range r.Examples {
+				o.Examples = append(o.Examples, exampleInfo{Name: ex.Name, Status: status})
+			}
+		}
+		info.Operations = append(info.Operations, o)
+	}
+	body, err := json.Marshal(info)
+	body = append(body, '\n')
+	return func(w http.ResponseWriter, r *http.Request, _ *request) {
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, CodeInternal, "encoding the contract's description: "+err.Error())
+			return
+		}
+		writeJSON(w, http.StatusOK, body)
+	}
+}

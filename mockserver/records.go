@@ -1,0 +1,356 @@
+package mockserver
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/petstore/inventory-kit/fixtures"
+	"github.com/petstore/inventory-kit/spec"
+)
+
+// The records of a session as the dashboard reads and writes them: GET
+// /__admin/records pages through them, sorted and filtered by any field
+// of the record schema; PATCH /__admin/records/{key} writes one through
+// the contract's own update.
+
+// Bounds of a page of records.
+const (
+	defaultRecordLimit = 50
+	maxRecordLimit     = 1000
+)
+
+// A recordPage is the answer of GET /__admin/records.
+type recordPage struct {
+	Total   int               `json:"total"` // records that pass the filters
+	Offset  int               `json:"offset"`
+	Limit   int               `json:"limit"`
+	Records []json.RawMessage `json:"records"`
+}
+
+// A recordQuery is what GET /__admin/records asks for.
+type recordQuery struct {
+	offset, limit int
+	sort          string // a field of the record; "" for the key
+	desc          bool
+	filters       []recordFilter
+}
+
+// A recordFilter keeps the records whose field has a value.
+type recordFilter struct {
+	field, value string
+}
+
+// listRecords answers one page of a session's records. Without a sort
+// field or a filter the page is cut from the list as the store keeps it,
+// in key order, without reading a record; otherwise the fields it needs
+// are read from every record, which is filtered and sorted (tens of
+// milliseconds for 100,000 records: a dashboard's request, not an API
+// one).
+func (s *Server) listRecords(w http.ResponseWriter, r *http.Request, _ *request) {
+	session, ok := adminSession(w, r)
+	if !ok {
+		return
+	}
+	q, err := s.recordQuery(r.URL.Query())
+	if err != nil {
+		writeError(w, http.StatusBadRequest, CodeInvalidParameter, err.Error())
+		return
+	}
+	l, err := s.store.List(r.Context(), session)
+	if err != nil {
+		writeStoreError(w, err)
+		return
+	}
+	page := recordPage{Offset: q.offset, Limit: q.limit, Records: []json.RawMessage{}}
+	if (q.sort == "" || q.sort == s.shape.Key) && len(q.filters) == 0 {
+		page.Total = l.Len()
+		lo, hi := q.offset, q.offset+q.limit // positions in the requested order
+		if q.desc {
+			lo, hi = l.Len()-hi, l.Len()-q.offset
+		}
+		i := 0
+		for rec := range l.All() {
+			if i >= hi {
+				break
+			}
+			if i >= lo {
+				page.Records = append(page.Records, rec)
+			}
+			i++
+		}
+		if q.desc {
+			slices.Reverse(page.Records)
+		}
+		writeValue(w, http.StatusOK, page)
+		return
+	}
+	type row struct {
+		raw json.RawMessage
+		key sortKey
+	}
+	// The fields read of each record: the filters' (value i for filter
+	// i), then the sort field's.
+	var names []string
+	for _, f := range q.filters {
+		names = append(names, f.field)
+	}
+	if q.sort != "" {
+		names = append(names, q.sort)
+	}
+	fr := newFieldReader(names)
+	keyOf := s.sortKeys(q.sort)
+	var rows []row
+	for raw := range l.All() {
+		values, err := fr.read(raw)
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, CodeInternal, "reading a stored record: "+err.Error())
+			return
+		}
+		if !matches(values, q.filters) {
+			continue
+		}
+		rw := row{raw: raw}
+		if q.sort != "" {
+			rw.key = keyOf(values[len(q.filters)])
+		}
+		rows = append(rows, rw)
+	}
+	if q.sort != "" {
+		// Stable: records with equal values stay in key order.
+		slices.SortStableFunc(rows, func(a, b row) int {
+			if q.desc {
+				return b.key.compare(a.key)
+			}
+			return a.key.compare(b.key)
+		})
+	} else if q.desc {
+		slices.Reverse(rows)
+	}
+	page.Total = len(rows)
+	for _, rw := range rows[min(q.offset, len(rows)):min(q.offset+q.limit, len(rows))] {
+		page.Records = append(page.Records, rw.raw)
+	}
+	writeValue(w, http.StatusOK, page)
+}
+
+// recordQuery reads the query of GET /__admin/records. The admin document
+// has checked the types and ranges; the field names and values are checked
+// here against the loaded record schema.
+func (s *Server) recordQuery(v url.Values) (recordQuery, error) {
+	q := recordQuery{limit: defaultRecordLimit}
+	if o := v.Get("offset"); o != "" {
+		q.offset, _ = strconv.Atoi(o)
+	}
+	if l := v.Get("limit"); l != "" {
+		q.limit, _ = strconv.Atoi(l)
+	}
+	q.offset, q.limit = max(q.offset, 0), min(max(q.limit, 1), maxRecordLimit)
+	q.desc = v.Get("order") == "desc"
+	if q.sort = v.Get("sort"); q.sort != "" && !s.shape.Has(q.sort) {
+		return q, fmt.Errorf("sort: %s has no field %q; it has %s", s.shape.Schema.Name, q.sort, strings.Join(s.shape.Fields, ", "))
+	}
+	for _, f := range v["filter"] {
+		field, value, ok := strings.Cut(f, ":")
+		if !ok {
+			return q, fmt.Errorf("filter %q: want FIELD:VALUE, such as status:sold", f)
+		}
+		if err := s.checkFilter(field, value); err != nil {
+			return q, fmt.Errorf("filter %q: %v", f, err)
+		}
+		q.filters = append(q.filters, recordFilter{field: field, value: value})
+	}
+	return q, nil
+}
+
+// checkFilter checks that a filter's value is one the field can have: one
+// of its enum where the schema gives one, a number for a number.
+func (s *Server) checkFilter(field, value string) error {
+	if !s.shape.Has(field) {
+		return fmt.Errorf("%s has no field %q; it has %s", s.shape.Schema.Name, field, strings.Join(s.shape.Fields, ", "))
+	}
+	ps := s.shape.Schema.Property(field)
+	if enum := enumOf(ps); len(enum) > 0 {
+		if !slices.Contains(enum, value) {
+			return fmt.Errorf("%s is one of %s", field, strings.Join(enum, ", "))
+		}
+		return nil
+	}
+	switch t := ps.Type(); t {
+	case "integer", "number":
+		if _, ok := new(big.Rat).SetString(value); !ok {
+			return fmt.Errorf("%s is a number; %q is not", field, value)
+		}
+	case "boolean":
+		if value != "true" && value != "false" {
+			return fmt.Errorf("%s is true or false; %q is neither", field, value)
+		}
+	}
+	return nil
+}
+
+// enumOf returns the values a schema's enum allows, as text; nil if it
+// has none.
+func enumOf(s *spec.Schema) []string {
+	if s == nil || s.Model == nil {
+		return nil
+	}
+	var out []string
+	for _, n := range s.Model.Enum {
+		if n != nil {
+			out = append(out, n.Value)
+		}
+	}
+	return out
+}
+
+// matches reports whether a record passes every filter; values[i] is its
+// value of filter i's field.
+func matches(values []any, filters []recordFilter) bool {
+	for i, f := range filters {
+		if !valueIs(values[i], f.value) {
+			return false
+		}
+	}
+	return true
+}
+
+// valueIs reports whether a decoded JSON value is the value text names:
+// equal strings, equal numbers (5 and 5.0 are equal), true or false, null.
+func valueIs(v any, text string) bool {
+	switch v := v.(type) {
+	case string:
+		return v == text
+	case json.Number:
+		a, ok1 := new(big.Rat).SetString(string(v))
+		b, ok2 := new(big.Rat).SetString(text)
+		return ok1 && ok2 && a.Cmp(b) == 0
+	case bool:
+		return strconv.FormatBool(v) == text
+	case nil:
+		return text == "null"
+	}
+	return string(spec.AppendJSON(nil, v)) == text
+}
+
+// A sortKey is a field's value made comparable: numbers as numbers,
+// enum values in the schema's order, other values as text. A record
+// without the field sorts last.
+type sortKey struct {
+	missing bool
+	isNum   bool
+	num     float64
+	i       int64 // the number, where it is an int64
+	isInt   bool
+	text    string
+}
+
+// sortKeys returns the function that makes the sort key of a record's
+// value of field.
+func (s *Server) sortKeys(field string) func(v any) sortKey {
+	enum := enumOf(s.shape.Schema.Property(field))
+	return func(v any) sortKey { return keyOf(v, enum) }
+}
+
+// keyOf makes the sort key of a value; enum is the order of a string
+// field's values, if it has one.
+func keyOf(v any, enum []string) sortKey {
+	switch v := v.(type) {
+	case nil:
+		return sortKey{missing: true}
+	case json.Number:
+		k := sortKey{isNum: true}
+		if i, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+			k.i, k.isInt, k.num = i, true, float64(i)
+		} else {
+			k.num, _ = strconv.ParseFloat(string(v), 64)
+		}
+		return k
+	case string:
+		if i := slices.Index(enum, v); i >= 0 {
+			return sortKey{isNum: true, isInt: true, i: int64(i), num: float64(i)}
+		}
+		return sortKey{text: v}
+	case bool:
+		if v {
+			return sortKey{isNum: true, isInt: true, i: 1, num: 1}
+		}
+		return sortKey{isNum: true, isInt: true}
+	}
+	return sortKey{text: string(spec.AppendJSON(nil, v))}
+}
+
+// compare orders two sort keys: numbers before text, missing values last.
+func (a sortKey) compare(b sortKey) int {
+	switch {
+	case a.missing || b.missing:
+		return cmpBool(a.missing, b.missing)
+	case a.isNum != b.isNum:
+		return cmpBool(!a.isNum, !b.isNum)
+	case a.isNum && a.isInt && b.isInt:
+		return cmp.Compare(a.i, b.i)
+	case a.isNum:
+		return cmp.Compare(a.num, b.num)
+	}
+	return strings.Compare(a.text, b.text)
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// updateRecord returns the handler of PATCH /__admin/records/{key}: the
+// dashboard's write of one record. The admin key is not an API key, so
+// the dashboard cannot call the contract's update itself; this sends the
+// request through the update operation's own wrapper and handler, built
+// here by the same calls that build the API's: the contract's validation,
+// Shape.Apply and the store, with the contract's Error on a bad value. Not
+// its chaos rules: a fault meant for the app under test must not break the
+// developer's own edit, nor take a draw from the seeded sequence; not the
+// Prefer header; and not the journal, which records the API's callers.
+func (s *Server) updateRecord() adminHandler {
+	op := s.contract.Operation(fixtures.UpdateOperation)
+	h, err := s.bind(op)
+	if err != nil || h == nil {
+		// New fails on the same bind when it builds the API's routes.
+		return func(w http.ResponseWriter, r *http.Request, _ *request) {
+			writeError(w, http.StatusInternalServerError, CodeInternal, fmt.Sprintf("the update cannot be served: %v", err))
+		}
+	}
+	calm := *s
+	calm.chaos = newChaos(s.contract, s.maxDelay) // no rules
+	update := calm.operation(op, h)
+	return func(w http.ResponseWriter, r *http.Request, in *request) {
+		session, ok := adminSession(w, r)
+		if !ok {
+			return
+		}
+		key := r.PathValue("key")
+		api := r.Clone(r.Context())
+		api.URL = &url.URL{Path: s.contract.BasePath + strings.Replace(op.Path, "{"+s.shape.Key+"}", key, 1)}
+		api.RequestURI = api.URL.Path
+		api.Header = http.Header{SessionHeader: {session}}
+		if ct := r.Header.Values("Content-Type"); len(ct) > 0 {
+			api.Header["Content-Type"] = ct
+		}
+		api.Body = io.NopCloser(bytes.NewReader(in.raw))
+		api.ContentLength = int64(len(in.raw))
+		api.SetPathValue(s.shape.Key, key)
+		update.ServeHTTP(w, api)
+	}
+}

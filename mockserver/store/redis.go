@@ -1,0 +1,852 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/petstore/inventory-kit/fixtures"
+)
+
+// Redis keeps records in a Redis server, shared by every mock process
+// that uses the same server, database and key prefix: those processes are
+// one mock. A write on one is read on the others at once, and concurrent
+// writes to one record lose nothing.
+//
+// Every write is a compare-and-set on the server: a Lua script writes the
+// new record only if the stored one is still the one change was given,
+// and otherwise returns the stored one, on which change runs again. The
+// merge and validation stay in Go; the atomicity is the server's.
+//
+// Every read asks the server for the session's version, in one round
+// trip; the records come along only when the version is not the one this
+// process has cached. Versions come from one counter on the server, so a
+// version never names two different states.
+//
+// Keys, under the prefix (DefaultRedisPrefix unless the URL's prefix
+// parameter says otherwise):
+//
+//	meta        hash: format, fingerprint, records, loaded (when), by (which process)
+//	fixtures    hash: petId -> record, as loaded by the first process
+//	loading     the lock of the process loading the fixtures (SET NX, 60 s)
+//	clock       the counter versions are drawn from
+//	sessions    sorted set: session name -> last use (server time, ms)
+//	s:NAME      hash: _v version, _w writes, _c created (ms), and
+//	            petId -> record for each record written in the session
+//
+// A session holds only the records written in it; the others are the
+// fixtures'. A session's hash expires after Options.IdleTimeout unused
+// (the default session's never does), and past Options.MaxSessions the
+// least recently used is dropped. The first process to start on an empty
+// server loads the fixtures, once, under the lock; a process that finds
+// the state of other fixtures or another contract (another fingerprint)
+// refuses to start. If the server comes back empty (it lost its data),
+// the fixtures are loaded again.
+//
+// One Redis server (or a primary with replicas behind Sentinel) is
+// assumed; the scripts name keys they compute, which Redis Cluster does
+// not allow.
+type Redis struct {
+	client *redis.Client
+	where  string // the server's URL without its password, for messages
+	prefix string
+	ids    []int64 // every key in ascending order
+	seed   *snapshot
+	fp     string
+	opts   Options
+
+	// touchEvery is how often at most this process marks a session used
+	// on the server when it only reads it.
+	touchEvery time.Duration
+
+	// gen counts connections made to the server: a new one may be to a
+	// server that restarted, so what was cached before it is dropped.
+	gen atomic.Int64
+
+	mu      sync.Mutex // guards cache, flights and hints
+	cache   map[string]*cached
+	flights map[string]*flight
+	// hints are, per session, the records this process last saw the
+	// server hold: the first guess of a write's compare-and-set. A wrong
+	// guess costs a round trip, never a wrong write.
+	hints map[string]map[int64][]byte
+
+	writes *batcher // sends the compare-and-sets of concurrent writes together
+
+	up      atomic.Bool // the server answered the last check
+	loaded  atomic.Bool // this process loaded the fixtures (for tests)
+	stop    chan struct{}
+	stopped chan struct{}
+	once    sync.Once
+}
+
+// A cached is what this process last read of a session.
+type cached struct {
+	gen     int64     // Redis.gen when it was read
+	ver     int64     // the session's version; 0: the fixtures
+	snap    *snapshot // the session's records at ver
+	touched time.Time // when this process last marked it used on the server
+}
+
+// DefaultRedisPrefix is the prefix of every key the store writes, unless
+// the URL's prefix parameter names another.
+const DefaultRedisPrefix = "inventory-mock:"
+
+// redisFormat names the layout of the keys; another value in meta stops
+// OpenRedis.
+const redisFormat = "inventory-mock redis store, format 1"
+
+// maxHints bounds the hints kept per session.
+const maxHints = 4096
+
+// ParseRedisURL checks a redis:// or rediss:// URL as OpenRedis takes it:
+// go-redis's options, plus prefix. It returns the client options, the key
+// prefix, and the URL without its password.
+func ParseRedisURL(raw string) (*redis.Options, string, string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, "", "", errors.New("redis store: not a URL: " + redactedParseError(err))
+	}
+	if u.Scheme != "redis" && u.Scheme != "rediss" {
+		return nil, "", "", fmt.Errorf("redis store %s: want a redis:// or rediss:// URL", u.Redacted())
+	}
+	q := u.Query()
+	prefix := DefaultRedisPrefix
+	if q.Has("prefix") {
+		prefix = q.Get("prefix")
+		q.Del("prefix")
+		u.RawQuery = q.Encode()
+	}
+	where := u.Redacted()
+	opts, err := redis.ParseURL(u.String())
+	if err != nil {
+		return nil, "", "", fmt.Errorf("redis store %s: %v", where, err)
+	}
+	return opts, prefix, where, nil
+}
+
+// redactedParseError is a url.Parse error without the URL, which may hold
+// a password.
+func redactedParseError(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return "malformed"
+}
+
+// OpenRedis connects to the server at rawURL, loads the fixtures if it
+// holds none, and checks that what it holds was made from records and
+// Options.Origin. It waits for the server until ctx is done.
+func OpenRedis(ctx context.Context, rawURL string, records []fixtures.Record, opts Options) (*Redis, error) {
+	ro, prefix, where, err := ParseRedisURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	defaults(ro, rawURL)
+	r := &Redis{where: where, prefix: prefix, opts: opts.withDefaults(), cache: map[string]*cached{}, flights: map[string]*flight{},
+		hints: map[string]map[int64][]byte{},
+		stop:  make(chan struct{}), stopped: make(chan struct{})}
+	r.touchEvery = min(time.Second, r.opts.IdleTimeout/10)
+	r.ids, r.seed = newSeed(records)
+	r.fp = fingerprint(opts.Origin, r.ids, r.seed)
+	ro.OnConnect = func(context.Context, *redis.Conn) error {
+		r.gen.Add(1)
+		return nil
+	}
+	r.client = redis.NewClient(ro)
+	if err := r.waitInit(ctx); err != nil {
+		r.client.Close()
+		return nil, err
+	}
+	r.up.Store(true)
+	r.writes = newBatcher(r.client, compareAndSet)
+	// The default session exists from the start, as in every engine: a
+	// read marks it used, and so created, on the server.
+	if _, err := r.read(ctx, DefaultSession); err != nil {
+		r.writes.close()
+		r.client.Close()
+		return nil, err
+	}
+	go r.monitor()
+	return r, nil
+}
+
+// defaults sets the client options the URL does not: short timeouts, so
+// that a server that is down turns into a 503 quickly, and a pool as large
+// as the concurrency a mock sees. Retries are off whatever the URL says.
+func defaults(o *redis.Options, raw string) {
+	u, _ := url.Parse(raw)
+	q := u.Query()
+	set := func(name string, v *time.Duration, d time.Duration) {
+		if !q.Has(name) {
+			*v = d
+		}
+	}
+	set("dial_timeout", &o.DialTimeout, time.Second)
+	set("read_timeout", &o.ReadTimeout, 2*time.Second)
+	set("write_timeout", &o.WriteTimeout, 2*time.Second)
+	set("pool_timeout", &o.PoolTimeout, 3*time.Second)
+	if !q.Has("pool_size") {
+		o.PoolSize = 128
+	}
+	// Never resend a command whose answer was lost: a compare-and-set that
+	// was applied would come back as a conflict with its own write, and
+	// the change would be applied twice. A lost answer is a 503 instead:
+	// the write may or may not have been made, as with any lost answer.
+	o.MaxRetries = -1
+	o.DialerRetries = 1
+	o.DisableIdentity = true
+}
+
+// waitInit runs init until it succeeds, fails for a reason waiting cannot
+// fix, or ctx is done.
+func (r *Redis) waitInit(ctx context.Context) error {
+	logged := false
+	for {
+		err := r.init(ctx)
+		if err == nil || !errors.Is(err, ErrUnavailable) {
+			return err
+		}
+		if !logged {
+			r.opts.Logger.Warn("redis store: waiting for the server", "redis", r.where, "error", err)
+			logged = true
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("redis store %s: no answer before the start-up deadline: %v", r.where, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// init checks the server's meta, or loads the fixtures under the lock if
+// there is none. Of processes starting together on an empty server, one
+// loads and the others wait for it.
+func (r *Redis) init(ctx context.Context) error {
+	for {
+		meta, err := r.client.HGetAll(ctx, r.key("meta")).Result()
+		if err != nil {
+			return r.unavailable(err)
+		}
+		if len(meta) > 0 {
+			return r.checkMeta(meta)
+		}
+		token := randomToken()
+		claim, err := claimLoad.Run(ctx, r.client, []string{r.key("meta"), r.key("loading")}, token, loadLock.Milliseconds()).Int()
+		if err != nil {
+			return r.unavailable(err)
+		}
+		if claim == claimMeta {
+			continue // loaded since we looked
+		}
+		if claim == claimWon {
+			done, err := r.load(ctx, token)
+			if err != nil || done {
+				return err
+			}
+			continue // the lock expired under us; look again
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("redis store %s: another process is loading the fixtures and has not finished: %w", r.where, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// checkMeta refuses a server that holds the state of another format or
+// other fixtures.
+func (r *Redis) checkMeta(meta map[string]string) error {
+	if meta["format"] != redisFormat {
+		return fmt.Errorf("redis store %s (prefix %q): holds keys of another version of inventory-mock (format %q; this one reads %q); use another database or prefix, or delete the keys %s*", r.where, r.prefix, meta["format"], redisFormat, r.prefix)
+	}
+	if meta["fingerprint"] != r.fp {
+		return fmt.Errorf("redis store %s (prefix %q): holds the state of other fixtures or another contract (fingerprint %.12s, loaded %s by %s; these are %.12s); start every replica with the same --spec, --fixtures and --generate, or use another database or prefix (?prefix=NAME) for these, or delete the keys %s*",
+			r.where, r.prefix, meta["fingerprint"], meta["loaded"], meta["by"], r.fp, r.prefix)
+	}
+	return nil
+}
+
+// load writes the fixtures and then meta, while this process holds the
+// lock with token. It reports false if the lock was lost before meta was
+// written.
+func (r *Redis) load(ctx context.Context, token string) (bool, error) {
+	fixturesKey := r.key("fixtures")
+	if err := r.client.Del(ctx, fixturesKey).Err(); err != nil {
+		return false, r.unavailable(err)
+	}
+	const batch = 1000
+	n := 0
+	pipe := r.client.Pipeline()
+	for _, c := range r.seed.chunks {
+		args := make([]any, 0, 2*c.len())
+		for i := range c.len() {
+			args = append(args, strconv.FormatInt(r.ids[n], 10), c.record(i))
+			n++
+			if len(args) == 2*batch {
+				pipe.HSet(ctx, fixturesKey, args...)
+				args = args[:0:0]
+			}
+		}
+		if len(args) > 0 {
+			pipe.HSet(ctx, fixturesKey, args...)
+		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return false, r.unavailable(err)
+	}
+	host, _ := os.Hostname()
+	res, err := finishLoad.Run(ctx, r.client, []string{r.key("loading"), r.key("meta"), r.key("clock")},
+		token, redisFormat, r.fp, len(r.ids), time.Now().UTC().Format(time.RFC3339), fmt.Sprintf("%s (pid %d)", host, os.Getpid())).Int()
+	if err != nil {
+		return false, r.unavailable(err)
+	}
+	if res == 1 {
+		r.loaded.Store(true)
+		r.opts.Logger.Info("redis store: loaded the fixtures into the server", "redis", r.where, "prefix", r.prefix, "records", len(r.ids))
+		return true, nil
+	}
+	return false, nil
+}
+
+func randomToken() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (r *Redis) key(name string) string { return r.prefix + name }
+
+func (r *Redis) sessionKey(session string) string { return r.prefix + "s:" + session }
+
+// sessionArgs returns the arguments of a script that calls touch: args,
+// the session's name, then the idle time, the most sessions and the prefix
+// of session hashes, then more.
+func (r *Redis) sessionArgs(args []any, session string, more ...any) []any {
+	out := make([]any, 0, len(args)+4+len(more))
+	out = append(append(out, args...), session, r.opts.IdleTimeout.Milliseconds(), r.opts.MaxSessions, r.prefix+"s:")
+	return append(out, more...)
+}
+
+// unavailable wraps an error of the client as ErrUnavailable, naming the
+// server without its password.
+func (r *Redis) unavailable(err error) error {
+	if errors.Is(err, ErrUnavailable) {
+		return err
+	}
+	return fmt.Errorf("%w: redis store %s: %v", ErrUnavailable, r.where, err)
+}
+
+// read returns the session's state on the server. Reads of one session
+// that arrive while a fetch is under way share the next fetch, which
+// starts after they arrived and so sees every write acknowledged before
+// they did: under load, one round trip answers many requests.
+func (r *Redis) read(ctx context.Context, session string) (*snapshot, error) {
+	f := r.flightOf(session)
+	f.mu.Lock()
+	if c := f.next; c != nil { // not started yet: join it
+		f.mu.Unlock()
+		return c.wait(ctx)
+	}
+	if f.cur == nil { // none under way: run one now
+		c := &fetch{done: make(chan struct{})}
+		f.cur = c
+		f.mu.Unlock()
+		r.run(f, c, session)
+		return c.snap, c.err
+	}
+	// One is under way, and may have started before this read arrived: lead
+	// the next, once it ends.
+	c, prev := &fetch{done: make(chan struct{})}, f.cur
+	f.next = c
+	f.mu.Unlock()
+	<-prev.done
+	f.mu.Lock()
+	f.cur, f.next = c, nil
+	f.mu.Unlock()
+	r.run(f, c, session)
+	return c.snap, c.err
+}
+
+// A flight is the fetches of one session's state: the one under way and
+// the one that starts when it ends.
+type flight struct {
+	mu   sync.Mutex // guards cur and next
+	cur  *fetch     // under way; nil: none
+	next *fetch     // waiting for cur to end; nil: none
+}
+
+// A fetch is one read of a session's state from the server.
+type fetch struct {
+	done chan struct{} // closed when snap and err are set
+	snap *snapshot
+	err  error
+}
+
+// wait returns the fetch's outcome, or ctx's error if ctx ends first.
+func (c *fetch) wait(ctx context.Context) (*snapshot, error) {
+	select {
+	case <-c.done:
+		return c.snap, c.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, ctx.Err())
+	}
+}
+
+// run does fetch c of f, with a context of its own: it serves reads other
+// than the one that runs it.
+func (r *Redis) run(f *flight, c *fetch, session string) {
+	ctx, cancel := context.WithTimeout(context.Background(), fetchTimeout)
+	c.snap, c.err = r.fetch(ctx, session)
+	cancel()
+	f.mu.Lock()
+	if f.cur == c {
+		f.cur = nil
+	}
+	f.mu.Unlock()
+	close(c.done)
+}
+
+// fetchTimeout bounds one fetch, beyond the client's own timeouts.
+const fetchTimeout = 5 * time.Second
+
+// flightOf returns the session's flight.
+func (r *Redis) flightOf(session string) *flight {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f := r.flights[session]
+	if f == nil {
+		if len(r.flights) > r.opts.MaxSessions {
+			r.forgetFlightsLocked()
+		}
+		f = &flight{}
+		r.flights[session] = f
+	}
+	return f
+}
+
+// forgetFlightsLocked forgets the flights of sessions other than the
+// default; reads under way keep theirs. r.mu must be held.
+func (r *Redis) forgetFlightsLocked() {
+	for name := range r.flights {
+		if name != DefaultSession {
+			delete(r.flights, name)
+		}
+	}
+}
+
+// fetch reads the session's state from the server, taking the records
+// from the cache when its version is the server's.
+func (r *Redis) fetch(ctx context.Context, session string) (*snapshot, error) {
+	c := r.cached(session)
+	ver, touch := int64(0), r.touching(session)
+	if c != nil {
+		ver = c.ver
+	}
+	gen := r.gen.Load()
+	args := r.sessionArgs([]any{ver, flag(touch)}, session)
+	res, err := readSession.Run(ctx, r.client, []string{r.sessionKey(session), r.key("sessions")}, args...).Slice()
+	if err != nil {
+		return nil, r.unavailable(err)
+	}
+	v, err := toInt(res[0])
+	if err != nil {
+		return nil, r.unavailable(err)
+	}
+	if c != nil && v == ver && len(res) == 1 {
+		if touch {
+			r.setTouched(session, c)
+		}
+		return c.snap, nil
+	}
+	snap := r.seed
+	if len(res) > 1 {
+		if snap, err = r.build(res[1]); err != nil {
+			return nil, r.unavailable(err)
+		}
+	}
+	r.remember(session, gen, v, snap, touch)
+	return snap, nil
+}
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// build makes a snapshot of a session's hash as HGETALL returns it.
+func (r *Redis) build(hash any) (*snapshot, error) {
+	fields, err := pairs(hash)
+	if err != nil {
+		return nil, err
+	}
+	changes := map[int64][]byte{}
+	for k, v := range fields {
+		if strings.HasPrefix(k, "_") {
+			continue
+		}
+		id, err := strconv.ParseInt(k, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("a session holds the field %q, which is not a key", k)
+		}
+		changes[id] = []byte(v)
+	}
+	return r.seed.withAll(r.ids, changes)
+}
+
+// pairs reads the reply of HGETALL inside a script: a flat list of names
+// and values.
+func pairs(v any) (map[string]string, error) {
+	list, ok := v.([]any)
+	if !ok || len(list)%2 != 0 {
+		return nil, fmt.Errorf("unexpected reply %T", v)
+	}
+	out := make(map[string]string, len(list)/2)
+	for i := 0; i < len(list); i += 2 {
+		k, ok1 := list[i].(string)
+		val, ok2 := list[i+1].(string)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("unexpected reply %T, %T", list[i], list[i+1])
+		}
+		out[k] = val
+	}
+	return out, nil
+}
+
+// toInt reads an integer reply, sent as an integer or a string.
+func toInt(v any) (int64, error) {
+	switch x := v.(type) {
+	case int64:
+		return x, nil
+	case string:
+		return strconv.ParseInt(x, 10, 64)
+	}
+	return 0, fmt.Errorf("unexpected reply %T", v)
+}
+
+// cached returns the session's cache entry, if it is of the current
+// connection generation.
+func (r *Redis) cached(session string) *cached {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.cache[session]
+	if c == nil || c.gen != r.gen.Load() {
+		return nil
+	}
+	return c
+}
+
+// remember caches what a read found, unless a new connection was made
+// since it began.
+func (r *Redis) remember(session string, gen, ver int64, snap *snapshot, touched bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if gen != r.gen.Load() {
+		return
+	}
+	old := r.cache[session]
+	c := &cached{gen: gen, ver: ver, snap: snap}
+	if old != nil && old.gen == gen {
+		c.touched = old.touched
+	} else if len(r.cache) > r.opts.MaxSessions {
+		r.evictLocked()
+	}
+	if touched {
+		c.touched = time.Now()
+	}
+	r.cache[session] = c
+}
+
+// evictLocked forgets one cached session other than the default. r.mu
+// must be held.
+func (r *Redis) evictLocked() {
+	for name := range r.cache {
+		if name != DefaultSession {
+			delete(r.cache, name)
+			return
+		}
+	}
+}
+
+func (r *Redis) setTouched(session string, c *cached) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cache[session] == c {
+		next := *c
+		next.touched = time.Now()
+		r.cache[session] = &next
+	}
+}
+
+// List returns the session's records.
+func (r *Redis) List(ctx context.Context, session string) (List, error) {
+	snap, err := r.read(ctx, session)
+	if err != nil {
+		return List{}, err
+	}
+	return List{chunks: snap.chunks, size: snap.size, n: len(r.ids)}, nil
+}
+
+// find returns the position of key id.
+func (r *Redis) find(id int64) (int, bool) { return slices.BinarySearch(r.ids, id) }
+
+// record returns record pos of a snapshot.
+func record(s *snapshot, pos int) []byte { return s.chunks[pos/ChunkSize].record(pos % ChunkSize) }
+
+// Get returns the session's record of id.
+func (r *Redis) Get(ctx context.Context, session string, id int64) (fixtures.Record, error) {
+	pos, ok := r.find(id)
+	if !ok {
+		return fixtures.Record{}, ErrNotFound
+	}
+	snap, err := r.read(ctx, session)
+	if err != nil {
+		return fixtures.Record{}, err
+	}
+	return fixtures.Record{ID: id, JSON: record(snap, pos)}, nil
+}
+
+// maxAttempts bounds the compare-and-sets of one Update: each that fails
+// means another write to the record succeeded.
+const maxAttempts = 1000
+
+// Update runs change on the record it guesses is stored, and asks the
+// server to write the result if the guess was right; if not, it runs
+// change again on the record the server returned.
+func (r *Redis) Update(ctx context.Context, session string, id int64, change func(fixtures.Record) (fixtures.Record, error)) (fixtures.Record, error) {
+	pos, ok := r.find(id)
+	if !ok {
+		return fixtures.Record{}, ErrNotFound
+	}
+	fixture := record(r.seed, pos)
+	guess := r.guess(session, id, pos)
+	keys := []string{r.sessionKey(session), r.key("sessions"), r.key("clock")}
+	idArg := strconv.FormatInt(id, 10)
+	touch := r.touching(session)
+	for range maxAttempts {
+		rec, err := change(fixtures.Record{ID: id, JSON: guess})
+		if err != nil {
+			return fixtures.Record{}, err
+		}
+		gen := r.gen.Load()
+		args := r.sessionArgs([]any{idArg, guess, fixture, rec.JSON}, session, flag(touch))
+		res, err := r.writes.do(ctx, keys, args)
+		if err != nil {
+			return fixtures.Record{}, r.unavailable(err)
+		}
+		if ok, _ := toInt(res[0]); ok == 1 && len(res) == 3 {
+			r.wrote(session, gen, id, pos, rec.JSON, res[1], res[2], touch)
+			return rec, nil
+		}
+		cur, ok := res[1].(string)
+		if !ok {
+			return fixtures.Record{}, r.unavailable(fmt.Errorf("unexpected reply %T", res[1]))
+		}
+		guess = []byte(cur)
+		r.hint(session, id, guess)
+	}
+	return fixtures.Record{}, fmt.Errorf("%w: redis store %s: pet %d of session %s changed under %d attempts to write it", ErrUnavailable, r.where, id, session, maxAttempts)
+}
+
+// guess returns the record this process last saw of id in the session:
+// the last one a write met, else the cached one, else the fixture.
+func (r *Redis) guess(session string, id int64, pos int) []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if h, ok := r.hints[session][id]; ok {
+		return h
+	}
+	if c := r.cache[session]; c != nil {
+		return record(c.snap, pos)
+	}
+	return record(r.seed, pos)
+}
+
+// hint remembers the record of id the server holds.
+func (r *Redis) hint(session string, id int64, rec []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h := r.hints[session]
+	if h == nil || len(h) >= maxHints {
+		if len(r.hints) > r.opts.MaxSessions {
+			clear(r.hints)
+		}
+		h = map[int64][]byte{}
+		r.hints[session] = h
+	}
+	h[id] = rec
+}
+
+// wrote updates the cache after a write: the cached records are the
+// server's at the new version if they were at the previous one.
+func (r *Redis) wrote(session string, gen, id int64, pos int, rec []byte, newVer, prevVer any, touched bool) {
+	r.hint(session, id, rec)
+	v, err1 := toInt(newVer)
+	prev, err2 := toInt(prevVer)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.cache[session]
+	if c == nil || c.gen != gen || gen != r.gen.Load() {
+		return
+	}
+	next := *c
+	if touched {
+		next.touched = time.Now()
+	}
+	if err1 == nil && err2 == nil && c.ver == prev {
+		next.ver, next.snap = v, c.snap.with(pos/ChunkSize, pos%ChunkSize, rec)
+	}
+	r.cache[session] = &next
+}
+
+// touching reports whether this process should mark the session used on
+// the server now: it has not done so for touchEvery.
+func (r *Redis) touching(session string) bool {
+	c := r.cached(session)
+	return c == nil || time.Since(c.touched) >= r.touchEvery
+}
+
+// Reset puts the session back to the fixtures.
+func (r *Redis) Reset(ctx context.Context, session string) error {
+	args := r.sessionArgs(nil, session)
+	if err := resetSession.Run(ctx, r.client, []string{r.sessionKey(session), r.key("sessions")}, args...).Err(); err != nil {
+		return r.unavailable(err)
+	}
+	return nil
+}
+
+// Sessions describes the sessions on the server, the default first, then
+// by name.
+func (r *Redis) Sessions(ctx context.Context) ([]SessionInfo, error) {
+	used, err := r.client.ZRangeWithScores(ctx, r.key("sessions"), 0, -1).Result()
+	if err != nil {
+		return nil, r.unavailable(err)
+	}
+	names := []string{DefaultSession}
+	last := map[string]time.Time{}
+	for _, z := range used {
+		name, _ := z.Member.(string)
+		last[name] = time.UnixMilli(int64(z.Score))
+		if name != DefaultSession {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names[1:])
+	pipe := r.client.Pipeline()
+	cmds := make([]*redis.SliceCmd, len(names))
+	for i, name := range names {
+		cmds[i] = pipe.HMGet(ctx, r.sessionKey(name), "_c", "_w")
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, r.unavailable(err)
+	}
+	out := make([]SessionInfo, 0, len(names))
+	for i, name := range names {
+		vals := cmds[i].Val()
+		info := SessionInfo{Name: name, LastUsed: last[name]}
+		if len(vals) == 2 {
+			if c, err := toInt(vals[0]); err == nil {
+				info.Created = time.UnixMilli(c)
+			}
+			info.Writes, _ = toInt(vals[1])
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// Drop forgets a session; the default one is reset instead.
+func (r *Redis) Drop(ctx context.Context, session string) error {
+	if session == DefaultSession {
+		return r.Reset(ctx, session)
+	}
+	pipe := r.client.TxPipeline()
+	pipe.Del(ctx, r.sessionKey(session))
+	pipe.ZRem(ctx, r.key("sessions"), session)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return r.unavailable(err)
+	}
+	return nil
+}
+
+// Health reports whether the server answers and holds the fixtures'
+// meta.
+func (r *Redis) Health(ctx context.Context) error {
+	n, err := r.client.Exists(ctx, r.key("meta")).Result()
+	switch {
+	case err != nil:
+		return r.unavailable(err)
+	case n == 0:
+		return fmt.Errorf("%w: redis store %s: the server holds no fixtures (it lost its data?); loading them again", ErrUnavailable, r.where)
+	}
+	return nil
+}
+
+// monitor checks the server every second until Close: it logs when the
+// server goes away and comes back, loads the fixtures again into a server
+// that lost them, and drops idle sessions.
+func (r *Redis) monitor() {
+	defer close(r.stopped)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	sweepEvery := min(r.opts.IdleTimeout/2, time.Minute)
+	sweep := time.NewTicker(sweepEvery)
+	defer sweep.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-tick.C:
+			r.check()
+		case <-sweep.C:
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			dropIdle.Run(ctx, r.client, []string{r.key("sessions")}, r.opts.IdleTimeout.Milliseconds(), r.prefix+"s:")
+			cancel()
+		}
+	}
+}
+
+// check logs a change of the server's state, and loads the fixtures into
+// a server that has lost them.
+func (r *Redis) check() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	n, err := r.client.Exists(ctx, r.key("meta")).Result()
+	if err == nil && n == 0 {
+		r.opts.Logger.Warn("redis store: the server holds no fixtures (it lost its data); loading them again", "redis", r.where)
+		err = r.init(ctx)
+	}
+	switch {
+	case err != nil && r.up.Swap(false):
+		r.opts.Logger.Error("redis store: unavailable; answering 503 until it is back", "redis", r.where, "error", err)
+	case err == nil && !r.up.Swap(true):
+		r.opts.Logger.Info("redis store: available again", "redis", r.where)
+	}
+}
+
+// Close stops the monitor and closes the connections.
+func (r *Redis) Close() error {
+	var err error
+	r.once.Do(func() {
+		close(r.stop)
+		<-r.stopped
+		r.writes.close()
+		err = r.client.Close()
+	})
+	return err
+}
