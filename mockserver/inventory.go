@@ -178,7 +178,7 @@ func (s *Server) updateInventory(op *spec.Operation) (opHandler, error) {
 			}
 		}
 		rec, err := s.store.Update(r.Context(), in.session, id, func(old fixtures.Record) (fixtures.Record, error) {
-			rec, ps := s.shape.Apply(old, changes)
+			rec, ps := s.shape.ApplyChecked(old, changes, op.Body.Schema)
 			if len(ps) > 0 {
 				return fixtures.Record{}, problems(ps)
 			}

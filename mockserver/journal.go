@@ -2,7 +2,6 @@ package mockserver
 
 import (
 	"net/http"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -127,12 +126,16 @@ func (j *journal) record(w http.ResponseWriter, r *http.Request, rec *statusReco
 		status: rec.status(), aborted: rec.aborted, code: rec.code, duration: time.Since(start),
 		forced: rec.forced, fault: rec.fault,
 		reqHeader: journalHeader(r.Header), reqBody: rec.capture.reqBody, reqBytes: rec.capture.reqBytes,
-		respHeader: w.Header().Clone(), respBody: rec.capture.respBody, respBytes: rec.capture.respBytes,
+		// The answer's headers are kept, not copied: they are the answer's
+		// own, and nothing writes to them once it has been sent.
+		respHeader: w.Header(), respBody: rec.capture.respBody, respBytes: rec.capture.respBytes,
 	}
 	j.add(e)
 }
 
-// journalHeader copies a request's headers without its credentials.
+// journalHeader copies a request's headers without its credentials. The
+// values are shared, not copied: nothing writes to a request's headers
+// once it has been served.
 func journalHeader(h http.Header) http.Header {
 	out := make(http.Header, len(h))
 	for k, v := range h {
@@ -140,7 +143,7 @@ func journalHeader(h http.Header) http.Header {
 		case "Authorization", "Cookie", "Proxy-Authorization":
 			continue
 		}
-		out[k] = slices.Clone(v)
+		out[k] = v
 	}
 	return out
 }

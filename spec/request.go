@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"regexp"
@@ -124,18 +125,41 @@ func (p *Param) check(raw []string) []Problem {
 	if p.Schema == nil {
 		return nil
 	}
+	if p.Schema.bits > 0 && len(raw) == 1 {
+		// A plain integer (a petId): the whole check is a parse.
+		if !integerText.MatchString(raw[0]) {
+			return []Problem{{Kind: KindParameter, Field: p.Name, Message: fmt.Sprintf("%q is not an integer", raw[0])}}
+		}
+		if _, err := strconv.ParseInt(raw[0], 10, p.Schema.bits); err != nil {
+			lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+			if p.Schema.bits == 32 {
+				lo, hi = math.MinInt32, math.MaxInt32
+			}
+			return []Problem{{Kind: KindParameter, Field: p.Name, Message: fmt.Sprintf("%s is not a valid int%d: must be a whole number from %d to %d", raw[0], p.Schema.bits, lo, hi)}}
+		}
+		return nil
+	}
 	v, problem := paramValue(p.Schema, raw, p.In)
 	if problem != "" {
 		return []Problem{{Kind: KindParameter, Field: p.Name, Message: problem}}
 	}
 	ps := p.Schema.Validate(v)
 	for i := range ps {
-		ps[i].Kind, ps[i].Field = KindParameter, join(p.Name, ps[i].Field)
-		if strings.HasPrefix(ps[i].Field, p.Name+"[") {
-			ps[i].Field = p.Name + ps[i].Field[len(p.Name):]
-		}
+		ps[i].Kind, ps[i].Field = KindParameter, Under(p.Name, ps[i].Field)
 	}
 	return ps
+}
+
+// Under puts a name before a field path inside its value: petId, or
+// ids[2], or filter.status.
+func Under(name, path string) string {
+	switch {
+	case path == "":
+		return name
+	case strings.HasPrefix(path, "["):
+		return name + path
+	}
+	return name + "." + path
 }
 
 // integerText is an integer as a path or query parameter writes it: no

@@ -32,6 +32,8 @@ type Schema struct {
 	compiled *jsonschema.Schema
 	compiler *compiler
 	props    sync.Map // property name to its *Schema, compiled on first use
+	rules    string   // the rendered schema without annotations, canonical JSON: equal rules, equal strings
+	bits     int      // 32 or 64 where the schema is a plain integer of that format (0: not one)
 }
 
 // compiler holds what every compilation of one document shares.
@@ -67,6 +69,7 @@ func (c *compiler) compile(proxy *base.SchemaProxy, purpose schema_validation.Sc
 		return nil, err
 	}
 	s := &Schema{Model: model, compiled: compiled.CompiledSchema, compiler: c}
+	s.rules, s.bits = rulesOf(compiled.RenderedJSON)
 	if ref := proxy.GetReference(); ref != "" {
 		s.Name = ref[strings.LastIndexByte(ref, '/')+1:]
 	}
@@ -102,6 +105,54 @@ func (s *Schema) ValidateJSON(data []byte) []Problem {
 		return []Problem{{Kind: KindSchema, Field: je.Field, Message: je.Reason}}
 	}
 	return s.Validate(v)
+}
+
+// annotations are the keywords that do not constrain a value.
+var annotations = []string{"description", "title", "example", "examples", "deprecated", "$comment", "externalDocs", "xml", "readOnly", "writeOnly"}
+
+// rulesOf renders a schema's constraints, without its annotations, as
+// canonical JSON, and tells whether it is a plain integer: type integer,
+// format int32 or int64, and nothing else.
+func rulesOf(rendered []byte) (string, int) {
+	v, err := DecodeJSON(rendered)
+	if err != nil {
+		return string(rendered), 0
+	}
+	var strip func(any) any
+	strip = func(v any) any {
+		switch v := v.(type) {
+		case map[string]any:
+			for _, a := range annotations {
+				delete(v, a)
+			}
+			for k, e := range v {
+				v[k] = strip(e)
+			}
+		case []any:
+			for i, e := range v {
+				v[i] = strip(e)
+			}
+		}
+		return v
+	}
+	v = strip(v)
+	bits := 0
+	if m, ok := v.(map[string]any); ok && len(m) == 2 && m["type"] == "integer" {
+		switch m["format"] {
+		case "int64":
+			bits = 64
+		case "int32":
+			bits = 32
+		}
+	}
+	return string(AppendJSON(nil, v)), bits
+}
+
+// SameRules reports whether two schemas accept exactly the same values
+// because they say the same thing: the same constraints, whatever their
+// descriptions. A value one has accepted need not be checked by the other.
+func (s *Schema) SameRules(other *Schema) bool {
+	return s != nil && other != nil && s.rules == other.rules
 }
 
 // Property returns the schema of the named property, compiled, or nil if

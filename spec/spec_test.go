@@ -231,3 +231,43 @@ func TestValidateResponse(t *testing.T) {
 		})
 	}
 }
+
+// TestPlainIntegerParams checks the plain-integer fast path of path
+// parameters (a petId is parsed, not run through JSON Schema) against the
+// compiled schema it stands for.
+func TestPlainIntegerParams(t *testing.T) {
+	int32Doc := strings.Replace(string(Document), "          schema:\n            type: integer\n            format: int64\n      requestBody:", "          schema:\n            type: integer\n            format: int32\n      requestBody:", 1)
+	for _, doc := range []string{string(Document), int32Doc} {
+		c, err := Load([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := c.Operation("updateInventory").Params[0]
+		if p.Schema.bits == 0 {
+			t.Fatalf("petId (%s) is not taken as a plain integer", p.Schema.Model.Format)
+		}
+		slow := *p
+		slow.Schema = &Schema{Model: p.Schema.Model, compiled: p.Schema.compiled} // bits 0: the schema runs
+		for _, v := range []string{"1", "0", "-1", "01", "+1", "1.0", "1e2", "3.", "abc", " 1", "2147483647", "2147483648", "-2147483649",
+			"9223372036854775807", "9223372036854775808", "-9223372036854775808", "-9223372036854775809", "99999999999999999999999"} {
+			fast, full := Join(p.check([]string{v})), Join(slow.check([]string{v}))
+			if fast != full {
+				t.Errorf("%s petId %q: fast path %q; schema %q", p.Schema.Model.Format, v, fast, full)
+			}
+		}
+	}
+}
+
+func TestSameRules(t *testing.T) {
+	c, err := Shared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	item, update := c.Schema("InventoryItem"), c.Schema("InventoryUpdate")
+	if !item.Property("quantity").SameRules(update.Property("quantity")) {
+		t.Error("quantity of InventoryItem and InventoryUpdate: not the same rules, though only their descriptions differ")
+	}
+	if item.Property("quantity").SameRules(item.Property("petId")) || item.SameRules(nil) {
+		t.Error("petId (int64) has the same rules as quantity")
+	}
+}
