@@ -65,6 +65,8 @@ func (p *proxyOptions) check(o *options) error {
 		return errors.New("--proxy-to: --latency and --fault are the mock's")
 	case o.given["store"]:
 		return errors.New("--proxy-to: the proxy keeps no records; --store does not apply")
+	case len(o.corsOrigins) > 0:
+		return errors.New("--proxy-to: CORS headers and preflights are the backend's, passed as they come; --cors-origin does not apply")
 	case p.timeout <= 0 || p.bodyLimit <= 0:
 		return errors.New("--upstream-timeout and --body-check-limit must be positive")
 	}

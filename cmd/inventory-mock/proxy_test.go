@@ -99,6 +99,7 @@ func TestProxyFlags(t *testing.T) {
 		{[]string{"--proxy-to", "http://x/v1", "--generate", "5"}, "--generate"},
 		{[]string{"--enforce"}, "need --proxy-to"},
 		{[]string{"--proxy-to", "http://x/v1", "--store", "memory"}, "--store does not apply"},
+		{[]string{"--proxy-to", "http://x/v1", "--cors-origin", "http://localhost:3000"}, "--cors-origin does not apply"},
 		{[]string{"--proxy-to", "http://x/v1", "--ignore-rule", "no-such-*"}, "matches no rule"},
 		{[]string{"--proxy-to", "http://x/v1", "--upstream-timeout", "0s"}, "must be positive"},
 		{[]string{"--proxy-to", "http://x/v1", "--ignore-rule", "request-*", "--enforce"}, ""},
