@@ -36,6 +36,9 @@ func (s *Server) adminHandlers() map[string]adminHandler {
 		"describeContract": s.describeContract(),
 		"listRecords":      s.listRecords,
 		"updateRecord":     s.updateRecord(),
+		// The validating proxy's; the mock has none to show.
+		"listViolations":  noViolations,
+		"clearViolations": noViolations,
 	}
 }
 
@@ -43,17 +46,26 @@ func (s *Server) adminHandlers() map[string]adminHandler {
 // operation of the document must have a handler, and every handler an
 // operation.
 func (s *Server) adminRoutes() (http.Handler, error) {
+	return adminMux(s.admin, s.adminHandlers(), true)
+}
+
+// adminMux builds an admin mux from the admin document and handlers by
+// operationId. With every set, each operation must have a handler; else an
+// operation without one is left out, and answers 404 like any unknown path.
+func adminMux(doc *spec.Contract, handlers map[string]adminHandler, every bool) (http.Handler, error) {
 	mux := http.NewServeMux()
-	handlers := s.adminHandlers()
 	byPath := map[string]map[string]http.Handler{}
 	var order []string
-	for _, op := range s.admin.Operations {
+	for _, op := range doc.Operations {
 		h, ok := handlers[op.ID]
-		if !ok {
+		if !ok && every {
 			return nil, fmt.Errorf("mockserver: admin operation %s has no handler", op.Name())
 		}
+		if !ok {
+			continue
+		}
 		delete(handlers, op.ID)
-		p := s.admin.BasePath + op.Path
+		p := doc.BasePath + op.Path
 		if byPath[p] == nil {
 			byPath[p] = map[string]http.Handler{}
 			order = append(order, p)
@@ -93,6 +105,11 @@ func adminOperation(op *spec.Operation, h adminHandler) http.Handler {
 		in.raw = body
 		h(w, r, in)
 	})
+}
+
+// noViolations answers the proxy's violation endpoints on the mock.
+func noViolations(w http.ResponseWriter, r *http.Request, _ *request) {
+	writeError(w, http.StatusNotFound, CodeNotFound, "violations are recorded by the validating proxy (inventory-mock --proxy-to URL); this is the mock")
 }
 
 // health answers GET /healthz for liveness probes: 200 while the store

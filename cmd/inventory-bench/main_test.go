@@ -13,13 +13,17 @@ import (
 	"testing"
 )
 
-// TestMain lets the test binary serve the baseline: run starts its own
-// executable with "baseline" as the first argument, and under go test that
-// executable is this binary.
+// TestMain lets the test binary serve the baseline and the bare proxy:
+// run starts its own executable with "baseline" or "bare-proxy" as the
+// first argument, and under go test that executable is this binary.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == "baseline" {
+	if len(os.Args) > 1 && (os.Args[1] == "baseline" || os.Args[1] == "bare-proxy") {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		err := runBaseline(ctx, os.Args[2:], os.Stderr)
+		serve := runBaseline
+		if os.Args[1] == "bare-proxy" {
+			serve = runBareProxy
+		}
+		err := serve(ctx, os.Args[2:], os.Stderr)
 		stop()
 		if err != nil {
 			os.Exit(1)
@@ -35,7 +39,7 @@ func TestSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes and builds the mock")
 	}
-	names, want := "list,errors,update-file", []string{
+	names, want := "list,errors,update-file,proxy-list", []string{
 		"scenario list:",
 		"scenario errors:",
 		"ratio mock/baseline: rps ",
@@ -43,6 +47,9 @@ func TestSmoke(t *testing.T) {
 		"| errors |",
 		"ratio file/memory: rps ",
 		"| update-file |",
+		"scenario proxy-list:",
+		"ratio proxy/mock: rps ",
+		"| proxy-list |",
 	}
 	if _, err := exec.LookPath("redis-server"); err == nil {
 		names += ",update-redis"
@@ -71,6 +78,7 @@ func TestParse(t *testing.T) {
 	}{
 		{nil, ""},
 		{[]string{"--scenarios", "list, startup"}, ""},
+		{[]string{"--scenarios", "proxy-list,proxy-update,bare-proxy-list"}, ""},
 		{[]string{"--scenarios", "lists"}, `unknown scenario "lists"`},
 		{[]string{"--scenarios", ","}, "none given"},
 		{[]string{"--rounds", "0"}, "must be positive"},

@@ -69,6 +69,8 @@ Usage:
   inventory-bench [flags]                 run the scenarios
   inventory-bench baseline [flags]        serve the baseline alone: a bare net/http
                                           handler (--addr, --api-key, --generate, --seed)
+  inventory-bench bare-proxy [flags]      serve a bare httputil.ReverseProxy, the scale of the
+                                          proxy-* scenarios (--addr, --proxy-to)
 
 Flags:
 `)
@@ -118,10 +120,14 @@ func scenarioNames() []string {
 }
 
 // run measures what o asks for and prints the report to stdout. With
-// "baseline" as its first argument it serves the baseline instead.
+// "baseline" as its first argument it serves the baseline instead, and
+// with "bare-proxy" the bare proxy of the bare-proxy-* scenarios.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "baseline" {
 		return runBaseline(ctx, args[1:], stderr)
+	}
+	if len(args) > 0 && args[0] == "bare-proxy" {
+		return runBareProxy(ctx, args[1:], stderr)
 	}
 	o, err := parse(args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -229,6 +235,8 @@ func (b *bench) header() {
   run:      %s
   mock:     %s (child process; auth and request validation on; text access log to /dev/null, as users run it)
   baseline: inventory-bench baseline (child process; bare net/http: checks the key, writes the same list bytes, updates under a lock; no log, no validation)
+  proxy:    in the proxy-* scenarios, the mock binary with --proxy-to the mock (child process; checks every request and answer; text access log to /dev/null), against the mock directly;
+            in bare-proxy-*, inventory-bench bare-proxy instead (a bare httputil.ReverseProxy, no checks, no log), for scale
   client:   this process, %d keep-alive connections, each sending requests back to back (hand-written HTTP/1.1)
   machine:  %d cores, %s/%s, %s; client and both servers share these cores, and each server gets the same treatment
   rounds:   %d of %s per server and scenario, alternating mock and baseline, after %s of warm-up each; figures are medians over rounds,
@@ -262,15 +270,30 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 		return err
 	}
 	defer mock.stop()
-	baseName, baseArgv := "baseline", concat(b.baseline, gen)
-	if s.versus != nil {
-		baseName, baseArgv = s.versus.name, concat(b.mock, gen, s.versus.args)
+	var base *server
+	baseName := "baseline"
+	if s.proxy {
+		// The proxy in front of the mock is measured, against that mock.
+		name, argv := "proxy", concat(b.mock, []string{"--proxy-to", "http://" + mock.addr + "/v1"})
+		if s.bare {
+			name, argv = "bare", []string{b.baseline[0], "bare-proxy", "--proxy-to", "http://" + mock.addr + "/v1"}
+		}
+		px, err := start(ctx, name, argv)
+		if err != nil {
+			return err
+		}
+		defer px.stop()
+		mock, base, mockName, baseName = px, mock, name, mockName
+	} else {
+		baseArgv := concat(b.baseline, gen)
+		if s.versus != nil {
+			baseName, baseArgv = s.versus.name, concat(b.mock, gen, s.versus.args)
+		}
+		if base, err = start(ctx, baseName, baseArgv); err != nil {
+			return err
+		}
+		defer base.stop()
 	}
-	base, err := start(ctx, baseName, baseArgv)
-	if err != nil {
-		return err
-	}
-	defer base.stop()
 	if err := sameList(mock.addr, base.addr); err != nil {
 		return err
 	}
@@ -308,17 +331,28 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 		mockRounds, baseRounds = append(mockRounds, m), append(baseRounds, bs)
 		rpsRatios = append(rpsRatios, m.rps()/bs.rps())
 		p99Ratios = append(p99Ratios, float64(m.percentile(0.99))/float64(bs.percentile(0.99)))
-		fmt.Fprintf(b.out, "  round %d   %s %s   %s %s   ratio rps %.2f p99 %.2f\n", round+1,
+		fmt.Fprintf(b.out, "  round %d   %s %s   %s %s   ratio rps %.2f p99 %.2f", round+1,
 			mockName, describe(m), baseName, describe(bs), rpsRatios[round], p99Ratios[round])
+		if s.proxy {
+			fmt.Fprintf(b.out, " p50 %+.2fms", float64(m.percentile(0.50)-bs.percentile(0.50))/float64(time.Millisecond))
+		}
+		fmt.Fprintln(b.out)
 	}
 	r := row{s: s, mock: medians(mockRounds), base: medians(baseRounds), rpsRatio: median(rpsRatios), p99Ratio: median(p99Ratios),
 		rpsMin: slices.Min(rpsRatios), rpsMax: slices.Max(rpsRatios)}
 	b.rows = append(b.rows, r)
 	fmt.Fprintf(b.out, "  median    %s %s   %s %s\n", mockName, describeFigures(r.mock), baseName, describeFigures(r.base))
-	fmt.Fprintf(b.out, "  ratio %s/%s: rps %.2f (rounds %.2f to %.2f)%s, p50 %.2f, p99 %.2f%s\n", mockName, baseName,
-		r.rpsRatio, r.rpsMin, r.rpsMax, verdict(s.rpsTarget > 0, r.rpsRatio >= s.rpsTarget, fmt.Sprintf(">= %.1f", s.rpsTarget)),
-		float64(r.mock.p50)/float64(r.base.p50),
-		r.p99Ratio, verdict(s.store == "", r.p99Ratio <= p99Target, fmt.Sprintf("<= %.1f", p99Target)))
+	if s.proxy {
+		added := r.mock.p50 - r.base.p50
+		fmt.Fprintf(b.out, "  ratio %s/%s: rps %.2f (rounds %.2f to %.2f)%s, p50 %+.2fms%s, p99 %.2f\n", mockName, baseName,
+			r.rpsRatio, r.rpsMin, r.rpsMax, verdict(s.rpsTarget > 0, r.rpsRatio >= s.rpsTarget, fmt.Sprintf(">= %.1f", s.rpsTarget)),
+			float64(added)/float64(time.Millisecond), verdict(s.p50Added > 0, added <= s.p50Added, "<= +"+s.p50Added.String()), r.p99Ratio)
+	} else {
+		fmt.Fprintf(b.out, "  ratio %s/%s: rps %.2f (rounds %.2f to %.2f)%s, p50 %.2f, p99 %.2f%s\n", mockName, baseName,
+			r.rpsRatio, r.rpsMin, r.rpsMax, verdict(s.rpsTarget > 0, r.rpsRatio >= s.rpsTarget, fmt.Sprintf(">= %.1f", s.rpsTarget)),
+			float64(r.mock.p50)/float64(r.base.p50),
+			r.p99Ratio, verdict(s.store == "", r.p99Ratio <= p99Target, fmt.Sprintf("<= %.1f", p99Target)))
+	}
 	if len(backendCPU) > 0 {
 		fmt.Fprintf(b.out, "  %s CPU per request of the %s mock: %s (median of rounds)\n", backend.name, mockName, us(time.Duration(median(backendCPU))))
 	}
@@ -416,11 +450,14 @@ func (b *bench) startup(ctx context.Context) error {
 
 // summary prints the figures as a Markdown table, for the README.
 func (b *bench) summary() {
+	mockRows := slices.DeleteFunc(slices.Clone(b.rows), func(r row) bool { return r.s.proxy })
 	if len(b.rows) > 0 {
 		fmt.Fprintf(b.out, "summary (%d clients, %d rounds of %s, medians; %d cores):\n\n", b.o.clients, b.o.rounds, b.o.duration, runtime.NumCPU())
+	}
+	if len(mockRows) > 0 {
 		fmt.Fprintln(b.out, "| scenario | mock rps | mock p50 | mock p99 | mock CPU/req | baseline rps | baseline p50 | baseline p99 | baseline CPU/req | ratio rps | ratio p99 |")
 		fmt.Fprintln(b.out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-		for _, r := range b.rows {
+		for _, r := range mockRows {
 			fmt.Fprintf(b.out, "| %s | %.0f | %s | %s | %s | %.0f | %s | %s | %s | %.2f%s | %.2f%s |\n", r.s.name,
 				r.mock.rps, ms(r.mock.p50), ms(r.mock.p99), us(r.mock.cpu),
 				r.base.rps, ms(r.base.p50), ms(r.base.p99), us(r.base.cpu),
@@ -430,6 +467,7 @@ func (b *bench) summary() {
 		fmt.Fprintln(b.out)
 		b.engineNote()
 	}
+	b.proxySummary()
 	if len(b.startupRows) > 0 {
 		fmt.Fprintln(b.out, "| mock start-up and memory | median | target |")
 		fmt.Fprintln(b.out, "|---|---:|---|")
@@ -438,6 +476,30 @@ func (b *bench) summary() {
 		}
 		fmt.Fprintln(b.out)
 	}
+}
+
+// proxySummary prints the proxy scenarios as a Markdown table; in a
+// bare-proxy row, the proxy is the bare ReverseProxy.
+func (b *bench) proxySummary() {
+	var rows []row
+	for _, r := range b.rows {
+		if r.s.proxy {
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintln(b.out, "| proxy scenario | proxy rps | proxy p50 | proxy p99 | proxy CPU/req | mock rps | mock p50 | mock p99 | ratio rps (rounds) | p50 added |")
+	fmt.Fprintln(b.out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, r := range rows {
+		added := r.mock.p50 - r.base.p50
+		fmt.Fprintf(b.out, "| %s | %.0f | %s | %s | %s | %.0f | %s | %s | %.2f (%.2f-%.2f)%s | %+.2fms%s |\n", r.s.name,
+			r.mock.rps, ms(r.mock.p50), ms(r.mock.p99), us(r.mock.cpu), r.base.rps, ms(r.base.p50), ms(r.base.p99),
+			r.rpsRatio, r.rpsMin, r.rpsMax, verdict(r.s.rpsTarget > 0, r.rpsRatio >= r.s.rpsTarget, ""),
+			float64(added)/float64(time.Millisecond), verdict(r.s.p50Added > 0, added <= r.s.p50Added, ""))
+	}
+	fmt.Fprintln(b.out)
 }
 
 // verdict says whether a target is met, if there is one.

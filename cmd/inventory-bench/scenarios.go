@@ -3,6 +3,7 @@ package main
 import (
 	"strconv"
 	"strings"
+	"time"
 )
 
 // benchKey is the API key both servers accept during a run.
@@ -13,9 +14,16 @@ type scenario struct {
 	name  string
 	about string
 	pets  int // 0: the default fixtures (64 pets); else --generate pets
-	// rpsTarget is the least mock/baseline ratio of requests per second the
-	// issue asks for; 0 where it sets none.
+	// rpsTarget is the least ratio of requests per second (mock/baseline,
+	// or proxy/mock) the issues ask for; 0 where they set none.
 	rpsTarget float64
+	// proxy makes the two servers inventory-mock --proxy-to the mock, and
+	// that mock; with bare, a bare httputil.ReverseProxy (this binary's
+	// bare-proxy mode) instead of inventory-mock, for scale.
+	proxy, bare bool
+	// p50Added is the most a proxy may add to the median latency; 0: no
+	// target.
+	p50Added time.Duration
 	// store, if set, makes this a scenario of a store engine: the mock runs
 	// with --store on that engine (file or redis, which the bench makes or
 	// starts), against the mock on memory (versus). The p99 target of the
@@ -104,6 +112,29 @@ var scenarios = []scenario{
 				}
 				return bad
 			}
+		},
+	},
+	{
+		name: "proxy-list", about: "GET /v1/inventory (64 pets) through the validating proxy in front of the mock, against the mock directly",
+		proxy: true, rpsTarget: 0.5, p50Added: time.Millisecond,
+		requests: func(addr string) func(c, n int) request {
+			r := listRequest(addr, benchKey)
+			return func(int, int) request { return r }
+		},
+	},
+	{
+		name: "proxy-update", about: "PATCH /v1/inventory/{petId} (64 pets) through the validating proxy in front of the mock, against the mock directly",
+		proxy: true, rpsTarget: 0.5, p50Added: time.Millisecond,
+		requests: func(addr string) func(c, n int) request {
+			return func(c, n int) request { return updateRequest(addr, benchKey, int64((c*7+n)%64+1), n%1000) }
+		},
+	},
+	{
+		name: "bare-proxy-list", about: "GET /v1/inventory (64 pets) through a bare httputil.ReverseProxy (no checks, no log) in front of the mock, against the mock directly: the cost of the hop alone",
+		proxy: true, bare: true,
+		requests: func(addr string) func(c, n int) request {
+			r := listRequest(addr, benchKey)
+			return func(int, int) request { return r }
 		},
 	},
 	{

@@ -54,6 +54,7 @@ func flags(fs *flag.FlagSet, o *options) {
 	fs.StringVar(&o.caCert, "ca-cert", "", "PEM `FILE` of extra CA certificates to trust for the target")
 	fs.BoolVar(&o.insecureTLS, "insecure-skip-verify", false, "do not verify the target's TLS certificate")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.String("har", "", "check the traffic recorded in a HAR `FILE` against the contract instead (--har FILE --help: its flags)")
 }
 
 // helpLines renders one line per flag, as --help shows them and the

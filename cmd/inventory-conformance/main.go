@@ -44,6 +44,9 @@ func main() {
 // exit status. Everything it and Ginkgo write goes through one redactor of
 // the key.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if code, ok := runHAR(ctx, args, getenv, stdout, stderr); ok {
+		return code
+	}
 	var o options
 	fs := flag.NewFlagSet("inventory-conformance", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)

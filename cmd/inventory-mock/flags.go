@@ -43,6 +43,7 @@ type options struct {
 	version       bool
 	store         string
 	storeFlag     storeFlag // store, parsed
+	proxy         proxyOptions
 
 	given map[string]bool // the flags set on the command line or in the environment
 }
@@ -100,6 +101,7 @@ func flags(o *options) *flag.FlagSet {
 	fs.BoolVar(&o.printFixtures, "print-fixtures", false, "print the data set as JSON and exit")
 	fs.BoolVar(&o.healthCheck, "health-check", false, "GET /healthz on --addr; exit 0 if it answers 200, else 1 (for container health checks)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	proxyFlags(fs, &o.proxy)
 	return fs
 }
 
@@ -114,6 +116,8 @@ writes. Frontend teams can force answers (Prefer: code=404, example=NAME,
 delay=MS), isolate their data (X-Mock-Session: NAME), add latency and faults,
 and read a journal of their requests. Also: GET /healthz, GET /openapi.yaml,
 and the admin API under /__admin/ (described at /__admin/openapi.yaml).
+With --proxy-to URL it is a validating proxy in front of a real backend
+instead, checking the traffic against the spec (see README).
 
 Usage: inventory-mock [flags]
 
@@ -123,7 +127,8 @@ the command line wins):
 	cli.PrintFlags(w, fs, envName)
 	fmt.Fprint(w, `
 Exit status: 0 stopped by SIGINT or SIGTERM, or an action done; 1 --health-check
-found the mock unhealthy; 2 the mock could not start (the message says why).
+found the mock unhealthy, or the proxy saw violations with --fail-on-violation;
+2 the mock could not start (the message says why).
 `)
 }
 
@@ -169,6 +174,9 @@ func parse(args []string, getenv func(string) string) (*options, error) {
 	var err error
 	if o.storeFlag, err = parseStore(o.store); err != nil {
 		return nil, cli.Usagef("--store: %v", err)
+	}
+	if err := o.proxy.check(o); err != nil {
+		return nil, cli.Usagef("%v", err)
 	}
 	return o, nil
 }

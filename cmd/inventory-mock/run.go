@@ -46,6 +46,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		handler = slog.NewJSONHandler(stderr, nil)
 	}
 	logger := slog.New(handler)
+	if o.proxy.to != "" {
+		return runProxy(ctx, o, getenv, handler, logger, start, ready)
+	}
 	data, err := load(o)
 	if err != nil {
 		return err
@@ -103,6 +106,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 
+	return serve(ctx, o, mock, handler, ready, func(url string) {
+		logger.Info("listening",
+			"url", url+data.contract.BasePath,
+			"dashboard", url+"/__admin/",
+			"records", len(data.records),
+			"source", data.source,
+			"store", o.storeFlag.safe,
+			"startup", time.Since(start).Round(time.Microsecond),
+			"version", cli.Version(version))
+	})
+}
+
+// serve listens on o.addr, with TLS as o says, and serves h until ctx is
+// done, then shuts down gracefully: requests in flight finish. listening
+// gets the server's URL once it accepts connections, and ready, if not
+// nil, its address. With --pprof, Go's profiles are served too. The mock
+// and the proxy mode serve through it.
+func serve(ctx context.Context, o *options, h http.Handler, logs slog.Handler, ready func(addr string), listening func(url string)) error {
+	logger := slog.New(logs)
 	if o.pprofAddr != "" {
 		stopPprof, err := servePprof(o.pprofAddr, logger)
 		if err != nil {
@@ -111,18 +133,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		defer stopPprof()
 	}
 	srv := &http.Server{
-		Handler:           mock,
+		Handler:           h,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      writeTimeout(o.maxDelay),
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(handler, slog.LevelWarn),
+		ErrorLog:          slog.NewLogLogger(logs, slog.LevelWarn),
 	}
 	scheme := "http"
 	if o.tlsCert != "" || o.tlsSelfSigned {
 		scheme = "https"
 		var certOut string
+		var err error
 		if srv.TLSConfig, certOut, err = tlsConfig(o); err != nil {
 			return err
 		}
@@ -138,14 +161,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ln = tls.NewListener(ln, srv.TLSConfig)
 	}
 	addr := ln.Addr().String()
-	logger.Info("listening",
-		"url", scheme+"://"+addr+data.contract.BasePath,
-		"dashboard", scheme+"://"+addr+"/__admin/",
-		"records", len(data.records),
-		"source", data.source,
-		"store", o.storeFlag.safe,
-		"startup", time.Since(start).Round(time.Microsecond),
-		"version", cli.Version(version))
+	listening(scheme + "://" + addr)
 	if ready != nil {
 		ready(addr)
 	}

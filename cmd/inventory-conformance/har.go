@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/petstore/inventory-kit/conformance/traffic"
+	"github.com/petstore/inventory-kit/spec"
+)
+
+// harOptions are the flags of the HAR check, --har FILE.
+type harOptions struct {
+	file, baseURL, specFile  string
+	junitReport, reportJSONL string
+	apiKey                   string
+	bodyLimit                int
+	ignore                   multiFlag
+}
+
+// A multiFlag is a repeatable flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// isHAR reports whether args ask for the HAR check.
+func isHAR(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && name == "har" {
+			return true
+		}
+	}
+	return false
+}
+
+// runHAR checks the traffic recorded in a HAR file against the contract,
+// when args ask for it (--har FILE), instead of running the checks
+// against a target, and reports whether it did. Exit status: 0 no
+// violation, 1 violations (listed, grouped), 2 the file cannot be read or
+// holds none of the contract's traffic.
+func runHAR(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (int, bool) {
+	if !isHAR(args) {
+		return 0, false
+	}
+	cannot := func(format string, a ...any) (int, bool) {
+		fmt.Fprintf(stderr, "inventory-conformance: cannot check the HAR file: "+format+"\n", a...)
+		return exitCannotRun, true
+	}
+	var o harOptions
+	fs := flag.NewFlagSet("inventory-conformance --har", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.file, "har", "", "the HAR `FILE` to check")
+	fs.StringVar(&o.baseURL, "base-url", "", "check only the entries under this `URL`, whose path stands for the contract's /v1; default: every entry whose path is under /v1")
+	fs.StringVar(&o.specFile, "spec", "", "check against this OpenAPI `FILE` instead of the embedded contract")
+	fs.StringVar(&o.junitReport, "junit-report", "", "write a JUnit XML report to `FILE`, one test case per operation and rule")
+	fs.StringVar(&o.reportJSONL, "report-jsonl", "", "write each violation to `FILE` as a JSON line")
+	fs.StringVar(&o.apiKey, "api-key", "", "a `KEY` to hide wherever it appears (default $INVENTORY_API_KEY); the recording's own credentials are hidden anyway")
+	fs.IntVar(&o.bodyLimit, "body-check-limit", 1<<20, "`bytes` of each body checked; a longer one is reported too large to check")
+	fs.Var(&o.ignore, "ignore-rule", "leave out violations of the rules matching this `PATTERN`, such as request-* (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			harUsage(stdout, fs)
+			return exitPassed, true
+		}
+		return cannot("%v (see --har FILE --help)", err)
+	}
+	if fs.NArg() > 0 {
+		return cannot("unexpected argument %q", fs.Arg(0))
+	}
+	if o.apiKey == "" {
+		o.apiKey = getenv("INVENTORY_API_KEY")
+	}
+	doc := spec.Document
+	if o.specFile != "" {
+		var err error
+		if doc, err = os.ReadFile(o.specFile); err != nil {
+			return cannot("--spec: %v", err)
+		}
+	}
+	contract, err := spec.Load(doc)
+	if err != nil {
+		return cannot("%v", err)
+	}
+	filter, err := traffic.NewRuleFilter(o.ignore)
+	if err != nil {
+		return cannot("--ignore-rule: %v", err)
+	}
+	m := traffic.HARMapping{BasePath: contract.BasePath, Limit: o.bodyLimit}
+	if o.baseURL != "" {
+		u, err := url.Parse(strings.TrimSuffix(o.baseURL, "/"))
+		if err != nil || u.Host == "" {
+			return cannot("--base-url %q: want the address the recording used, such as https://staging.example.com/v1", o.baseURL)
+		}
+		m.Base = u
+	}
+	in, err := os.Open(o.file)
+	if err != nil {
+		return cannot("%v", err)
+	}
+	defer in.Close()
+	var jsonl *os.File
+	if o.reportJSONL != "" {
+		if jsonl, err = createReport(o.reportJSONL); err != nil {
+			return cannot("--report-jsonl: %v", err)
+		}
+		defer jsonl.Close()
+	}
+	opts := traffic.FindingsOptions{Redact: []string{o.apiKey}}
+	if jsonl != nil {
+		opts.JSONL = jsonl
+	}
+	findings := traffic.NewFindings(contract, opts)
+	check := traffic.NewChecker(contract, filter)
+	checked, entries := 0, 0
+	skipped := map[string]int{}
+	err = traffic.ReadHAR(in, func(e *traffic.HAREntry) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		entries++
+		x, why := m.Exchange(e)
+		if x == nil {
+			skipped[why]++
+			return nil
+		}
+		checked++
+		rv := check.CheckRequest(x)
+		findings.Record(x, rv.Name, append(rv.Violations, check.CheckResponse(x, rv)...))
+		return nil
+	})
+	if err != nil {
+		return cannot("%s: %v", o.file, err)
+	}
+	fmt.Fprintf(stdout, "Checked %d of the %d entries of %s against the contract%s\n", checked, entries, filepath.Base(o.file), skippedNote(skipped))
+	if checked == 0 {
+		return cannot("%s holds no exchange under %s to check (see --base-url)", o.file, harScope(m))
+	}
+	if o.junitReport != "" {
+		f, err := createReport(o.junitReport)
+		if err == nil {
+			err = findings.WriteJUnit(f, "inventory-conformance --har "+filepath.Base(o.file))
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			return cannot("--junit-report: %v", err)
+		}
+	}
+	if err := findings.Err(); err != nil {
+		return cannot("--report-jsonl: %v", err)
+	}
+	findings.WriteText(stdout)
+	if findings.Errors() > 0 {
+		return exitFailed, true
+	}
+	return exitPassed, true
+}
+
+// skippedNote says which entries were left out and why.
+func skippedNote(skipped map[string]int) string {
+	if len(skipped) == 0 {
+		return ""
+	}
+	var parts []string
+	for why, n := range skipped {
+		parts = append(parts, fmt.Sprintf("%d %s", n, why))
+	}
+	sort.Strings(parts)
+	return " (left out: " + strings.Join(parts, ", ") + ")"
+}
+
+// harScope names the entries a mapping checks.
+func harScope(m traffic.HARMapping) string {
+	if m.Base != nil {
+		return m.Base.Redacted()
+	}
+	return m.BasePath
+}
+
+// createReport makes a report file, and its directory.
+func createReport(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o770); err != nil {
+		return nil, err
+	}
+	return os.Create(path)
+}
+
+// harUsage writes the HAR check's help.
+func harUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Usage: inventory-conformance --har FILE [flags]\n\nChecks the traffic a browser or a test runner recorded in a HAR file against the contract.\n\nFlags:\n")
+	fs.VisitAll(func(f *flag.Flag) {
+		name, text := flag.UnquoteUsage(f)
+		arg := "--" + f.Name
+		if name != "" {
+			arg += " " + strings.ToUpper(name)
+		}
+		fmt.Fprintf(w, "  %-28s %s\n", arg, text)
+	})
+	fmt.Fprintf(w, "\nExit status: 0 no violation; 1 violations (listed, grouped); 2 the file cannot be read or holds no traffic to check.\n")
+}

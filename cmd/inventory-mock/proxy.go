@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/petstore/inventory-kit/cmd/internal/cli"
+	"github.com/petstore/inventory-kit/conformance/traffic"
+	"github.com/petstore/inventory-kit/mockserver/proxy"
+	"github.com/petstore/inventory-kit/spec"
+)
+
+// proxyOptions are the settings of proxy mode, --proxy-to.
+type proxyOptions struct {
+	to              string
+	enforce         bool
+	reportJSONL     string
+	junitReport     string
+	failOnViolation bool
+	harOut          string
+	caCert          string
+	insecure        bool
+	timeout         time.Duration
+	bodyLimit       int
+	ignore          listFlag
+}
+
+// proxyFlags declares the flags of proxy mode on fs.
+func proxyFlags(fs *flag.FlagSet, p *proxyOptions) {
+	fs.StringVar(&p.to, "proxy-to", "", "be a validating proxy instead of the mock: forward to the backend at this `URL`, its base path included, such as https://staging.example.com/v1, and check the traffic against the spec")
+	fs.BoolVar(&p.enforce, "enforce", false, "proxy: answer 400 to a request and 502 to an answer that breaks the contract, instead of passing them")
+	fs.StringVar(&p.reportJSONL, "report-jsonl", "", "proxy: write each violation to this `file` as a JSON line, as it happens")
+	fs.StringVar(&p.junitReport, "junit-report", "", "proxy: write the violations as JUnit XML to this `file` at shutdown, one test case per operation and rule")
+	fs.BoolVar(&p.failOnViolation, "fail-on-violation", false, "proxy: exit 1 at shutdown if a violation was seen (warnings do not count)")
+	fs.StringVar(&p.harOut, "har-out", "", "proxy: record every exchange to this HAR `file`, credentials redacted")
+	fs.StringVar(&p.caCert, "upstream-ca-cert", "", "proxy: PEM `file` of CA certificates to trust for the backend, besides the system's")
+	fs.BoolVar(&p.insecure, "upstream-insecure-skip-verify", false, "proxy: do not verify the backend's TLS certificate")
+	fs.DurationVar(&p.timeout, "upstream-timeout", proxy.DefaultTimeout, "proxy: answer 504 when the backend sends nothing for this `duration`")
+	fs.IntVar(&p.bodyLimit, "body-check-limit", proxy.DefaultBodyLimit, "proxy: `bytes` of each body checked; a longer body passes whole, unchecked, with a warning")
+	fs.Var(&p.ignore, "ignore-rule", "proxy: leave out violations of the rules matching this `pattern`, such as request-* (repeatable)")
+}
+
+// check reports flags that make no sense together with proxy mode, or
+// without it.
+func (p *proxyOptions) check(o *options) error {
+	if p.to == "" {
+		switch {
+		case p.enforce, p.reportJSONL != "", p.junitReport != "", p.failOnViolation, p.harOut != "", p.caCert != "", p.insecure, len(p.ignore) > 0:
+			return errors.New("--enforce, --report-jsonl, --junit-report, --fail-on-violation, --har-out, --upstream-* and --ignore-rule need --proxy-to")
+		}
+		return nil
+	}
+	switch {
+	case o.generate > 0 || o.fixturesFile != "" || o.printFixtures:
+		return errors.New("--proxy-to: the proxy serves no data; --generate, --fixtures and --print-fixtures do not apply")
+	case len(o.latency) > 0 || len(o.fault) > 0:
+		return errors.New("--proxy-to: --latency and --fault are the mock's")
+	case o.given["store"]:
+		return errors.New("--proxy-to: the proxy keeps no records; --store does not apply")
+	case len(o.corsOrigins) > 0:
+		return errors.New("--proxy-to: CORS headers and preflights are the backend's, passed as they come; --cors-origin does not apply")
+	case p.timeout <= 0 || p.bodyLimit <= 0:
+		return errors.New("--upstream-timeout and --body-check-limit must be positive")
+	}
+	if _, err := traffic.NewRuleFilter(p.ignore); err != nil {
+		return fmt.Errorf("--ignore-rule: %v", err)
+	}
+	return nil
+}
+
+// A violationsError ends proxy mode with --fail-on-violation when
+// violations were seen: exit status 1.
+type violationsError struct{ errors, groups int64 }
+
+func (e *violationsError) Error() string {
+	return fmt.Sprintf("%d contract violations in %d groups (--fail-on-violation)", e.errors, e.groups)
+}
+
+// runProxy serves proxy mode until ctx is done, then writes the reports
+// and says whether violations were seen.
+func runProxy(ctx context.Context, o *options, getenv func(string) string, logs slog.Handler, logger *slog.Logger, start time.Time, ready func(addr string)) (err error) {
+	p := &o.proxy
+	doc := spec.Document
+	if o.specFile != "" {
+		if doc, err = os.ReadFile(o.specFile); err != nil {
+			return err
+		}
+	}
+	contract, err := spec.Load(doc)
+	if err != nil {
+		return err
+	}
+	filter, err := traffic.NewRuleFilter(p.ignore)
+	if err != nil {
+		return err
+	}
+	keys := append([]string{o.adminKey}, o.apiKeys...)
+	var closers []func() error
+	defer func() {
+		for _, c := range closers {
+			if cerr := c(); err == nil {
+				err = cerr
+			}
+		}
+	}()
+	var jsonl io.Writer
+	if p.reportJSONL != "" {
+		f, err := create(p.reportJSONL)
+		if err != nil {
+			return fmt.Errorf("--report-jsonl: %w", err)
+		}
+		jsonl = f
+		closers = append(closers, f.Close)
+	}
+	if p.junitReport != "" {
+		f, err := create(p.junitReport) // now, so that a path that cannot be written stops start-up
+		if err != nil {
+			return fmt.Errorf("--junit-report: %w", err)
+		}
+		f.Close()
+	}
+	findings := traffic.NewFindings(contract, traffic.FindingsOptions{Redact: keys, JSONL: jsonl, OnNew: func(f traffic.Finding) {
+		logger.Warn("contract violation", "id", f.ID, "operation", f.Operation, "rule", f.Rule, "where", f.Where, "path", f.Path, "status", f.Status, "message", f.Message)
+	}})
+	var har *traffic.HARWriter
+	if p.harOut != "" {
+		f, err := create(p.harOut)
+		if err != nil {
+			return fmt.Errorf("--har-out: %w", err)
+		}
+		if har, err = traffic.NewHARWriter(f, "inventory-mock", cli.Version(version), keys); err != nil {
+			f.Close()
+			return err
+		}
+		closers = append([]func() error{har.Close, f.Close}, closers...)
+	}
+	transport, err := proxy.NewTransport(proxy.TransportOptions{CACertFile: p.caCert, InsecureSkipVerify: p.insecure, Timeout: p.timeout})
+	if err != nil {
+		return fmt.Errorf("--upstream-ca-cert: %w", err)
+	}
+	px, err := proxy.New(proxy.Config{
+		Contract: contract, Upstream: p.to, Transport: transport, Timeout: p.timeout,
+		Enforce: p.enforce, BodyLimit: p.bodyLimit, Ignore: filter, Findings: findings, HAR: har,
+		AdminKey: o.adminKey, APIKeys: o.apiKeys, Logger: logger,
+	})
+	if err != nil {
+		return err
+	}
+	if len(o.apiKeys) == 0 && o.adminKey == "" {
+		logger.Warn("no --admin-key or --api-key: /__admin/violations takes the development key (see README, The validating proxy)")
+	}
+	tuneGC(getenv, 0)
+	upstream := p.to
+	if u, err := url.Parse(p.to); err == nil {
+		upstream = u.Redacted()
+	}
+	err = serve(ctx, o, px, logs, ready, func(addr string) {
+		logger.Info("proxying", "url", addr+contract.BasePath, "to", upstream, "enforce", p.enforce,
+			"startup", time.Since(start).Round(time.Microsecond), "version", cli.Version(version))
+	})
+	if err != nil {
+		return err
+	}
+	return finishProxy(p, findings, logger)
+}
+
+// finishProxy writes the JUnit report, logs the tally, and with
+// --fail-on-violation returns a violationsError if there were violations.
+func finishProxy(p *proxyOptions, findings *traffic.Findings, logger *slog.Logger) error {
+	if p.junitReport != "" {
+		f, err := create(p.junitReport)
+		if err != nil {
+			return fmt.Errorf("--junit-report: %w", err)
+		}
+		if err := findings.WriteJUnit(f, "inventory-mock contract proxy"); err != nil {
+			f.Close()
+			return fmt.Errorf("--junit-report: %w", err)
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("--junit-report: %w", err)
+		}
+	}
+	if err := findings.Err(); err != nil {
+		return fmt.Errorf("--report-jsonl: %w", err)
+	}
+	errs, groups := findings.Errors(), int64(len(findings.List()))
+	byOp, unknown := findings.Traffic()
+	exchanges := unknown
+	for _, n := range byOp {
+		exchanges += n
+	}
+	logger.Info("contract check", "exchanges", exchanges, "violations", errs, "groups", groups, "dropped", findings.Dropped())
+	if p.failOnViolation && errs > 0 {
+		return &violationsError{errors: errs, groups: groups}
+	}
+	return nil
+}
+
+// create makes a report file, and its directory.
+func create(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	return os.Create(path)
+}

@@ -1,0 +1,175 @@
+package traffic
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/petstore/inventory-kit/spec"
+)
+
+// exchange builds an exchange from a request line, its headers, body and
+// an answer.
+func exchange(method, target, reqBody string, reqHeader http.Header, status int, respType, respBody string) *Exchange {
+	u, _ := url.Parse(target)
+	if reqHeader == nil {
+		reqHeader = http.Header{"Authorization": {"Bearer k"}}
+		if reqBody != "" {
+			reqHeader.Set("Content-Type", "application/json")
+		}
+	}
+	x := &Exchange{Request: &http.Request{Method: method, URL: u, Header: reqHeader}, ReqBody: []byte(reqBody), ReqSize: int64(len(reqBody)),
+		Status: status, RespHeader: http.Header{}, RespBody: []byte(respBody), RespSize: int64(len(respBody))}
+	if respType != "" {
+		x.RespHeader.Set("Content-Type", respType)
+	}
+	return x
+}
+
+const (
+	item     = `{"petId":3,"quantity":7,"status":"available"}`
+	appJSON  = "application/json"
+	notFound = `{"code":"not_found","message":"no pet 3","status":404}`
+)
+
+func TestCheck(t *testing.T) {
+	c, err := spec.Shared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	noAuth := http.Header{}
+	basic := http.Header{"Authorization": {"Basic a2V5"}}
+	bearerOnly := http.Header{"Authorization": {"Bearer"}}
+	for _, tc := range []struct {
+		name string
+		x    *Exchange
+		want string // the violations, "rule path" joined by ", "
+	}{
+		{"a good list", exchange("GET", "/v1/inventory", "", nil, 200, appJSON, "["+item+"]"), ""},
+		{"a good update", exchange("PATCH", "/v1/inventory/3", `{"quantity":7}`, nil, 200, appJSON, item), ""},
+		{"5.0 is 5", exchange("PATCH", "/v1/inventory/3", `{"quantity":7.0}`, nil, 200, appJSON, item), ""},
+		{"a documented 404", exchange("PATCH", "/v1/inventory/3", `{"quantity":7}`, nil, 404, "application/json; charset=utf-8", notFound), ""},
+		{"a 401 without a key", exchange("GET", "/v1/inventory", "", noAuth, 401, appJSON, `{"code":"unauthorized","message":"m","status":401}`), "request-auth-missing header.Authorization"},
+		{"HEAD, no body", exchange("HEAD", "/v1/inventory", "", nil, 200, appJSON, ""), ""},
+		{"a 501 where default documents it", exchange("GET", "/v1/pets/1", "", nil, 501, appJSON, `{"code":"not_implemented","message":"m","status":501}`), ""},
+
+		{"unknown path", exchange("GET", "/v1/orders", "", nil, 404, appJSON, notFound), "request-operation-unknown url"},
+		{"trailing slash", exchange("GET", "/v1/inventory/", "", nil, 404, appJSON, notFound), "request-operation-unknown url"},
+		{"unknown method", exchange("DELETE", "/v1/inventory", "", nil, 405, appJSON, notFound), "request-operation-unknown url"},
+		{"bad petId, rejected", exchange("PATCH", "/v1/inventory/abc", `{"quantity":1}`, nil, 400, appJSON, `{"code":"x","message":"m","status":400}`), "request-parameter path.petId"},
+		{"bad petId, accepted", exchange("PATCH", "/v1/inventory/abc", `{"quantity":1}`, nil, 200, appJSON, item), "request-parameter path.petId, response-invalid-request-accepted status"},
+		{"bad body", exchange("PATCH", "/v1/inventory/3", `{"quantity":"x"}`, nil, 400, appJSON, `{"code":"x","message":"m","status":400}`), "request-body $.quantity"},
+		{"malformed body", exchange("PATCH", "/v1/inventory/3", `{"quantity":`, nil, 400, appJSON, `{"code":"x","message":"m","status":400}`), "request-body $.quantity"},
+		{"text/plain body", exchange("PATCH", "/v1/inventory/3", `{"quantity":1}`, http.Header{"Authorization": {"Bearer k"}, "Content-Type": {"text/plain"}}, 400, appJSON, `{"code":"x","message":"m","status":400}`), "request-content-type header.Content-Type"},
+		{"no key, answered 200", exchange("GET", "/v1/inventory", "", noAuth, 200, appJSON, "[]"), "request-auth-missing header.Authorization, response-auth-not-enforced status"},
+		{"Basic, answered 200", exchange("GET", "/v1/inventory", "", basic, 200, appJSON, "[]"), "request-auth-missing header.Authorization, response-auth-not-enforced status"},
+		{"Bearer alone, answered 404", exchange("PATCH", "/v1/inventory/3", `{"quantity":1}`, http.Header{"Authorization": bearerOnly["Authorization"], "Content-Type": {appJSON}}, 404, appJSON, notFound), "request-auth-missing header.Authorization, response-auth-not-enforced status"},
+		{"201 for an update", exchange("PATCH", "/v1/inventory/3", `{"quantity":7}`, nil, 201, appJSON, item), "response-status-undocumented status"},
+		{"422 for bad input", exchange("PATCH", "/v1/inventory/3", `{"quantity":"x"}`, nil, 422, appJSON, `{"code":"x","message":"m","status":422}`), "request-body $.quantity, response-status-undocumented status"},
+		{"500 as text", exchange("PATCH", "/v1/inventory/3", `{"quantity":1}`, nil, 500, "text/plain", "boom"), "response-status-undocumented status, error-body-schema header.Content-Type"},
+		{"text/plain list", exchange("GET", "/v1/inventory", "", nil, 200, "text/plain; charset=utf-8", "[]"), "response-content-type header.Content-Type"},
+		{"no Content-Type", exchange("GET", "/v1/inventory", "", nil, 200, "", "[]"), "response-content-type header.Content-Type"},
+		{"unknown status in a list", exchange("GET", "/v1/inventory", "", nil, 200, appJSON, "["+item+`,{"petId":4,"quantity":1,"status":"lost"}]`), "response-body-schema $[1].status"},
+		{"a malformed answer", exchange("GET", "/v1/inventory", "", nil, 200, appJSON, "[{"), "response-body-schema $[0]"},
+		{"an item without quantity", exchange("PATCH", "/v1/inventory/3", `{"quantity":7}`, nil, 200, appJSON, `{"petId":3,"status":"sold"}`), "response-body-schema $.quantity, response-echo-mismatch $.quantity"},
+		{"old quantity echoed", exchange("PATCH", "/v1/inventory/3", `{"quantity":7}`, nil, 200, appJSON, `{"petId":3,"quantity":6,"status":"sold"}`), "response-echo-mismatch $.quantity"},
+		{"another pet answered", exchange("PATCH", "/v1/inventory/3", `{"quantity":7}`, nil, 200, appJSON, `{"petId":4,"quantity":7,"status":"sold"}`), "response-echo-mismatch $.petId"},
+		{"Error status wrong", exchange("PATCH", "/v1/inventory/3", `{"quantity":7}`, nil, 404, appJSON, `{"code":"not_found","message":"m","status":500}`), "error-status-mismatch $.status"},
+		{"Error code empty", exchange("PATCH", "/v1/inventory/3", `{"quantity":7}`, nil, 404, appJSON, `{"code":"","message":"m","status":404}`), "error-field-empty $.code"},
+		{"Error without status", exchange("GET", "/v1/inventory", "", nil, 401, appJSON, `{"code":"x","message":"m"}`), "response-body-schema $.status"},
+		{"429 with an Error", exchange("GET", "/v1/inventory", "", nil, 429, appJSON, `{"code":"rate_limited","message":"m","status":429}`), "response-status-undocumented status"},
+		{"a large answer", func() *Exchange {
+			x := exchange("GET", "/v1/inventory", "", nil, 200, appJSON, "[")
+			x.RespSize = 10 << 20
+			return x
+		}(), "body-too-large-to-check $"},
+		{"a body not recorded", func() *Exchange {
+			x := exchange("GET", "/v1/inventory", "", nil, 200, appJSON, "")
+			x.RespNotRecorded = true
+			return x
+		}(), "body-not-recorded $"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, v := range NewChecker(c, nil).Check(tc.x) {
+				got = append(got, v.Rule+" "+v.Path)
+				if r, ok := RuleNamed(v.Rule); !ok || (r.Where != "" && r.Where != v.Where) {
+					t.Errorf("%s: where %q; the rule says %q", v.Rule, v.Where, r.Where)
+				}
+			}
+			if g := strings.Join(got, ", "); g != tc.want {
+				t.Errorf("violations = %q; want %q", g, tc.want)
+			}
+		})
+	}
+}
+
+func TestRuleFilter(t *testing.T) {
+	c, _ := spec.Shared()
+	f, err := NewRuleFilter([]string{"request-*", "response-auth-not-enforced"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := exchange("GET", "/v1/inventory", "", http.Header{}, 200, "text/plain", "[]")
+	var got []string
+	for _, v := range NewChecker(c, f).Check(x) {
+		got = append(got, v.Rule)
+	}
+	if strings.Join(got, ",") != "response-content-type" {
+		t.Errorf("filtered violations = %q; want only response-content-type", got)
+	}
+	for _, bad := range []string{"reqest-*", "[", "body-too-large"} {
+		if _, err := NewRuleFilter([]string{bad}); err == nil {
+			t.Errorf("NewRuleFilter(%q): no error", bad)
+		}
+	}
+}
+
+// TestClassifyFollowsCheckResponse pins what classify assumes of
+// Operation.CheckResponse: documented headers first, an undocumented
+// Content-Type last and alone after them, the body's problems otherwise.
+func TestClassifyFollowsCheckResponse(t *testing.T) {
+	c, err := spec.Load([]byte(`openapi: 3.0.3
+info: {title: t, version: "1"}
+paths:
+  /things:
+    get:
+      responses:
+        '200':
+          description: ok
+          headers:
+            X-Rate:
+              required: true
+              schema: {type: integer}
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [Content-Type]
+                properties:
+                  Content-Type: {type: string}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := c.Operations[0]
+	resp := op.Response(200)
+	for _, tc := range []struct {
+		header http.Header
+		body   string
+		want   string
+	}{
+		{http.Header{"Content-Type": {appJSON}}, `{}`, "response-header header.X-Rate, response-body-schema $.Content-Type"},
+		{http.Header{"Content-Type": {"text/html"}, "X-Rate": {"x"}}, `{}`, "response-header header.X-Rate, response-content-type header.Content-Type"},
+		{http.Header{"Content-Type": {appJSON}, "X-Rate": {"1"}}, `{"Content-Type":1}`, "response-body-schema $.Content-Type"},
+	} {
+		var got []string
+		for _, v := range classify(resp, op.CheckResponse(200, tc.header, []byte(tc.body))) {
+			got = append(got, v.Rule+" "+v.Path)
+		}
+		if g := strings.Join(got, ", "); g != tc.want {
+			t.Errorf("%v %s: %q; want %q", tc.header, tc.body, g, tc.want)
+		}
+	}
+}

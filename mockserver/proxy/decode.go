@@ -1,0 +1,54 @@
+package proxy
+
+import (
+	"bytes"
+	"compress/gzip"
+	"compress/zlib"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/petstore/inventory-kit/conformance/traffic"
+)
+
+// decode makes the captured answer body readable for the checks: a gzip-
+// or deflate-encoded body is decoded, within the check limit, as a HAR
+// file holds it; another coding is named in RespEncoding, and the body is
+// not checked. The client gets the body as the backend sent it.
+func decode(x *traffic.Exchange, limit int) {
+	enc := coding(x.RespHeader)
+	if enc == "" || x.RespSize > int64(len(x.RespBody)) || len(x.RespBody) == 0 {
+		return // nothing to decode, or too large to check anyway
+	}
+	var r io.ReadCloser
+	var err error
+	switch enc {
+	case "gzip", "x-gzip":
+		r, err = gzip.NewReader(bytes.NewReader(x.RespBody))
+	case "deflate":
+		r, err = zlib.NewReader(bytes.NewReader(x.RespBody))
+	default:
+		x.RespEncoding = enc
+		return
+	}
+	if err != nil {
+		x.RespEncoding = enc + " that does not decode (" + err.Error() + ")"
+		return
+	}
+	defer r.Close()
+	b, err := readUpTo(r, limit, int64(len(x.RespBody))*4)
+	if err != nil {
+		x.RespEncoding = enc + " that does not decode (" + err.Error() + ")"
+		return
+	}
+	x.RespBody, x.RespSize = b[:min(len(b), limit)], int64(len(b))
+}
+
+// coding returns a message's content coding, lower case, or "" for none.
+func coding(h http.Header) string {
+	enc := strings.ToLower(strings.TrimSpace(h.Get("Content-Encoding")))
+	if enc == "identity" {
+		return ""
+	}
+	return enc
+}

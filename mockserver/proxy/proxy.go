@@ -1,0 +1,224 @@
+// Package proxy is the validating contract proxy: an http.Handler that
+// forwards every request under the contract's base path to a real
+// backend and its answer back, and checks both against the contract as
+// they pass (package conformance/traffic holds the checks and groups the
+// findings). By default it changes nothing that passes; with Enforce it
+// answers a request that breaks the contract 400 without forwarding it,
+// and an answer that breaks the contract 502, both with the contract's
+// Error body.
+//
+// Bodies are streamed: each is checked up to a limit and passes whole
+// past it, with a body-too-large-to-check warning. A backend that cannot
+// be reached is a 502 Error and an upstream-unreachable finding; one that
+// stops sending for the timeout, a 504.
+//
+// Besides the forwarded paths the proxy serves GET /healthz, GET
+// /openapi.yaml and, behind the admin key, GET and DELETE
+// /__admin/violations.
+package proxy
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/petstore/inventory-kit/conformance/traffic"
+	"github.com/petstore/inventory-kit/mockserver"
+	"github.com/petstore/inventory-kit/spec"
+)
+
+// DefaultBodyLimit is the bytes of each body the proxy checks: 1 MiB.
+const DefaultBodyLimit = 1 << 20
+
+// Config is what New needs to build a proxy.
+type Config struct {
+	Contract *spec.Contract // required
+	// Upstream is the backend's address with its own base path, such as
+	// https://staging.example.com/v1; the contract's base path maps to it.
+	Upstream string
+	// Transport talks to the backend; nil: NewTransport with defaults.
+	Transport http.RoundTripper
+	// Timeout ends an exchange when the backend sends nothing for this
+	// long, before or during its answer. 0: DefaultTimeout.
+	Timeout time.Duration
+	// Enforce answers 400 to a request that breaks the contract and 502
+	// to an answer that does, instead of passing them.
+	Enforce bool
+	// BodyLimit is the bytes of each body checked; 0: DefaultBodyLimit.
+	BodyLimit int
+	// Ignore leaves out violations of the rules it matches.
+	Ignore traffic.RuleFilter
+	// Findings gets the violations; nil: a new one that redacts APIKeys
+	// and AdminKey.
+	Findings *traffic.Findings
+	// HAR, if not nil, gets every exchange the backend answered.
+	HAR *traffic.HARWriter
+	// AdminKey guards /__admin/violations; empty: any of APIKeys, or
+	// mockserver.DevKey without those. The proxy checks no other key: the
+	// backend does.
+	AdminKey string
+	APIKeys  []string
+	Logger   *slog.Logger // nil: no logs
+}
+
+// A Proxy is the validating proxy as an http.Handler.
+type Proxy struct {
+	contract *spec.Contract
+	upstream *url.URL
+	base     string // the contract's base path, such as /v1
+	enforce  bool
+	limit    int
+	timeout  time.Duration
+	checker  *traffic.Checker
+	findings *traffic.Findings
+	har      *traffic.HARWriter
+	logger   *slog.Logger
+	rp       *httputil.ReverseProxy
+	own      http.Handler // the proxy's own endpoints
+	handler  http.Handler
+}
+
+// New builds a proxy from cfg.
+func New(cfg Config) (*Proxy, error) {
+	if cfg.Contract == nil {
+		return nil, errors.New("proxy: Config.Contract is nil")
+	}
+	up, err := url.Parse(cfg.Upstream)
+	if err != nil || (up.Scheme != "http" && up.Scheme != "https") || up.Host == "" || up.RawQuery != "" || up.Fragment != "" {
+		return nil, fmt.Errorf("proxy: upstream %q: want an http or https address such as https://staging.example.com/v1", cfg.Upstream)
+	}
+	up.Path = strings.TrimSuffix(up.Path, "/")
+	up.RawPath = ""
+	if err := mockserver.CheckEnvelope(cfg.Contract); err != nil {
+		return nil, err
+	}
+	p := &Proxy{
+		contract: cfg.Contract, upstream: up, base: cfg.Contract.BasePath, enforce: cfg.Enforce,
+		limit: cfg.BodyLimit, timeout: cfg.Timeout, har: cfg.HAR, logger: cfg.Logger,
+		checker: traffic.NewChecker(cfg.Contract, cfg.Ignore), findings: cfg.Findings,
+	}
+	if p.limit <= 0 {
+		p.limit = DefaultBodyLimit
+	}
+	if p.timeout <= 0 {
+		p.timeout = DefaultTimeout
+	}
+	if p.logger == nil {
+		p.logger = slog.New(slog.DiscardHandler)
+	}
+	if p.findings == nil {
+		p.findings = traffic.NewFindings(cfg.Contract, traffic.FindingsOptions{Redact: append([]string{cfg.AdminKey}, cfg.APIKeys...)})
+	}
+	transport := cfg.Transport
+	if transport == nil {
+		if transport, err = NewTransport(TransportOptions{Timeout: p.timeout}); err != nil {
+			return nil, err
+		}
+	}
+	p.rp = &httputil.ReverseProxy{
+		Rewrite:        p.rewrite,
+		Transport:      transport,
+		ModifyResponse: p.modifyResponse,
+		ErrorHandler:   p.upstreamError,
+		BufferPool:     newBufferPool(),
+		ErrorLog:       slog.NewLogLogger(p.logger.Handler(), slog.LevelWarn),
+	}
+	admin, err := mockserver.NewAdmin(map[string]http.Handler{
+		"listViolations":  http.HandlerFunc(p.listViolations),
+		"clearViolations": http.HandlerFunc(p.clearViolations),
+	}, cfg.AdminKey, cfg.APIKeys)
+	if err != nil {
+		return nil, err
+	}
+	adminDoc, err := spec.Admin()
+	if err != nil {
+		return nil, err
+	}
+	own := http.NewServeMux()
+	own.HandleFunc("GET /healthz", p.health)
+	own.Handle("GET /openapi.yaml", document(cfg.Contract.Raw))
+	own.Handle("GET "+adminDoc.BasePath+"/openapi.yaml", document(adminDoc.Raw))
+	own.Handle(adminDoc.BasePath+"/", admin)
+	own.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		mockserver.WriteError(w, http.StatusNotFound, mockserver.CodeNotFound,
+			fmt.Sprintf("no such path: %s; the proxy forwards the paths under %s", r.URL.Path, p.base))
+	})
+	p.own = own
+	p.handler = mockserver.LogAndRecover(p.logger, append([]string{cfg.AdminKey}, cfg.APIKeys...), http.HandlerFunc(p.route))
+	return p, nil
+}
+
+// ServeHTTP serves one request.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.handler.ServeHTTP(w, r) }
+
+// Findings returns the violations the proxy has recorded.
+func (p *Proxy) Findings() *traffic.Findings { return p.findings }
+
+// route forwards the paths under the contract's base path, as they came
+// (no cleaning, no redirect), and serves the rest itself.
+func (p *Proxy) route(w http.ResponseWriter, r *http.Request) {
+	if path := r.URL.Path; p.base == "" || path == p.base || strings.HasPrefix(path, p.base+"/") {
+		p.forward(w, r)
+		return
+	}
+	p.own.ServeHTTP(w, r)
+}
+
+// health answers liveness probes: the proxy serves; it does not ask the
+// backend.
+func (p *Proxy) health(w http.ResponseWriter, r *http.Request) {
+	byOp, unknown := p.findings.Traffic()
+	n := unknown
+	for _, c := range byOp {
+		n += c
+	}
+	writeValue(w, http.StatusOK, map[string]any{"status": "ok", "upstream": p.upstream.Redacted(), "exchanges": n, "groups": len(p.findings.List())})
+}
+
+// document serves an OpenAPI document.
+func document(doc []byte) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/yaml")
+		w.Write(doc)
+	})
+}
+
+// listViolations answers GET /__admin/violations, with its filters.
+func (p *Proxy) listViolations(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	out := []traffic.Finding{}
+	for _, f := range p.findings.List() {
+		if (q.Has("rule") && f.Rule != q.Get("rule")) || (q.Has("operation") && f.Operation != q.Get("operation")) ||
+			(q.Has("severity") && f.Severity != q.Get("severity")) {
+			continue
+		}
+		out = append(out, f)
+	}
+	writeValue(w, http.StatusOK, out)
+}
+
+// clearViolations answers DELETE /__admin/violations.
+func (p *Proxy) clearViolations(w http.ResponseWriter, r *http.Request) {
+	p.findings.Clear()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// writeValue sends v as JSON; the proxy's own answers reflect state that
+// changes, so none may be cached.
+func writeValue(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		mockserver.WriteError(w, http.StatusInternalServerError, mockserver.CodeInternal, "encoding the answer: "+err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
