@@ -40,6 +40,16 @@ type Schema struct {
 type compiler struct {
 	options *config.ValidationOptions
 	version float32
+
+	mu    sync.Mutex // guards cache
+	cache map[compiled]*Schema
+}
+
+// compiled names a schema compiled for a direction: a component or a
+// $ref to one is compiled once, however many operations use it.
+type compiled struct {
+	name    string
+	purpose schema_validation.SchemaValidationPurpose
 }
 
 func newCompiler(version float32) *compiler {
@@ -48,7 +58,32 @@ func newCompiler(version float32) *compiler {
 		// strings are checked as the document states them.
 		options: config.NewValidationOptions(config.WithFormatAssertions(), config.WithRegexCache(&sync.Map{})),
 		version: version,
+		cache:   map[compiled]*Schema{},
 	}
+}
+
+// compileNamed is compile, once per name and direction.
+func (c *compiler) compileNamed(name string, proxy *base.SchemaProxy, purpose schema_validation.SchemaValidationPurpose) (*Schema, error) {
+	key := compiled{name, purpose}
+	c.mu.Lock()
+	s, ok := c.cache[key]
+	c.mu.Unlock()
+	if ok {
+		return s, nil
+	}
+	s, err := c.build(proxy, purpose)
+	if err != nil || s == nil {
+		return s, err
+	}
+	s.Name = name[strings.LastIndexByte(name, '/')+1:] // before it is shared
+	c.mu.Lock()
+	if prev, ok := c.cache[key]; ok {
+		s = prev
+	} else {
+		c.cache[key] = s
+	}
+	c.mu.Unlock()
+	return s, nil
 }
 
 // compile compiles proxy's schema for the given direction: a request body
@@ -57,6 +92,14 @@ func (c *compiler) compile(proxy *base.SchemaProxy, purpose schema_validation.Sc
 	if proxy == nil {
 		return nil, nil
 	}
+	if ref := proxy.GetReference(); ref != "" {
+		return c.compileNamed(ref, proxy, purpose)
+	}
+	return c.build(proxy, purpose)
+}
+
+// build compiles a schema, every time.
+func (c *compiler) build(proxy *base.SchemaProxy, purpose schema_validation.SchemaValidationPurpose) (*Schema, error) {
 	model := proxy.Schema()
 	if model == nil {
 		if err := proxy.GetBuildError(); err != nil {

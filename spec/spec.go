@@ -52,7 +52,6 @@ type Contract struct {
 	Operations []*Operation
 
 	compiler *compiler
-	schemas  map[string]*Schema // components/schemas by name, compiled
 }
 
 // An Operation is one method on one path of the contract, with the checks
@@ -74,9 +73,11 @@ type Operation struct {
 	route route
 }
 
-// Default loads the embedded contract.
+// Default loads the embedded contract. It is not checked against the
+// OpenAPI schema at load time, which is a third of the time loading takes:
+// a test checks it (TestEmbeddedDocumentsAreValid).
 func Default() (*Contract, error) {
-	return Load(Document)
+	return load(Document, false)
 }
 
 var (
@@ -100,7 +101,7 @@ var (
 
 // Admin returns the admin API's document, loaded once per process.
 func Admin() (*Contract, error) {
-	adminOnce.Do(func() { adminContract, adminErr = Load(AdminDocument) })
+	adminOnce.Do(func() { adminContract, adminErr = load(AdminDocument, false) }) // checked by a test, as Default
 	return adminContract, adminErr
 }
 
@@ -109,6 +110,12 @@ func Admin() (*Contract, error) {
 // problem it found, so a broken document stops start-up with a message
 // rather than a mock that half works.
 func Load(doc []byte) (*Contract, error) {
+	return load(doc, true)
+}
+
+// load is Load, checking the document against the OpenAPI schema where
+// check is set.
+func load(doc []byte, check bool) (*Contract, error) {
 	document, err := libopenapi.NewDocument(doc)
 	if err != nil {
 		return nil, fmt.Errorf("spec: parse: %w", err)
@@ -120,12 +127,10 @@ func Load(doc []byte) (*Contract, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spec: build model: %w", err)
 	}
-	if ok, verrs := schema_validation.ValidateOpenAPIDocument(document); !ok {
-		msgs := make([]string, 0, len(verrs))
-		for _, ve := range verrs {
-			msgs = append(msgs, describeDocumentError(ve))
+	if check {
+		if err := checkDocument(document); err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("spec: not a valid OpenAPI document:\n  %s", strings.Join(msgs, "\n  "))
 	}
 	version := helpers.VersionToFloat(document.GetVersion())
 	c := &Contract{
@@ -133,23 +138,12 @@ func Load(doc []byte) (*Contract, error) {
 		Model:    &model.Model,
 		Version:  version,
 		compiler: newCompiler(version),
-		schemas:  map[string]*Schema{},
 	}
 	if len(model.Model.Servers) > 0 {
 		c.BasePath = serverPath(model.Model.Servers[0])
 	}
 	if model.Model.Paths == nil {
 		return nil, errors.New("spec: the document has no paths")
-	}
-	if comp := model.Model.Components; comp != nil && comp.Schemas != nil {
-		for name, proxy := range comp.Schemas.FromOldest() {
-			s, err := c.compiler.compile(proxy, schema_validation.SchemaValidationPurposeGeneric)
-			if err != nil {
-				return nil, fmt.Errorf("spec: schema %s: %w", name, err)
-			}
-			s.Name = name
-			c.schemas[name] = s
-		}
 	}
 	for path, item := range model.Model.Paths.PathItems.FromOldest() {
 		for method, op := range item.GetOperations().FromOldest() {
@@ -194,6 +188,20 @@ func Load(doc []byte) (*Contract, error) {
 	return c, nil
 }
 
+// checkDocument checks a document against the OpenAPI schema, with every
+// problem it finds.
+func checkDocument(document libopenapi.Document) error {
+	ok, verrs := schema_validation.ValidateOpenAPIDocument(document)
+	if ok {
+		return nil
+	}
+	msgs := make([]string, 0, len(verrs))
+	for _, ve := range verrs {
+		msgs = append(msgs, describeDocumentError(ve))
+	}
+	return fmt.Errorf("spec: not a valid OpenAPI document:\n  %s", strings.Join(msgs, "\n  "))
+}
+
 // serverPath returns the path part of a server URL, with its variables
 // replaced by their defaults: "https://{host}/v1" gives "/v1".
 func serverPath(s *v3.Server) string {
@@ -220,9 +228,22 @@ func (c *Contract) Operation(id string) *Operation {
 	return nil
 }
 
-// Schema returns the named schema of components/schemas, compiled, or nil.
+// Schema returns the named schema of components/schemas, compiled (on
+// first use, once), or nil if there is none or it does not compile.
 func (c *Contract) Schema(name string) *Schema {
-	return c.schemas[name]
+	comp := c.Model.Components
+	if comp == nil || comp.Schemas == nil {
+		return nil
+	}
+	proxy, ok := comp.Schemas.Get(name)
+	if !ok || proxy == nil {
+		return nil
+	}
+	s, err := c.compiler.compileNamed("#/components/schemas/"+name, proxy, schema_validation.SchemaValidationPurposeGeneric)
+	if err != nil || s == nil {
+		return nil
+	}
+	return s
 }
 
 // ValidateValue checks a JSON value against the named component schema.

@@ -9,6 +9,17 @@ import (
 	"testing"
 )
 
+// TestEmbeddedDocumentsAreValid checks the embedded contract and admin
+// document against the OpenAPI schema, which Default and Admin skip at
+// start-up to start faster.
+func TestEmbeddedDocumentsAreValid(t *testing.T) {
+	for name, doc := range map[string][]byte{"openapi.yaml": Document, "admin.yaml": AdminDocument} {
+		if _, err := Load(doc); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
 func TestEmbeddedContractIsValidOpenAPI(t *testing.T) {
 	c, err := Default()
 	if err != nil {

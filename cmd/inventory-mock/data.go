@@ -40,18 +40,24 @@ type data struct {
 	unknown  []string // fixture fields the record schema does not have, left out
 }
 
+// loadContract loads the document in file, or the embedded contract (once
+// per process) where file is empty.
+func loadContract(file string) (*spec.Contract, error) {
+	if file == "" {
+		return spec.Shared()
+	}
+	doc, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	return spec.Load(doc)
+}
+
 // load reads the contract and the data set the options name. Every data
 // source, embedded, a file or generated, is checked against the record
 // schema and the mock's own bounds; a failure names the source.
 func load(o *options) (*data, error) {
-	doc := spec.Document
-	if o.specFile != "" {
-		var err error
-		if doc, err = os.ReadFile(o.specFile); err != nil {
-			return nil, err
-		}
-	}
-	contract, err := spec.Load(doc)
+	contract, err := loadContract(o.specFile)
 	if err != nil {
 		return nil, err
 	}

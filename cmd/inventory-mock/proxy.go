@@ -15,7 +15,6 @@ import (
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
 	"github.com/petstore/inventory-kit/conformance/traffic"
 	"github.com/petstore/inventory-kit/mockserver/proxy"
-	"github.com/petstore/inventory-kit/spec"
 )
 
 // proxyOptions are the settings of proxy mode, --proxy-to.
@@ -88,13 +87,7 @@ func (e *violationsError) Error() string {
 // and says whether violations were seen.
 func runProxy(ctx context.Context, o *options, getenv func(string) string, logs slog.Handler, logger *slog.Logger, start time.Time, ready func(addr string)) (err error) {
 	p := &o.proxy
-	doc := spec.Document
-	if o.specFile != "" {
-		if doc, err = os.ReadFile(o.specFile); err != nil {
-			return err
-		}
-	}
-	contract, err := spec.Load(doc)
+	contract, err := loadContract(o.specFile)
 	if err != nil {
 		return err
 	}
