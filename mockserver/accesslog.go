@@ -26,9 +26,10 @@ const maxLoggedPath = 256
 // bytes, duration, the Error code of an error, and the request id. No
 // header and no body reaches the log, so neither does an API key.
 //
-// It hands the record straight to the logger's handler: Logger.LogAttrs
-// would also look up the caller on every request, which costs as much as
-// formatting the line, for a source position no handler here reports.
+// It hands the line straight to the logger's handler (Logger.LogAttrs
+// would also look up the caller on every request, for a source position no
+// handler here reports), or, for the handler of NewLogger, formats it
+// itself (logline.go).
 func accessLog(logger *slog.Logger, rd redactor, next http.Handler) http.Handler {
 	h := logger.Handler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -38,35 +39,21 @@ func accessLog(logger *slog.Logger, rd redactor, next http.Handler) http.Handler
 		id := requestID(r, rd)
 		w.Header()[RequestIDHeader] = []string{id}
 		defer func() {
-			ctx := r.Context()
-			if h.Enabled(ctx, slog.LevelInfo) {
+			if ctx := r.Context(); h.Enabled(ctx, slog.LevelInfo) {
 				end := time.Now()
-				line := slog.NewRecord(end, slog.LevelInfo, "request", 0)
 				p := rd.apply(r.URL.Path)
 				if len(p) > maxLoggedPath {
 					p = p[:maxLoggedPath] + "...(" + strconv.Itoa(len(r.URL.Path)) + " bytes)"
 				}
-				line.AddAttrs(
-					slog.String("method", r.Method),
-					slog.String("path", p),
-					slog.Int("status", rec.status()),
-					slog.Int("bytes", rec.bytes),
-					slog.Duration("duration", end.Sub(start)),
-				)
-				if rec.code != "" {
-					line.AddAttrs(slog.String("code", rec.code))
+				line := accessLine{
+					end: end, method: r.Method, path: p,
+					status: rec.status(), bytes: rec.bytes, duration: end.Sub(start),
+					code: rec.code, prefer: rec.forced, chaos: rec.fault, requestID: id,
 				}
-				if rec.session != "" && rec.session != store.DefaultSession {
-					line.AddAttrs(slog.String("session", rec.session))
+				if rec.session != store.DefaultSession {
+					line.session = rec.session
 				}
-				if rec.forced != "" {
-					line.AddAttrs(slog.String("prefer", rec.forced))
-				}
-				if rec.fault != "" {
-					line.AddAttrs(slog.String("chaos", rec.fault))
-				}
-				line.AddAttrs(slog.String("request_id", id))
-				h.Handle(ctx, line)
+				line.write(ctx, h)
 			}
 			*rec = statusRecorder{}
 			recorders.Put(rec)

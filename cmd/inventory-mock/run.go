@@ -41,11 +41,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if o.healthCheck {
 		return healthCheck(ctx, o)
 	}
-	var handler slog.Handler = slog.NewTextHandler(stderr, nil)
-	if o.logFormat == "json" {
-		handler = slog.NewJSONHandler(stderr, nil)
-	}
-	logger := slog.New(handler)
+	logger := mockserver.NewLogger(stderr, o.logFormat == "json")
+	handler := logger.Handler()
 	if o.proxy.to != "" {
 		return runProxy(ctx, o, getenv, handler, logger, start, ready)
 	}
