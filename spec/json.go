@@ -237,13 +237,18 @@ func pointerField(ptr string) string {
 	return fieldPath(strings.Split(strings.TrimPrefix(ptr, "/"), "/"))
 }
 
+// pointerEscapes undoes JSON Pointer's escapes of "/" and "~".
+var pointerEscapes = strings.NewReplacer("~1", "/", "~0", "~")
+
 // fieldPath renders the segments of an instance location as a field path:
 // ["items", "0", "quantity"] gives items[0].quantity.
 func fieldPath(segs []string) string {
 	var b strings.Builder
 	for _, s := range segs {
-		s = strings.NewReplacer("~1", "/", "~0", "~").Replace(s)
-		if _, err := strconv.Atoi(s); err == nil {
+		if strings.Contains(s, "~") {
+			s = pointerEscapes.Replace(s)
+		}
+		if isIndex(s) {
 			b.WriteString("[" + s + "]")
 			continue
 		}
@@ -253,6 +258,16 @@ func fieldPath(segs []string) string {
 		b.WriteString(s)
 	}
 	return b.String()
+}
+
+// isIndex reports whether a path segment is an array index: digits only.
+func isIndex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // AppendJSON appends v, a value as DecodeJSON returns it, as compact JSON:

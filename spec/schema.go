@@ -298,6 +298,10 @@ func collect(ve *jsonschema.ValidationError, out *[]Problem) {
 		add(field, msg)
 	case *kind.MinProperties:
 		add(field, fmt.Sprintf("has %d fields; at least %d are required", k.Got, k.Want))
+	case *kind.Type:
+		// The validator's own words, without its message printer: the
+		// commonest error of a request, worded on every bad body.
+		add(field, "got "+k.Got+", want "+strings.Join(k.Want, " or "))
 	default:
 		add(field, ve.ErrorKind.LocalizedString(printer))
 	}
