@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -142,9 +141,9 @@ func BenchmarkStoreListAfterWrite(b *testing.B) {
 }
 
 // BenchmarkHandler is the whole chain, as a user's server runs it, with
-// access logging to io.Discard through slog's text handler.
+// access logging to io.Discard through NewLogger, as inventory-mock logs.
 func BenchmarkHandler(b *testing.B) {
-	logged := func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil)) }
+	logged := func(c *Config) { c.Logger = NewLogger(io.Discard, false) }
 	b.Run("list", func(b *testing.B) {
 		s := newServer(b, logged)
 		r := benchRequest("GET", "/v1/inventory", "")
@@ -212,7 +211,7 @@ func BenchmarkHandler(b *testing.B) {
 // keep-alive clients in parallel: what a user's client sees, client cost
 // included. Profiles of it show net/http's share next to the mock's.
 func BenchmarkServer(b *testing.B) {
-	logged := func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil)) }
+	logged := func(c *Config) { c.Logger = NewLogger(io.Discard, false) }
 	run := func(b *testing.B, s *Server, method, body string) {
 		srv := httptest.NewServer(s)
 		defer srv.Close()

@@ -74,17 +74,18 @@ func (s *snapshot) withAll(ids []int64, changes map[int64][]byte) (*snapshot, er
 	if len(changes) == 0 {
 		return s, nil
 	}
+	per := chunkSize(len(ids))
 	byChunk := map[int]map[int][]byte{}
 	for id, r := range changes {
 		pos, ok := slices.BinarySearch(ids, id)
 		if !ok {
 			return nil, fmt.Errorf("%w: %d is not a key of the fixtures", errUnknownKey, id)
 		}
-		c := pos / ChunkSize
+		c := pos / per
 		if byChunk[c] == nil {
 			byChunk[c] = map[int][]byte{}
 		}
-		byChunk[c][pos%ChunkSize] = r
+		byChunk[c][pos%per] = r
 	}
 	next := &snapshot{chunks: slices.Clone(s.chunks)}
 	for c, recs := range byChunk {
@@ -100,6 +101,13 @@ func (s *snapshot) withAll(ids []int64, changes map[int64][]byte) (*snapshot, er
 	}
 	next.size = listSize(next.chunks)
 	return next, nil
+}
+
+// locate returns the chunk, and the index in it, of the record at
+// position pos of a list of n.
+func locate(n, pos int) (c, i int) {
+	per := chunkSize(n)
+	return pos / per, pos % per
 }
 
 // errUnknownKey is a stored record whose key the fixtures do not have.
@@ -224,7 +232,8 @@ func (m *Memory) List(_ context.Context, session string) (List, error) {
 // find returns the chunk and index in it of key id.
 func (m *Memory) find(id int64) (c, i int, ok bool) {
 	pos, ok := slices.BinarySearch(m.ids, id)
-	return pos / ChunkSize, pos % ChunkSize, ok
+	c, i = locate(len(m.ids), pos)
+	return c, i, ok
 }
 
 // Get returns the session's record of id.

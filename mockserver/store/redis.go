@@ -606,7 +606,10 @@ func (r *Redis) List(ctx context.Context, session string) (List, error) {
 func (r *Redis) find(id int64) (int, bool) { return slices.BinarySearch(r.ids, id) }
 
 // record returns record pos of a snapshot.
-func record(s *snapshot, pos int) []byte { return s.chunks[pos/ChunkSize].record(pos % ChunkSize) }
+func (r *Redis) record(s *snapshot, pos int) []byte {
+	c, i := locate(len(r.ids), pos)
+	return s.chunks[c].record(i)
+}
 
 // Get returns the session's record of id.
 func (r *Redis) Get(ctx context.Context, session string, id int64) (fixtures.Record, error) {
@@ -618,7 +621,7 @@ func (r *Redis) Get(ctx context.Context, session string, id int64) (fixtures.Rec
 	if err != nil {
 		return fixtures.Record{}, err
 	}
-	return fixtures.Record{ID: id, JSON: record(snap, pos)}, nil
+	return fixtures.Record{ID: id, JSON: r.record(snap, pos)}, nil
 }
 
 // maxAttempts bounds the compare-and-sets of one Update: each that fails
@@ -633,7 +636,7 @@ func (r *Redis) Update(ctx context.Context, session string, id int64, change fun
 	if !ok {
 		return fixtures.Record{}, ErrNotFound
 	}
-	fixture := record(r.seed, pos)
+	fixture := r.record(r.seed, pos)
 	guess := r.guess(session, id, pos)
 	keys := []string{r.sessionKey(session), r.key("sessions"), r.key("clock")}
 	idArg := strconv.FormatInt(id, 10)
@@ -672,9 +675,9 @@ func (r *Redis) guess(session string, id int64, pos int) []byte {
 		return h
 	}
 	if c := r.cache[session]; c != nil {
-		return record(c.snap, pos)
+		return r.record(c.snap, pos)
 	}
-	return record(r.seed, pos)
+	return r.record(r.seed, pos)
 }
 
 // hint remembers the record of id the server holds.
@@ -709,7 +712,8 @@ func (r *Redis) wrote(session string, gen, id int64, pos int, rec []byte, newVer
 		next.touched = time.Now()
 	}
 	if err1 == nil && err2 == nil && c.ver == prev {
-		next.ver, next.snap = v, c.snap.with(pos/ChunkSize, pos%ChunkSize, rec)
+		ci, i := locate(len(r.ids), pos)
+		next.ver, next.snap = v, c.snap.with(ci, i, rec)
 	}
 	r.cache[session] = &next
 }

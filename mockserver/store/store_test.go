@@ -162,9 +162,9 @@ func TestEngines(t *testing.T) {
 		t.Run(e.name, func(t *testing.T) {
 			t.Parallel()
 			t.Run("list and get", func(t *testing.T) {
-				s := e.open(t, pets(ChunkSize*2+3), Options{})
+				s := e.open(t, pets(maxChunkSize*2+3), Options{})
 				items := list(t, s, DefaultSession)
-				if len(items) != ChunkSize*2+3 || items[0].PetID != 1 || items[len(items)-1].Quantity != 10*int64(len(items)) {
+				if len(items) != maxChunkSize*2+3 || items[0].PetID != 1 || items[len(items)-1].Quantity != 10*int64(len(items)) {
 					t.Fatalf("list = %d items, first %v, last %v", len(items), items[0], items[len(items)-1])
 				}
 				r, err := s.Get(ctx, DefaultSession, 7)
@@ -182,15 +182,15 @@ func TestEngines(t *testing.T) {
 				}
 			})
 			t.Run("update", func(t *testing.T) {
-				s := e.open(t, pets(ChunkSize+10), Options{})
-				got, err := s.Update(ctx, DefaultSession, ChunkSize+1, setQuantity(123456789))
+				s := e.open(t, pets(maxChunkSize+10), Options{})
+				got, err := s.Update(ctx, DefaultSession, maxChunkSize+1, setQuantity(123456789))
 				if err != nil || quantity(t, got) != 123456789 {
 					t.Fatalf("Update = %s, %v", got.JSON, err)
 				}
 				items := list(t, s, DefaultSession)
 				for _, it := range items {
 					want := 10 * it.PetID
-					if it.PetID == ChunkSize+1 {
+					if it.PetID == maxChunkSize+1 {
 						want = 123456789
 					}
 					if it.Quantity != want {
@@ -238,7 +238,7 @@ func TestEngines(t *testing.T) {
 				}
 			})
 			t.Run("gzip", func(t *testing.T) {
-				for _, n := range []int{0, 1, ChunkSize*3 + 7} {
+				for _, n := range []int{0, 1, maxChunkSize*3 + 7} {
 					s := e.open(t, pets(n), Options{})
 					checkGzip(t, s, DefaultSession)
 					if n > 0 {
