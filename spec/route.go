@@ -17,8 +17,13 @@ func newRoute(template string) route {
 // values matches a path relative to the base path against the template
 // and returns its parameters, unescaped, or nil if it does not match.
 func (rt route) values(rel string) map[string]string {
-	segs := strings.Split(strings.Trim(rel, "/"), "/")
-	if len(segs) != len(rt) || !strings.HasPrefix(rel, "/") {
+	if !strings.HasPrefix(rel, "/") {
+		return nil
+	}
+	// Not trimmed: /inventory/ and /inventory//3 have an empty segment,
+	// and match no template, as a server's router would have it.
+	segs := strings.Split(rel[1:], "/")
+	if len(segs) != len(rt) {
 		return nil
 	}
 	vals := map[string]string{}

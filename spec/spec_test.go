@@ -282,3 +282,41 @@ func TestSameRules(t *testing.T) {
 		t.Error("petId (int64) has the same rules as quantity")
 	}
 }
+
+// TestMatch pins which operation a path addresses: the template's
+// segments exactly, so a trailing slash or an empty segment names no
+// operation, as a server's router would have it.
+func TestMatch(t *testing.T) {
+	c, err := Shared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		method, path string
+		want         string // operationId; "" for none
+		petID        string
+	}{
+		{"GET", "/v1/inventory", "listInventory", ""},
+		{"PATCH", "/v1/inventory/3", "updateInventory", "3"},
+		{"PATCH", "/v1/inventory/%33", "updateInventory", "3"},
+		{"GET", "/v1/inventory/", "", ""},
+		{"PATCH", "/v1/inventory/3/", "", ""},
+		{"PATCH", "/v1/inventory//3", "", ""},
+		{"PATCH", "/v1/inventory/", "", ""},
+		{"GET", "/inventory", "", ""},
+		{"GET", "/v1inventory", "", ""},
+		{"GET", "/v2/inventory", "", ""},
+	} {
+		op, values, _ := c.Match(tc.method, tc.path)
+		got := ""
+		if op != nil {
+			got = op.ID
+		}
+		if got != tc.want {
+			t.Errorf("Match(%s %s) = %q; want %q", tc.method, tc.path, got, tc.want)
+		}
+		if tc.petID != "" && values["petId"] != tc.petID {
+			t.Errorf("Match(%s %s) petId = %q; want %q", tc.method, tc.path, values["petId"], tc.petID)
+		}
+	}
+}
