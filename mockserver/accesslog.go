@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/petstore/inventory-kit/mockserver/store"
+	"github.com/petstore/inventory-kit/spec"
 )
 
 // RequestIDHeader carries a request's id: the caller's, if it sent a
@@ -35,8 +36,8 @@ func accessLog(logger *slog.Logger, rd redactor, next http.Handler) http.Handler
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := recorders.Get().(*statusRecorder)
-		*rec = statusRecorder{ResponseWriter: w}
 		id := requestID(r, rd)
+		*rec = statusRecorder{ResponseWriter: w, start: start, requestID: id}
 		w.Header()[RequestIDHeader] = []string{id}
 		defer func() {
 			if ctx := r.Context(); h.Enabled(ctx, slog.LevelInfo) {
@@ -109,17 +110,21 @@ type statusRecorder struct {
 	http.ResponseWriter
 	statusCode int
 	bytes      int
-	code       string   // the Error code, if the answer was an error
-	aborted    bool     // the connection was dropped on purpose: no answer
-	session    string   // the session, once the operation has read it
-	forced     string   // the Prefer header's preferences, if any
-	fault      string   // the chaos applied, if any
-	capture    *capture // what the journal keeps of the bodies; nil: no journal
+	code       string          // the Error code, if the answer was an error
+	aborted    bool            // the connection was dropped on purpose: no answer
+	session    string          // the session, once the operation has read it
+	forced     string          // the Prefer header's preferences, if any
+	fault      string          // the chaos applied, if any
+	op         *spec.Operation // the contract operation the request addresses, once routed; nil: none
+	start      time.Time       // when the request reached the mock
+	requestID  string
+	capture    capture // what the journal keeps of the bodies; off: no journal
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
 	if r.statusCode == 0 {
 		r.statusCode = code
+		r.capture.beforeAnswer()
 	}
 	r.ResponseWriter.WriteHeader(code)
 }
@@ -127,10 +132,11 @@ func (r *statusRecorder) WriteHeader(code int) {
 func (r *statusRecorder) Write(b []byte) (int, error) {
 	if r.statusCode == 0 {
 		r.statusCode = http.StatusOK
+		r.capture.beforeAnswer()
 	}
 	n, err := r.ResponseWriter.Write(b)
 	r.bytes += n
-	if r.capture != nil {
+	if r.capture.on {
 		r.capture.response(b[:n])
 	}
 	return n, err

@@ -191,7 +191,7 @@ func (s *Server) listRequests(w http.ResponseWriter, r *http.Request, _ *request
 			f.sinceID = v
 		}
 	}
-	entries := s.journal.list(f, s.operationOf)
+	entries := s.journal.list(f)
 	out := make([]journalEntry, len(entries))
 	for i, e := range entries {
 		out[i] = s.render(e)
@@ -201,26 +201,6 @@ func (s *Server) listRequests(w http.ResponseWriter, r *http.Request, _ *request
 
 // looksLikeTime tells a time with a mistake in it from a request id.
 var looksLikeTime = regexp.MustCompile(`^\d{4}-\d{1,2}-\d{1,2}[Tt ]`)
-
-// operationOf returns the contract operation an entry addressed, or nil.
-func (s *Server) operationOf(e *entry) *spec.Operation {
-	path, _, _ := cutQuery(e.path)
-	method := e.method
-	if method == http.MethodHead {
-		method = http.MethodGet
-	}
-	op, _, _ := s.contract.Match(method, path)
-	return op
-}
-
-func cutQuery(p string) (string, string, bool) {
-	for i := 0; i < len(p); i++ {
-		if p[i] == '?' {
-			return p[:i], p[i+1:], true
-		}
-	}
-	return p, "", false
-}
 
 // clearRequests empties the journal of one session, or of all.
 func (s *Server) clearRequests(w http.ResponseWriter, r *http.Request, _ *request) {
@@ -304,46 +284,72 @@ type message struct {
 	HeadersCut bool `json:"headersCut,omitempty"`
 }
 
-// render shows an entry with every configured key replaced, and judges
-// its answer against the contract.
+// render shows an entry with every configured key replaced, and the
+// contract's verdict on its answer.
 func (s *Server) render(e *entry) journalEntry {
 	rd := s.redact
+	reqHeader, headersCut := journalHeader(e.reqHeader)
+	respBody, whole := e.respBody, []byte(nil)
+	if e.hasList {
+		whole = e.respList.Bytes()
+		respBody = whole[:min(len(whole), s.journal.bodyLimit)]
+	}
+	respCut := e.respBytes > len(respBody)
+	if whole != nil {
+		respCut = len(whole) > len(respBody)
+	}
 	out := journalEntry{
 		ID: rd.apply(e.id), Seq: e.seq, Time: e.time.UTC().Format(time.RFC3339Nano), Session: rd.apply(e.session),
-		Method: e.method, Path: rd.apply(e.path), Status: e.status, Code: e.code,
+		Method: e.method, Path: rd.apply(e.url.RequestURI()), Status: e.status, Code: e.code,
 		DurationMs: float64(e.duration.Microseconds()) / 1000, Forced: e.forced, Fault: e.fault,
-		Request: message{Headers: redactHeader(e.reqHeader, rd), HeadersCut: e.headersCut,
+		Request: message{Headers: redactHeader(reqHeader, rd), HeadersCut: headersCut,
 			Body: rd.applyCut(string(e.reqBody), e.reqBytes > len(e.reqBody)), Bytes: e.reqBytes, Truncated: e.reqBytes > len(e.reqBody)},
 		Response: message{Headers: redactHeader(e.respHeader, rd),
-			Body: rd.applyCut(string(e.respBody), e.respBytes > len(e.respBody)), Bytes: e.respBytes, Truncated: e.respBytes > len(e.respBody)},
-		Curl: e.curl(rd),
+			Body: rd.applyCut(string(respBody), respCut), Bytes: e.respBytes, Truncated: respCut},
+		Curl: e.curl(rd, s.keyVar),
 	}
-	if e.respHeader.Get("Content-Encoding") != "" {
-		out.Response.Body = fmt.Sprintf("(%s-compressed, %d bytes; the journal shows uncompressed bodies only)", e.respHeader.Get("Content-Encoding"), e.respBytes)
+	if enc := e.respHeader.Get("Content-Encoding"); enc != "" && whole == nil {
+		out.Response.Body = fmt.Sprintf("(%s-compressed, %d bytes; the journal shows uncompressed bodies only)", enc, e.respBytes)
 		out.Response.Truncated = true
 	}
-	op := s.operationOf(e)
-	if op == nil {
+	if e.op == nil {
 		return out
 	}
-	out.Operation = op.Name()
+	out.Operation = e.op.Name()
+	e.judged.Do(func() { e.verdict = s.judge(e, whole, out.Response.Truncated) })
+	out.Verdict = e.verdict
+	return out
+}
+
+// judge is the contract's verdict on an entry's answer: the whole list
+// where the journal kept it whole, else the body kept, where it is all of
+// the answer.
+func (s *Server) judge(e *entry, whole []byte, cut bool) *verdict {
 	v := &verdict{Valid: true}
+	body := e.respBody
+	if whole != nil {
+		body, cut = whole, false
+	}
 	switch {
 	case e.aborted:
 		v.Note = "no answer: the connection was dropped on purpose (" + e.fault + ")"
-	case out.Response.Truncated:
+	case cut:
 		v.Note = fmt.Sprintf("not checked: the body (%d bytes) is longer than the journal keeps", e.respBytes)
 	case e.method == http.MethodHead:
 		v.Note = "not checked: a HEAD answer has no body"
 	default:
-		for _, p := range op.CheckResponse(e.status, e.respHeader, e.respBody) {
+		for _, p := range e.op.CheckResponse(e.status, e.respHeader, body) {
 			v.Valid = false
-			v.Problems = append(v.Problems, rd.apply(p.String()))
+			v.Problems = append(v.Problems, s.redact.apply(p.String()))
 		}
 	}
-	out.Verdict = v
-	return out
+	return v
 }
+
+// keyVar names the environment variable a curl line reads a configured
+// key from: INVENTORY_API_KEY for an API key, INVENTORY_ADMIN_KEY for the
+// admin key; "" for a token that is neither.
+func (s *Server) keyVar(token string) string { return s.keyVars[token] }
 
 // redactHeader copies h with every configured key replaced.
 func redactHeader(h http.Header, rd redactor) http.Header {

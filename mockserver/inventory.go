@@ -90,6 +90,7 @@ func (s *Server) listInventory(w http.ResponseWriter, r *http.Request, in *reque
 		writeStoreError(w, err)
 		return
 	}
+	keepList(w, l)
 	h := w.Header()
 	h["Content-Type"] = applicationJSON
 	h["Cache-Control"] = noStore

@@ -98,9 +98,6 @@ func (s *Server) operation(op *spec.Operation, h opHandler) http.Handler {
 				writeBodyError(w, err)
 				return
 			}
-			if rec.capture != nil {
-				rec.capture.request(body)
-			}
 		}
 		if pref.forced(natural) {
 			answerForced(w, op, pref)

@@ -4,7 +4,8 @@
 // contract, and answers every error with the contract's Error body.
 //
 // A request travels, in order: accessLog, recoverPanics, cors (which
-// answers preflights), cleanPath, the route table in routes, requireKey,
+// answers preflights), cleanPath, the route table in routes (one pattern
+// per path of the contract), journaled, addressing, requireKey, methods,
 // the operation wrapper (session, body limit and contract validation, in
 // operation.go) and finally the operation's handler (inventory.go), which
 // reads and writes the store (package store).
@@ -72,7 +73,8 @@ type Server struct {
 	chaos    *chaos
 	journal  *journal
 	maxDelay time.Duration
-	redact   redactor // every configured key
+	redact   redactor          // every configured key
+	keyVars  map[string]string // each configured key to the variable a curl line reads it from
 	handler  http.Handler
 	warnings []string
 }
@@ -142,6 +144,13 @@ func New(cfg Config) (*Server, error) {
 		journal:  newJournal(cfg.JournalSize, bodyLimit, maxSessions),
 		maxDelay: maxDelay,
 		redact:   newRedactor(append(slices.Clone(apiKeys), cfg.AdminKey)...),
+		keyVars:  map[string]string{},
+	}
+	if cfg.AdminKey != "" {
+		s.keyVars[cfg.AdminKey] = "INVENTORY_ADMIN_KEY"
+	}
+	for _, k := range apiKeys {
+		s.keyVars[k] = "INVENTORY_API_KEY"
 	}
 	if err := s.chaos.set(cfg.Chaos); err != nil {
 		return nil, fmt.Errorf("mockserver: chaos: %w", err)
@@ -187,8 +196,8 @@ func (s *Server) routes(keys, adminKeys keyring) (http.Handler, error) {
 	root.Handle(s.admin.BasePath+"/{$}", methods(map[string]http.Handler{"GET": dash}))
 	root.Handle(s.admin.BasePath+"/assets/", methods(map[string]http.Handler{"GET": dash}))
 
-	api := http.NewServeMux()
 	byPath := map[string]map[string]http.Handler{}
+	ops := map[string]map[string]*spec.Operation{}
 	var order []string
 	for _, op := range s.contract.Operations {
 		h, err := s.bind(op)
@@ -205,29 +214,50 @@ func (s *Server) routes(keys, adminKeys keyring) (http.Handler, error) {
 		p := s.contract.BasePath + op.Path
 		if byPath[p] == nil {
 			byPath[p] = map[string]http.Handler{}
+			ops[p] = map[string]*spec.Operation{}
 			order = append(order, p)
 		}
 		byPath[p][op.Method] = s.operation(op, h)
+		ops[p][op.Method] = op
 	}
+	// Each path of the contract: journaled, the operation noted, the key
+	// checked, then the method's operation (405 for another method).
 	for _, p := range order {
-		if err := handle(api, p, methods(byPath[p])); err != nil {
+		h := s.journal.journaled(addressing(ops[p], requireKey(keys, methods(byPath[p]))))
+		if err := handle(root, p, h); err != nil {
 			return nil, err
 		}
 	}
-	api.Handle("/", http.HandlerFunc(notFound))
-
+	// Anything else under the base path is 404, after the key check.
+	other := s.journal.journaled(requireKey(keys, http.HandlerFunc(notFound)))
 	if base := s.contract.BasePath; base != "" {
-		root.Handle(base+"/", s.journal.journaled(requireKey(keys, api)))
-		root.Handle(base, s.journal.journaled(requireKey(keys, http.HandlerFunc(notFound))))
+		root.Handle(base+"/", other)
+		root.Handle(base, other)
 		root.Handle("/", http.HandlerFunc(notFound))
 	} else {
-		root.Handle("/", s.journal.journaled(requireKey(keys, api)))
+		root.Handle("/", other)
 	}
 	return root, nil
 }
 
+// addressing notes, for the journal, the operation a request's method
+// addresses on this path (GET's for HEAD); none for another method.
+func addressing(ops map[string]*spec.Operation, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rec := recorderOf(w); rec != nil {
+			m := r.Method
+			if m == http.MethodHead && ops[m] == nil {
+				m = http.MethodGet
+			}
+			rec.op = ops[m]
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // handle registers pattern, turning ServeMux's panic on a path it cannot
-// express (such as /files/{name}.json in another document) into an error.
+// express (such as /files/{name}.json in another document), or one that
+// collides with the mock's own endpoints, into an error.
 func handle(mux *http.ServeMux, pattern string, h http.Handler) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
