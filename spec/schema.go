@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,6 +31,7 @@ type Schema struct {
 	Model *base.Schema
 
 	compiled *jsonschema.Schema
+	quick    *quick // nil: every value goes to compiled
 	compiler *compiler
 	props    sync.Map // property name to its *Schema, compiled on first use
 	rules    string   // the rendered schema without annotations, canonical JSON: equal rules, equal strings
@@ -112,7 +114,13 @@ func (c *compiler) build(proxy *base.SchemaProxy, purpose schema_validation.Sche
 		return nil, err
 	}
 	s := &Schema{Model: model, compiled: compiled.CompiledSchema, compiler: c}
-	s.rules, s.bits = rulesOf(compiled.RenderedJSON)
+	var rules map[string]any
+	s.rules, s.bits, rules = rulesOf(compiled.RenderedJSON)
+	// readOnly and writeOnly change what the validator accepts in one
+	// direction; rulesOf leaves them out, so no quick check decides there.
+	if !bytes.Contains(compiled.RenderedJSON, []byte(`"readOnly"`)) && !bytes.Contains(compiled.RenderedJSON, []byte(`"writeOnly"`)) {
+		s.quick = newQuick(rules)
+	}
 	if ref := proxy.GetReference(); ref != "" {
 		s.Name = ref[strings.LastIndexByte(ref, '/')+1:]
 	}
@@ -124,6 +132,9 @@ func (c *compiler) build(proxy *base.SchemaProxy, purpose schema_validation.Sche
 // "quantity" or "[3].status"; the Kind is KindSchema, which callers change
 // to say where the value came from.
 func (s *Schema) Validate(v any) []Problem {
+	if s.quick != nil && s.quick.accepts(v) {
+		return nil
+	}
 	err := s.compiled.Validate(v)
 	if err == nil {
 		return nil
@@ -154,12 +165,13 @@ func (s *Schema) ValidateJSON(data []byte) []Problem {
 var annotations = []string{"description", "title", "example", "examples", "deprecated", "$comment", "externalDocs", "xml", "readOnly", "writeOnly"}
 
 // rulesOf renders a schema's constraints, without its annotations, as
-// canonical JSON, and tells whether it is a plain integer: type integer,
-// format int32 or int64, and nothing else.
-func rulesOf(rendered []byte) (string, int) {
+// canonical JSON, tells whether it is a plain integer (type integer,
+// format int32 or int64, and nothing else), and returns the constraints
+// of an object schema, decoded.
+func rulesOf(rendered []byte) (string, int, map[string]any) {
 	v, err := DecodeJSON(rendered)
 	if err != nil {
-		return string(rendered), 0
+		return string(rendered), 0, nil
 	}
 	var strip func(any) any
 	strip = func(v any) any {
@@ -188,7 +200,8 @@ func rulesOf(rendered []byte) (string, int) {
 			bits = 32
 		}
 	}
-	return string(AppendJSON(nil, v)), bits
+	m, _ := v.(map[string]any)
+	return string(AppendJSON(nil, v)), bits, m
 }
 
 // SameRules reports whether two schemas accept exactly the same values
