@@ -90,13 +90,47 @@ func load(o *options) (*data, error) {
 // for speed.
 const smallDataSet = 100_000
 
-// tuneGC lets the heap grow to five times the live data before a
-// collection (GOGC=400) when the data set is small: the live heap is then a
-// few MiB, and request validation allocates enough that collections cost
-// the mock a third of its time under load. Resident memory grows by about
-// 10 MiB. A GOGC set by the user, or a large data set, keeps Go's default.
-func tuneGC(getenv func(string) string, pets int) {
-	if getenv("GOGC") == "" && pets <= smallDataSet {
-		debug.SetGCPercent(400)
+// tuneGC tunes the collector to the data set. A small one (up to
+// smallDataSet pets) lets the heap grow to five times the live data
+// before a collection (GOGC=400): the live heap is a few MiB, and request
+// validation allocates enough that collections would cost the mock a
+// third of its time under load; resident memory grows by about 10 MiB. A
+// large one gets a soft memory limit of three times its encoded records,
+// and at least minMemoryLimit: a session that has written to every record
+// holds a second copy of them beside the fixtures, and Go's default pacing
+// would let the heap reach twice that again. GOGC and GOMEMLIMIT set by
+// the user win.
+func tuneGC(getenv func(string) string, pets, dataBytes int) {
+	if pets <= smallDataSet {
+		if getenv("GOGC") == "" {
+			debug.SetGCPercent(400)
+		}
+		return
+	}
+	if getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(max(minMemoryLimit, 3*int64(dataBytes)))
+	}
+}
+
+// minMemoryLimit is the least soft memory limit tuneGC sets.
+const minMemoryLimit = 200 << 20
+
+// recordBytes is the size of the records as the store keeps them: their
+// encodings and their keys.
+func recordBytes(records []fixtures.Record) int {
+	n := 0
+	for _, r := range records {
+		n += len(r.JSON) + 1 + 8
+	}
+	return n
+}
+
+// settle hands back to the system the memory that loading a large data
+// set used and no longer needs: generating or reading a million pets
+// leaves more garbage than the records themselves take, which the runtime
+// would otherwise keep for minutes.
+func settle(pets int) {
+	if pets > smallDataSet {
+		debug.FreeOSMemory()
 	}
 }

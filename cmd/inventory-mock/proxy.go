@@ -150,7 +150,7 @@ func runProxy(ctx context.Context, o *options, getenv func(string) string, logs 
 	if len(o.apiKeys) == 0 && o.adminKey == "" {
 		logger.Warn("no --admin-key or --api-key: /__admin/violations takes the development key (see README, The validating proxy)")
 	}
-	tuneGC(getenv, 0)
+	tuneGC(getenv, 0, 0)
 	upstream := p.to
 	if u, err := url.Parse(p.to); err == nil {
 		upstream = u.Redacted()

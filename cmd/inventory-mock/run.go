@@ -54,7 +54,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		_, err := stdout.Write(fixtures.Encode(data.records))
 		return err
 	}
-	tuneGC(getenv, len(data.records))
+	tuneGC(getenv, len(data.records), recordBytes(data.records))
 	if len(data.unknown) > 0 {
 		logger.Warn("fixtures: fields the record schema does not have are left out",
 			"source", data.source, "schema", data.shape.Schema.Name, "fields", strings.Join(data.unknown, ", "))
@@ -71,11 +71,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	// The store keeps its own copy of the records: the ones loaded, and
+	// what loading them left, go back to the system.
+	pets := len(data.records)
+	data.records = nil
+	settle(pets)
 	mock, err := mockserver.New(mockserver.Config{
 		Contract:         data.contract,
 		Shape:            data.shape,
 		Store:            st,
-		Records:          data.records,
 		Sessions:         sessions,
 		APIKeys:          o.apiKeys,
 		AdminKey:         o.adminKey,
@@ -107,7 +111,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		logger.Info("listening",
 			"url", url+data.contract.BasePath,
 			"dashboard", url+"/__admin/",
-			"records", len(data.records),
+			"records", pets,
 			"source", data.source,
 			"store", o.storeFlag.safe,
 			"startup", time.Since(start).Round(time.Microsecond),

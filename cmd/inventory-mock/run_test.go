@@ -9,6 +9,7 @@ import (
 	"flag"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -327,21 +328,30 @@ func TestCORSOriginsAreNormalised(t *testing.T) {
 
 func TestTuneGC(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
 	tests := []struct {
-		name string
-		env  map[string]string
-		pets int
-		want int
+		name      string
+		env       map[string]string
+		pets      int
+		bytes     int
+		wantGC    int
+		wantLimit int64
 	}{
-		{"small data set", nil, 64, 400},
-		{"GOGC set by the user", map[string]string{"GOGC": "50"}, 64, 100},
-		{"a million pets", nil, 1_000_000, 100},
+		{"small data set", nil, 64, 3_000, 400, math.MaxInt64},
+		{"GOGC set by the user", map[string]string{"GOGC": "50"}, 64, 3_000, 100, math.MaxInt64},
+		{"a million pets: the floor", nil, 1_000_000, 55_000_000, 100, minMemoryLimit},
+		{"a million large pets: three times the data", nil, 1_000_000, 100_000_000, 100, 300_000_000},
+		{"a million pets, GOMEMLIMIT set by the user", map[string]string{"GOMEMLIMIT": "1GiB"}, 1_000_000, 55_000_000, 100, math.MaxInt64},
 	}
 	for _, tt := range tests {
 		debug.SetGCPercent(100)
-		tuneGC(env(tt.env), tt.pets)
-		if got := debug.SetGCPercent(100); got != tt.want {
-			t.Errorf("%s: GC percent = %d; want %d", tt.name, got, tt.want)
+		debug.SetMemoryLimit(math.MaxInt64)
+		tuneGC(env(tt.env), tt.pets, tt.bytes)
+		if got := debug.SetGCPercent(100); got != tt.wantGC {
+			t.Errorf("%s: GC percent = %d; want %d", tt.name, got, tt.wantGC)
+		}
+		if got := debug.SetMemoryLimit(math.MaxInt64); got != tt.wantLimit {
+			t.Errorf("%s: memory limit = %d; want %d", tt.name, got, tt.wantLimit)
 		}
 	}
 }

@@ -312,7 +312,7 @@ func (f *File) Update(_ context.Context, session string, id int64, change func(f
 	if head == nil {
 		head = s.snap.Load()
 	}
-	old := head.chunks[c].record(i)
+	old := head.chunks.at(c).record(i)
 	rec, err := change(fixtures.Record{ID: id, JSON: old})
 	if err != nil {
 		s.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"iter"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -16,7 +17,7 @@ import (
 // after the other and never joined into one buffer: a list of a million
 // records costs no copy to serve. A List is never modified.
 type List struct {
-	chunks []*chunk
+	chunks table
 	size   int // bytes of the whole array
 	n      int // records
 }
@@ -54,7 +55,7 @@ func (l List) WriteTo(w io.Writer) (int64, error) {
 		return nil
 	}
 	sep := bracket
-	for _, c := range l.chunks {
+	for c := range l.chunks.all() {
 		if len(c.data) == 0 {
 			continue
 		}
@@ -66,7 +67,7 @@ func (l List) WriteTo(w io.Writer) (int64, error) {
 		}
 		sep = comma
 	}
-	if len(l.chunks) == 0 || l.n == 0 {
+	if l.chunks.len() == 0 || l.n == 0 {
 		if err := put(sep); err != nil {
 			return total, err
 		}
@@ -106,7 +107,7 @@ func (w appendWriter) Write(p []byte) (int, error) {
 // All yields the encoded records in order.
 func (l List) All() iter.Seq[[]byte] {
 	return func(yield func([]byte) bool) {
-		for _, c := range l.chunks {
+		for c := range l.chunks.all() {
 			for i := range c.len() {
 				if !yield(c.record(i)) {
 					return
@@ -119,31 +120,90 @@ func (l List) All() iter.Seq[[]byte] {
 // NewList makes a List of encoded records, given in ascending key order,
 // in chunks of chunkSize(len(records)).
 func NewList(records [][]byte) List {
-	l := List{n: len(records)}
 	per := chunkSize(len(records))
+	cs := make([]*chunk, 0, (len(records)+per-1)/per)
 	for start := 0; start < len(records); start += per {
-		c := newChunk(records[start:min(start+per, len(records))])
-		l.chunks = append(l.chunks, c)
+		cs = append(cs, newChunk(records[start:min(start+per, len(records))]))
 	}
-	l.size = listSize(l.chunks)
-	return l
+	t := newTable(cs)
+	return List{chunks: t, size: listSize(t), n: len(records)}
 }
 
 // maxChunkSize is the most records in one chunk of a List: a write to one
-// record of a million copies one chunk (about 25 KB) and the list of
-// chunk pointers (about 16 KB), never the whole list.
-const maxChunkSize = 512
+// record of a million copies one chunk (about 6 KB), one page of the
+// table and its index (about 1.5 KB), never the whole list.
+const maxChunkSize = 128
 
 // chunkSize is the number of records in each chunk of a list of n: about
 // the square root of n, from 16 to maxChunkSize, so that a write copies
-// few records whatever the data set: 16 of 64 pets, 128 of 10,000, 512 of
-// a million (2,000 chunks).
+// few records whatever the data set: 16 of 64 pets, 128 of 10,000 or
+// more (a million pets are 7,813 chunks).
 func chunkSize(n int) int {
 	per := 16
 	for per < maxChunkSize && per*per < n {
 		per *= 2
 	}
 	return per
+}
+
+// A table is the chunks of a list in order, held in pages of pageSize
+// chunks, so that replacing one chunk copies one page and the index of
+// pages, not a pointer per chunk. A table is never modified: with makes a
+// new one that shares what did not change.
+type table struct {
+	pages [][]*chunk
+	n     int // chunks
+}
+
+// pageSize is the number of chunks in a page of a table.
+const pageSize = 128
+
+func newTable(cs []*chunk) table {
+	t := table{n: len(cs)}
+	for start := 0; start < len(cs); start += pageSize {
+		t.pages = append(t.pages, cs[start:min(start+pageSize, len(cs)):min(start+pageSize, len(cs))])
+	}
+	return t
+}
+
+// len returns the number of chunks.
+func (t table) len() int { return t.n }
+
+// at returns chunk i.
+func (t table) at(i int) *chunk { return t.pages[i/pageSize][i%pageSize] }
+
+// all yields the chunks in order.
+func (t table) all() iter.Seq[*chunk] {
+	return func(yield func(*chunk) bool) {
+		for _, p := range t.pages {
+			for _, c := range p {
+				if !yield(c) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// with returns a table with chunk i replaced by c.
+func (t table) with(i int, c *chunk) table {
+	return t.withAll(map[int]*chunk{i: c})
+}
+
+// withAll returns a table with each chunk of changes in place of the one
+// at its index, copying each page with a change once.
+func (t table) withAll(changes map[int]*chunk) table {
+	next := table{pages: slices.Clone(t.pages), n: t.n}
+	copied := map[int]bool{}
+	for i, c := range changes {
+		p := i / pageSize
+		if !copied[p] {
+			next.pages[p] = slices.Clone(next.pages[p])
+			copied[p] = true
+		}
+		next.pages[p][i%pageSize] = c
+	}
+	return next
 }
 
 // A chunk is up to maxChunkSize encoded records, separated by commas.
@@ -199,9 +259,9 @@ func (c *chunk) with(i int, r []byte) *chunk {
 }
 
 // listSize is the length of the JSON array of chunks, with its newline.
-func listSize(chunks []*chunk) int {
+func listSize(chunks table) int {
 	size, nonEmpty := 0, 0
-	for _, c := range chunks {
+	for c := range chunks.all() {
 		if len(c.data) > 0 {
 			size += len(c.data)
 			nonEmpty++
@@ -219,7 +279,7 @@ func listSize(chunks []*chunk) int {
 func (l List) GzipSize() int {
 	n := gzipHeaderLen + len(gzipTail) + 8
 	first := true
-	for _, c := range l.chunks {
+	for c := range l.chunks.all() {
 		if len(c.data) == 0 {
 			continue
 		}
@@ -247,7 +307,7 @@ func (l List) WriteGzipTo(w io.Writer) (int64, error) {
 	}
 	crc := crc32.NewIEEE()
 	first := true
-	for _, c := range l.chunks {
+	for c := range l.chunks.all() {
 		if len(c.data) == 0 {
 			continue
 		}

@@ -54,17 +54,15 @@ type session struct {
 
 // A snapshot is a session's records at one moment. It is never modified.
 type snapshot struct {
-	chunks []*chunk
+	chunks table
 	size   int
 }
 
 // with returns a snapshot that shares every chunk but c, whose record i
 // is r.
 func (s *snapshot) with(c, i int, r []byte) *snapshot {
-	old := s.chunks[c].record(i)
-	next := &snapshot{chunks: slices.Clone(s.chunks), size: s.size + len(r) - len(old)}
-	next.chunks[c] = s.chunks[c].with(i, r)
-	return next
+	old := s.chunks.at(c)
+	return &snapshot{chunks: s.chunks.with(c, old.with(i, r)), size: s.size + len(r) - len(old.record(i))}
 }
 
 // withAll returns a snapshot of the records ids with the records of
@@ -87,9 +85,9 @@ func (s *snapshot) withAll(ids []int64, changes map[int64][]byte) (*snapshot, er
 		}
 		byChunk[c][pos%per] = r
 	}
-	next := &snapshot{chunks: slices.Clone(s.chunks)}
+	replaced := make(map[int]*chunk, len(byChunk))
 	for c, recs := range byChunk {
-		old := s.chunks[c]
+		old := s.chunks.at(c)
 		records := make([][]byte, old.len())
 		for i := range records {
 			records[i] = old.record(i)
@@ -97,8 +95,9 @@ func (s *snapshot) withAll(ids []int64, changes map[int64][]byte) (*snapshot, er
 				records[i] = r
 			}
 		}
-		next.chunks[c] = newChunk(records)
+		replaced[c] = newChunk(records)
 	}
+	next := &snapshot{chunks: s.chunks.withAll(replaced)}
 	next.size = listSize(next.chunks)
 	return next, nil
 }
@@ -243,7 +242,7 @@ func (m *Memory) Get(_ context.Context, session string, id int64) (fixtures.Reco
 		return fixtures.Record{}, ErrNotFound
 	}
 	snap := m.session(session).snap.Load()
-	return fixtures.Record{ID: id, JSON: snap.chunks[c].record(i)}, nil
+	return fixtures.Record{ID: id, JSON: snap.chunks.at(c).record(i)}, nil
 }
 
 // Update changes the session's record of id under the session's write
@@ -257,7 +256,7 @@ func (m *Memory) Update(_ context.Context, session string, id int64, change func
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	snap := s.snap.Load()
-	old := snap.chunks[c].record(i)
+	old := snap.chunks.at(c).record(i)
 	rec, err := change(fixtures.Record{ID: id, JSON: old})
 	if err != nil {
 		return fixtures.Record{}, err

@@ -291,7 +291,7 @@ func (r *Redis) load(ctx context.Context, token string) (bool, error) {
 	const batch = 1000
 	n := 0
 	pipe := r.client.Pipeline()
-	for _, c := range r.seed.chunks {
+	for c := range r.seed.chunks.all() {
 		args := make([]any, 0, 2*c.len())
 		for i := range c.len() {
 			args = append(args, strconv.FormatInt(r.ids[n], 10), c.record(i))
@@ -608,7 +608,7 @@ func (r *Redis) find(id int64) (int, bool) { return slices.BinarySearch(r.ids, i
 // record returns record pos of a snapshot.
 func (r *Redis) record(s *snapshot, pos int) []byte {
 	c, i := locate(len(r.ids), pos)
-	return s.chunks[c].record(i)
+	return s.chunks.at(c).record(i)
 }
 
 // Get returns the session's record of id.

@@ -114,7 +114,7 @@ func fingerprint(origin string, ids []int64, seed *snapshot) string {
 	h.Write(b[:])
 	h.Write([]byte(origin))
 	n := 0
-	for _, c := range seed.chunks {
+	for c := range seed.chunks.all() {
 		for i := range c.len() {
 			r := c.record(i)
 			binary.BigEndian.PutUint64(b[:], uint64(ids[n]))
