@@ -298,9 +298,15 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 		return err
 	}
 	servers := []*server{mock, base}
+	requests := func(srv *server) func(c, n int) request {
+		if srv == base && s.baseRequests != nil {
+			return s.baseRequests(srv.addr)
+		}
+		return s.requests(srv.addr)
+	}
 	for _, srv := range servers {
 		if b.o.warmup > 0 {
-			if r := load(ctx, srv.addr, b.o.clients, b.o.warmup, s.requests(srv.addr)); r.failures > 0 {
+			if r := load(ctx, srv.addr, b.o.clients, b.o.warmup, requests(srv)); r.failures > 0 {
 				return fmt.Errorf("%s: %d failed requests in warm-up, the first: %v", srv.name, r.failures, r.firstErr)
 			}
 		}
@@ -316,7 +322,7 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 		for _, srv := range order {
 			cpu0, _ := srv.cpu()
 			bcpu0 := backend.cpuOrZero()
-			r := load(ctx, srv.addr, b.o.clients, b.o.duration, s.requests(srv.addr))
+			r := load(ctx, srv.addr, b.o.clients, b.o.duration, requests(srv))
 			cpu1, _ := srv.cpu()
 			r.serverCPU = cpu1 - cpu0
 			if srv == mock && backend != nil && r.requests > 0 {

@@ -31,6 +31,9 @@ type scenario struct {
 	store string
 	// requests returns the n-th request of client c against addr.
 	requests func(addr string) func(c, n int) request
+	// baseRequests, if set, are the requests of the other side, where they
+	// differ from the mock's.
+	baseRequests func(addr string) func(c, n int) request
 	// mockArgs are flags added to the mock's command line.
 	mockArgs []string
 	// versus, if set, replaces the bare baseline by the mock itself with
@@ -143,6 +146,18 @@ var scenarios = []scenario{
 		requests: func(addr string) func(c, n int) request {
 			return func(c, n int) request { return updateRequest(addr, benchKey, int64((c*7+n)%64+1), n%1000) }
 		},
+	},
+	{
+		name: "update-sessions", about: "PATCH as in update, each client in its own of 32 sessions (X-Mock-Session), against the mock with every client on the default session",
+		versus: &variant{name: "mock, default session"},
+		requests: func(addr string) func(c, n int) request {
+			return func(c, n int) request {
+				r := updateRequest(addr, benchKey, int64((c*7+n)%64+1), n%1000)
+				r.raw = withSession(r.raw, "bench-"+strconv.Itoa(c))
+				return r
+			}
+		},
+		baseRequests: updates,
 	},
 	{
 		name: "update-1m", about: "PATCH of random pets among 1,000,000; the mock's resident memory after the rounds", pets: 1_000_000,
