@@ -280,18 +280,67 @@ func checkAccessible(t *testing.T, tb *tab) {
 		t.Errorf("controls without an accessible name: %v", unnamed)
 	}
 	tb.do(chromedp.Evaluate[chromedp.Void](`document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)`),
-		chromedp.Focus(chromedp.CSS(`.skip`)))
+		chromedp.Focus(chromedp.ID(`skip-main`)))
 	var order []string
-	for range 9 {
-		var id string
-		tb.eval(`document.activeElement.id || document.activeElement.className || document.activeElement.tagName`, &id)
-		order = append(order, id)
+	for range 10 {
+		order = append(order, tb.focused())
 		tb.do(chromedp.KeyEvent(kb.Tab))
 	}
-	want := []string{"skip", "session", "reset", "logout", "rule-op", "rule-effect", "rule-latency", "rule-chance", ""}
-	if !slices.Equal(order[:8], want[:8]) {
-		t.Errorf("tab order = %v; want %v, then the rest", order, want[:8])
+	want := []string{"skip-main", "skip-inventory", "skip-requests", "session", "reset", "logout", "rule-op", "rule-effect", "rule-latency", "rule-chance"}
+	if !slices.Equal(order, want) {
+		t.Errorf("tab order = %v; want %v, then the rest", order, want)
 	}
+
+	// From the inventory's filters to the live journal, past every row of
+	// the table, with 50 rows and with 200: a person presses Tab, and Enter
+	// on a link that skips to the requests.
+	for _, rows := range []string{"50", "200"} {
+		tb.choose("page-size", rows)
+		tb.waitFor(rows+" rows a page", `document.querySelectorAll('#records-body tr[data-key]').length === Math.min(`+rows+`, Number(document.getElementById('range').textContent.split(' of ')[1].replaceAll(',', '')))`)
+		if tabs, path := tb.tabsTo("filter-status", "live"); tabs > 4 {
+			t.Errorf("with %s rows a page, %d Tab presses from the status filter to the journal's Live box; want at most 4 (%v)", rows, tabs, path)
+		}
+	}
+	// And from the top of the page.
+	if tabs, path := tb.tabsTo("skip-main", "live"); tabs > 3 {
+		t.Errorf("%d Tab presses from the top of the page to the journal's Live box; want at most 3 (%v)", tabs, path)
+	}
+	tb.do(chromedp.Focus(chromedp.ID("skip-inventory")), chromedp.KeyEvent(kb.Enter))
+	landed := tb.focused()
+	tb.do(chromedp.KeyEvent(kb.Tab))
+	if next := tb.focused(); landed != "inventory" || next != "filter-status" {
+		t.Errorf("Enter on Skip to inventory, then Tab: focus on %q, then %q; want the inventory, then its status filter", landed, next)
+	}
+}
+
+// focused names the focused element: its id, else its text.
+func (tb *tab) focused() string {
+	tb.t.Helper()
+	return tb.text(`document.activeElement.id || document.activeElement.textContent.trim().slice(0, 40) || document.activeElement.tagName`)
+}
+
+// tabsTo focuses the element with id from and presses Tab until the
+// element with id to has the focus, pressing Enter on a link that skips
+// to the requests on the way, as a keyboard user would. It returns the
+// Tab presses and where each one went.
+func (tb *tab) tabsTo(from, to string) (int, []string) {
+	tb.t.Helper()
+	tb.do(chromedp.Focus(chromedp.ID(from)))
+	var path []string
+	for tabs := 1; tabs <= 400; tabs++ {
+		tb.do(chromedp.KeyEvent(kb.Tab))
+		at := tb.focused()
+		path = append(path, at)
+		if at == to {
+			return tabs, path
+		}
+		if at == "skip-requests" || at == "Skip to requests" {
+			tb.do(chromedp.KeyEvent(kb.Enter))
+			path = append(path, "Enter→"+tb.focused())
+		}
+	}
+	tb.t.Fatalf("400 Tab presses from #%s never reached #%s: %v", from, to, path[len(path)-20:])
+	return 0, nil
 }
 
 // checkKeyKept checks where the admin key went: into session storage and

@@ -125,6 +125,28 @@ const show = (v) => (v === null || v === undefined ? '' : typeof v === 'object' 
 function fieldsOf() { return state.contract.record.fields; }
 function keyName() { return state.contract.record.key; }
 
+// --- skip links ----------------------------------------------------------
+
+// A skip link moves the focus to its section, so the next Tab goes to the
+// section's first control: past the table's rows, to the requests.
+for (const a of document.querySelectorAll('a.skip, a.skip-inline')) {
+  a.addEventListener('click', (ev) => {
+    const target = document.getElementById(a.getAttribute('href').slice(1));
+    if (!target || target.closest('[hidden]')) return;
+    ev.preventDefault();
+    target.focus();
+  });
+}
+
+// showApp shows the dashboard, or the prompt alone.
+function showApp(on) {
+  $('login').hidden = on;
+  $('app').hidden = !on;
+  $('session-controls').hidden = !on;
+  $('skip-inventory').hidden = !on;
+  $('skip-requests').hidden = !on;
+}
+
 // --- signing in and out ------------------------------------------------
 
 $('login-form').addEventListener('submit', async (ev) => {
@@ -155,9 +177,7 @@ async function enter() {
     return;
   }
   $('login-error').textContent = '';
-  $('login').hidden = true;
-  $('app').hidden = false;
-  $('session-controls').hidden = false;
+  showApp(true);
   buildRecordControls();
   buildRuleForm();
   $('journal-note').textContent = '';
@@ -187,10 +207,8 @@ function signOut(message) {
   }
   for (const id of ['range', 'journal-note', 'record-error', 'rule-error']) $(id).textContent = '';
   $('record-filters').querySelectorAll('.enum-filter').forEach((n) => n.remove());
-  $('app').hidden = true;
-  $('session-controls').hidden = true;
+  showApp(false);
   $('violations').hidden = true;
-  $('login').hidden = false;
   $('login-error').textContent = message || '';
   $('key').focus();
 }
