@@ -297,14 +297,18 @@ func checkAccessible(t *testing.T, tb *tab) {
 	for _, rows := range []string{"50", "200"} {
 		tb.choose("page-size", rows)
 		tb.waitFor(rows+" rows a page", `document.querySelectorAll('#records-body tr[data-key]').length === Math.min(`+rows+`, Number(document.getElementById('range').textContent.split(' of ')[1].replaceAll(',', '')))`)
-		if tabs, path := tb.tabsTo("filter-status", "live"); tabs > 4 {
+		tabs, path := tb.tabsTo("filter-status", "live")
+		if tabs > 4 {
 			t.Errorf("with %s rows a page, %d Tab presses from the status filter to the journal's Live box; want at most 4 (%v)", rows, tabs, path)
 		}
+		t.Logf("with %s rows a page, from the status filter to the Live box: %d Tab presses: %v", rows, tabs, path)
 	}
 	// And from the top of the page.
-	if tabs, path := tb.tabsTo("skip-main", "live"); tabs > 3 {
+	tabs, path := tb.tabsTo("skip-main", "live")
+	if tabs > 3 {
 		t.Errorf("%d Tab presses from the top of the page to the journal's Live box; want at most 3 (%v)", tabs, path)
 	}
+	t.Logf("from the top of the page to the Live box: %d Tab presses: %v", tabs, path)
 	tb.do(chromedp.Focus(chromedp.ID("skip-inventory")), chromedp.KeyEvent(kb.Enter))
 	landed := tb.focused()
 	tb.do(chromedp.KeyEvent(kb.Tab))
