@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/petstore/inventory-kit/mockserver/dashboard/chromiumtest"
 )
 
 // browserPage calls two mocks from another origin: one that allows any
@@ -31,15 +33,13 @@ const auth = {"Authorization": "Bearer %[1]s"};
 })();
 </script>`
 
-// TestBrowser drives headless Chromium, where it is installed, through a
-// page on another origin that lists, updates and fails auth against the
-// mock: CORS preflights, the Authorization header, readable 401 bodies and
-// headers, and credentials for a configured origin.
+// TestBrowser drives headless Chromium through a page on another origin
+// that lists, updates and fails auth against the mock: CORS preflights,
+// the Authorization header, readable 401 bodies and headers, and
+// credentials for a configured origin. Without Chromium it skips, and in
+// CI it fails (chromiumtest.Path).
 func TestBrowser(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Skip("chromium is not installed (apt-get install chromium)")
-	}
+	chromium := chromiumtest.Path(t)
 	// The page's body names the mocks, which need the page's origin first;
 	// the handler reads it through an atomic, as Chromium's requests come
 	// from another process.

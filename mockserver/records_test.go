@@ -2,14 +2,17 @@ package mockserver
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/petstore/inventory-kit/fixtures"
+	"github.com/petstore/inventory-kit/mockserver/store"
 )
 
 // records asks GET /__admin/records and decodes the page; serve checks the
@@ -77,7 +80,25 @@ func TestRecords(t *testing.T) {
 		{"?filter=status:sold&limit=64", len(sold), sold},
 		{"?filter=status:sold&sort=quantity&order=desc&limit=64", len(sold), sorted(sold, func(a, b item) int { return byQuantity(b, a) })},
 		{"?filter=status:sold&order=desc&limit=2", len(sold), page(reversed(sold), 0, 2)},
+		// The first pages keep only the rows up to the page's end (fewer
+		// than a quarter of the records); the order is the same as a full
+		// sort's, ties included.
+		{"?sort=quantity&limit=5", 64, page(sorted(all, byQuantity), 0, 5)},
+		{"?sort=quantity&order=desc&offset=4&limit=6", 64, page(sorted(all, func(a, b item) int { return byQuantity(b, a) }), 4, 6)},
+		{"?sort=status&offset=3&limit=9", 64, page(sorted(all, byStatus), 3, 9)},
+		{"?sort=status&order=desc&limit=15", 64, page(sorted(all, func(a, b item) int { return byStatus(b, a) }), 0, 15)},
+		{"?filter=status:sold&sort=quantity&limit=3", len(sold), page(sorted(sold, byQuantity), 0, 3)},
+		{"?filter=status:sold&sort=petId&order=desc&offset=1&limit=2", len(sold), page(reversed(sold), 1, 2)},
+		{"?sort=quantity&offset=60&limit=10", 64, page(sorted(all, byQuantity), 60, 10)},
+		// A key finds its record in the store, as numbers compare: 5.0 is 5.
 		{"?filter=petId:5", 1, all[4:5]},
+		{"?filter=petId:5.0", 1, all[4:5]},
+		{"?filter=petId:5&filter=status:" + all[4].Status, 1, all[4:5]},
+		{"?filter=status:" + otherStatus(all[4].Status) + "&filter=petId:5", 0, nil},
+		{"?filter=petId:5&offset=1", 1, nil},
+		{"?filter=petId:5.5", 0, nil},
+		{"?filter=petId:-1", 0, nil},
+		{"?filter=petId:9223372036854775808", 0, nil},
 		{fmt.Sprintf("?filter=quantity:%d.0&filter=status:%s", all[9].Quantity, all[9].Status), -1, nil},
 		{"?filter=petId:999", 0, nil},
 	}
@@ -94,6 +115,55 @@ func TestRecords(t *testing.T) {
 				t.Errorf("total %d, records %+v;\nwant total %d, records %+v", total, got, tt.total, tt.want)
 			}
 		})
+	}
+}
+
+// otherStatus returns a status that is not s.
+func otherStatus(s string) string {
+	for _, o := range statusOrder {
+		if o != s {
+			return o
+		}
+	}
+	return ""
+}
+
+// A listCounter is a store that counts the lists read from it.
+type listCounter struct {
+	store.Store
+	lists atomic.Int64
+}
+
+func (c *listCounter) List(ctx context.Context, session string) (store.List, error) {
+	c.lists.Add(1)
+	return c.Store.List(ctx, session)
+}
+
+// TestRecordsFindKey: the dashboard's "Find petId" reads the one record
+// from the store, not the list of every record; and it sees the session's
+// writes.
+func TestRecordsFindKey(t *testing.T) {
+	counter := &listCounter{Store: store.NewMemory(testRecords(t), store.Options{})}
+	s := newServer(t, func(c *Config) { c.Store = counter })
+	serve(t, s, withHeader(req{method: "PATCH", path: "/v1/inventory/7", body: `{"quantity": 707}`}, SessionHeader, "alice"))
+	lists := counter.lists.Load()
+	for _, tt := range []struct {
+		query string
+		total int
+		want  int64 // the quantity of the record found
+	}{
+		{"?filter=petId:7&session=alice", 1, 707},
+		{"?filter=petId:7", 1, testItems(t)[6].Quantity},
+		{"?filter=petId:7&filter=status:" + testItems(t)[6].Status + "&sort=quantity&order=desc", 1, testItems(t)[6].Quantity},
+		{"?filter=petId:70000", 0, 0},
+	} {
+		total, got := records(t, s, tt.query)
+		if total != tt.total || (tt.total == 1 && (len(got) != 1 || got[0].PetID != 7 || got[0].Quantity != tt.want)) {
+			t.Errorf("%s: total %d, %+v; want pet 7 with quantity %d", tt.query, total, got, tt.want)
+		}
+	}
+	if n := counter.lists.Load() - lists; n != 0 {
+		t.Errorf("finding a key read the whole list %d times; want none", n)
 	}
 }
 
@@ -251,15 +321,22 @@ func TestDescribeContract(t *testing.T) {
 }
 
 // BenchmarkRecords100k measures a dashboard page over 100,000 pets:
-// straight from the list, and sorted and filtered, which decodes every
-// record.
+// straight from the list; sorted (the first click on a column's header),
+// on an early page and on the last; sorted and filtered, which decodes
+// every record; and a key found ("Find petId").
 func BenchmarkRecords100k(b *testing.B) {
 	recs, err := fixtures.Generate(shape(b), 100_000, 1)
 	if err != nil {
 		b.Fatal(err)
 	}
 	s := newServer(b, func(c *Config) { c.Records = recs })
-	for _, query := range []string{"?offset=50000&limit=50", "?sort=quantity&order=desc&filter=status:sold&offset=100&limit=50"} {
+	for _, query := range []string{
+		"?offset=50000&limit=50",
+		"?sort=quantity&order=desc&offset=100&limit=50",
+		"?sort=quantity&order=desc&offset=99900&limit=50",
+		"?sort=quantity&order=desc&filter=status:sold&offset=100&limit=50",
+		"?filter=petId:99999",
+	} {
 		b.Run(query, func(b *testing.B) {
 			for b.Loop() {
 				w := newDiscard()

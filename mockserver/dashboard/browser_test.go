@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/mockserver"
+	"github.com/petstore/inventory-kit/mockserver/dashboard/chromiumtest"
 	"github.com/petstore/inventory-kit/spec"
 )
 
@@ -32,23 +32,6 @@ const (
 	adminKey = "admin-key-for-the-dashboard-test"
 	apiKey   = "api-key-for-the-dashboard-test"
 )
-
-// chromiumPath finds a Chromium or Chrome binary, or skips the test; in
-// CI, which installs Chromium, it fails instead, so that a broken install
-// cannot pass as a skip.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("no chromium on PATH in CI: .ci/run installs it (apt-get install chromium)")
-	}
-	t.Skip("no chromium, chromium-browser or google-chrome on PATH: the dashboard's browser tests need one (apt-get install chromium; .ci/run installs it)")
-	return ""
-}
 
 // startMock serves a mock of the embedded contract and its 64 fixture
 // pets on loopback; wrap, if given, wraps its handler, and records, if
@@ -100,7 +83,7 @@ type tab struct {
 func openTab(t *testing.T) *tab {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.ExecPath(chromiumtest.Path(t)),
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,
 		chromedp.Flag("disable-quic", true),

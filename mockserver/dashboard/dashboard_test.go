@@ -2,12 +2,15 @@ package dashboard_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -152,6 +155,15 @@ func TestDashboard(t *testing.T) {
 	if status, body := call(t, srv, "GET", "/v1/inventory", ""); status != 200 || body != "[]\n" {
 		t.Errorf("the app's list under the forced answer: %d %q; want 200 []", status, body)
 	}
+	// The journal shows it as a forced answer, not as a fault.
+	tb.waitFor("the forced list in the journal", `[...document.querySelectorAll('#entries summary')].some(s => s.textContent.includes('GET/v1/inventory200') && s.textContent.includes('forced example=empty'))`)
+	tb.do(chromedp.Focus(chromedp.CSS(`#entries li:first-child summary`)), chromedp.KeyEvent(kb.Enter))
+	tb.waitFor("the forced exchange open", `document.querySelector('#entries li:first-child .meta')`)
+	if got := tb.text(`(() => { const m = document.querySelector('#entries li:first-child .meta');
+		return [...m.querySelectorAll('dt')].filter(dt => ['Forced answer', 'Chaos'].includes(dt.textContent)).map(dt => dt.textContent + ': ' + dt.nextElementSibling.textContent).join('; '); })()`); got != "Forced answer: example=empty (a chaos rule); Chaos: none" {
+		t.Errorf("the exchange under a rule's forced answer shows %q; want the example as its forced answer, and no other chaos", got)
+	}
+	tb.do(chromedp.KeyEvent(kb.Enter))
 	tb.do(chromedp.Click(chromedp.ID("rules-clear")))
 	tb.waitFor("every rule off", `document.querySelectorAll('#rules li').length === 0`)
 
@@ -159,6 +171,7 @@ func TestDashboard(t *testing.T) {
 	// says by how much.
 	tb.choose("rule-op", "updateInventory")
 	tb.choose("rule-effect", "")
+	checkPlaceholders(t, tb, 1280)
 	tb.do(chromedp.SendKeys(chromedp.ID("rule-latency"), "300ms"+kb.Enter))
 	tb.waitFor("the latency in force", `document.querySelector('#rules li') && document.querySelector('#rules li').textContent.startsWith('updateInventory: latency 300ms')`)
 	start := time.Now()
@@ -204,8 +217,32 @@ func TestDashboard(t *testing.T) {
 	if scroll > 400 {
 		t.Errorf("at 400px wide, the page scrolls sideways: %d px", scroll)
 	}
+	checkPlaceholders(t, tb, 400)
 	tb.screenshot("dashboard-narrow.png")
+	tb.do(chromedp.EmulateViewport(320, 800))
+	tb.eval(`document.documentElement.scrollWidth`, &scroll)
+	if scroll > 320 {
+		t.Errorf("at 320px wide, the page scrolls sideways: %d px", scroll)
+	}
+	checkPlaceholders(t, tb, 320)
+	tb.screenshot("dashboard-320.png")
 	tb.checkClean(srv.URL)
+}
+
+// checkPlaceholders fails the test where an input's placeholder is wider
+// than the input shows, as the latency's "500ms or 50ms-1s" was.
+func checkPlaceholders(t *testing.T, tb *tab, width int) {
+	t.Helper()
+	var cut []string
+	tb.eval(`(() => { const ctx = document.createElement('canvas').getContext('2d');
+		return [...document.querySelectorAll('input[placeholder]')].filter(i => i.getClientRects().length > 0).filter(i => {
+			const s = getComputedStyle(i);
+			ctx.font = s.font;
+			return ctx.measureText(i.placeholder).width > i.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);
+		}).map(i => i.id + ': ' + i.placeholder); })()`, &cut)
+	if len(cut) > 0 {
+		t.Errorf("at %d px wide, placeholders cut short: %v", width, cut)
+	}
 }
 
 // stored returns a pet as the store holds it.
@@ -243,18 +280,71 @@ func checkAccessible(t *testing.T, tb *tab) {
 		t.Errorf("controls without an accessible name: %v", unnamed)
 	}
 	tb.do(chromedp.Evaluate[chromedp.Void](`document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)`),
-		chromedp.Focus(chromedp.CSS(`.skip`)))
+		chromedp.Focus(chromedp.ID(`skip-main`)))
 	var order []string
-	for range 9 {
-		var id string
-		tb.eval(`document.activeElement.id || document.activeElement.className || document.activeElement.tagName`, &id)
-		order = append(order, id)
+	for range 10 {
+		order = append(order, tb.focused())
 		tb.do(chromedp.KeyEvent(kb.Tab))
 	}
-	want := []string{"skip", "session", "reset", "logout", "rule-op", "rule-effect", "rule-latency", "rule-chance", ""}
-	if !slices.Equal(order[:8], want[:8]) {
-		t.Errorf("tab order = %v; want %v, then the rest", order, want[:8])
+	want := []string{"skip-main", "skip-inventory", "skip-requests", "session", "reset", "logout", "rule-op", "rule-effect", "rule-latency", "rule-chance"}
+	if !slices.Equal(order, want) {
+		t.Errorf("tab order = %v; want %v, then the rest", order, want)
 	}
+
+	// From the inventory's filters to the live journal, past every row of
+	// the table, with 50 rows and with 200: a person presses Tab, and Enter
+	// on a link that skips to the requests.
+	for _, rows := range []string{"50", "200"} {
+		tb.choose("page-size", rows)
+		tb.waitFor(rows+" rows a page", `document.querySelectorAll('#records-body tr[data-key]').length === Math.min(`+rows+`, Number(document.getElementById('range').textContent.split(' of ')[1].replaceAll(',', '')))`)
+		tabs, path := tb.tabsTo("filter-status", "live")
+		if tabs > 4 {
+			t.Errorf("with %s rows a page, %d Tab presses from the status filter to the journal's Live box; want at most 4 (%v)", rows, tabs, path)
+		}
+		t.Logf("with %s rows a page, from the status filter to the Live box: %d Tab presses: %v", rows, tabs, path)
+	}
+	// And from the top of the page.
+	tabs, path := tb.tabsTo("skip-main", "live")
+	if tabs > 3 {
+		t.Errorf("%d Tab presses from the top of the page to the journal's Live box; want at most 3 (%v)", tabs, path)
+	}
+	t.Logf("from the top of the page to the Live box: %d Tab presses: %v", tabs, path)
+	tb.do(chromedp.Focus(chromedp.ID("skip-inventory")), chromedp.KeyEvent(kb.Enter))
+	landed := tb.focused()
+	tb.do(chromedp.KeyEvent(kb.Tab))
+	if next := tb.focused(); landed != "inventory" || next != "filter-status" {
+		t.Errorf("Enter on Skip to inventory, then Tab: focus on %q, then %q; want the inventory, then its status filter", landed, next)
+	}
+}
+
+// focused names the focused element: its id, else its text.
+func (tb *tab) focused() string {
+	tb.t.Helper()
+	return tb.text(`document.activeElement.id || document.activeElement.textContent.trim().slice(0, 40) || document.activeElement.tagName`)
+}
+
+// tabsTo focuses the element with id from and presses Tab until the
+// element with id to has the focus, pressing Enter on a link that skips
+// to the requests on the way, as a keyboard user would. It returns the
+// Tab presses and where each one went.
+func (tb *tab) tabsTo(from, to string) (int, []string) {
+	tb.t.Helper()
+	tb.do(chromedp.Focus(chromedp.ID(from)))
+	var path []string
+	for tabs := 1; tabs <= 400; tabs++ {
+		tb.do(chromedp.KeyEvent(kb.Tab))
+		at := tb.focused()
+		path = append(path, at)
+		if at == to {
+			return tabs, path
+		}
+		if at == "skip-requests" || at == "Skip to requests" {
+			tb.do(chromedp.KeyEvent(kb.Enter))
+			path = append(path, "Enter→"+tb.focused())
+		}
+	}
+	tb.t.Fatalf("400 Tab presses from #%s never reached #%s: %v", from, to, path[len(path)-20:])
+	return 0, nil
 }
 
 // checkKeyKept checks where the admin key went: into session storage and
@@ -323,6 +413,16 @@ func TestDashboardWithoutKey(t *testing.T) {
 	if left.Stored != nil || left.App || left.Value != "" {
 		t.Errorf("after a refused key: stored %v, dashboard shown %v, input %q; want nothing kept", left.Stored, left.App, left.Value)
 	}
+	// A key no header can carry is the key's fault, not the network's.
+	tb.do(chromedp.SendKeys(chromedp.ID("key"), "ключ"+kb.Enter))
+	tb.waitFor("a word about the key", `document.getElementById('login-error').textContent !== '' && !document.getElementById('login-error').textContent.includes('the key sent is an API key')`)
+	if got := tb.text(`document.getElementById('login-error').textContent`); !strings.Contains(got, "an HTTP header cannot carry") || strings.Contains(got, "not answering") || strings.Contains(got, "ключ") {
+		t.Errorf("a key in Cyrillic: %q; want it said that a header cannot carry it, without the key", got)
+	}
+	tb.eval(`({stored: sessionStorage.getItem('inventory-mock.admin-key'), app: !document.getElementById('app').hidden, value: document.getElementById('key').value})`, &left)
+	if left.Stored != nil || left.App {
+		t.Errorf("after a key no header carries: stored %v, dashboard shown %v; want nothing kept", left.Stored, left.App)
+	}
 
 	// A key that stops working (the mock restarted with another): the next
 	// call's 401 brings the prompt back and clears the data.
@@ -335,6 +435,11 @@ func TestDashboardWithoutKey(t *testing.T) {
 		t.Errorf("after the key stopped working, %d rows of data remain in the page", rows)
 	}
 	tb.checkClean(srv.URL)
+
+	// The mock stopped: the network's fault, said so.
+	srv.Close()
+	tb.do(chromedp.SendKeys(chromedp.ID("key"), adminKey+kb.Enter))
+	tb.waitFor("a word about the mock", `document.getElementById('login-error').textContent === 'The mock is not answering. Is it still running?'`)
 }
 
 // TestDashboardViolations: where the mock answers GET /__admin/violations
@@ -407,6 +512,45 @@ func TestDashboardManyPets(t *testing.T) {
 			&& /^1–50 of [0-9,]+$/.test(document.getElementById('range').textContent); })()`)
 	tb.do(chromedp.SendKeys(chromedp.ID("find"), "99999"))
 	tb.waitFor("pet 99999 found", `document.querySelectorAll('#records-body tr[data-key]').length <= 1 && /of [01]$/.test(document.getElementById('range').textContent)`)
+
+	// A key that is no number: the mock's 400, and no rows or range left
+	// from the query before it.
+	tb.do(chromedp.Evaluate[chromedp.Void](`document.getElementById('find').select()`), chromedp.KeyEvent("abc"))
+	tb.waitFor("the 400", `document.getElementById('record-error').textContent.includes('petId is a number; "abc" is not')`)
+	var stale struct {
+		Rows       int
+		Range      string
+		Prev, Next bool
+	}
+	tb.eval(`({rows: document.querySelectorAll('#records-body tr').length, range: document.getElementById('range').textContent,
+		prev: document.getElementById('prev').disabled, next: document.getElementById('next').disabled})`, &stale)
+	if stale.Rows != 0 || stale.Range != "" || !stale.Prev || !stale.Next {
+		t.Errorf("after the 400: %d rows, range %q, previous disabled %v, next disabled %v; want no rows, no range, no paging", stale.Rows, stale.Range, stale.Prev, stale.Next)
+	}
+	tb.do(chromedp.Evaluate[chromedp.Void](`document.getElementById('find').select()`), chromedp.KeyEvent(kb.Backspace))
+	tb.waitFor("the pending pets again", `/^1–50 of [0-9,]+$/.test(document.getElementById('range').textContent) && document.getElementById('record-error').textContent === ''`)
+
+	// The app lists 100,000 pets, compressed and not: the journal keeps the
+	// start of the plain one, and of the compressed one a note, which the
+	// page shows as it is, not as the start of the body.
+	for _, encoding := range []string{"identity", "gzip"} {
+		status, _ := call(t, srv, "GET", "/v1/inventory", "", "Accept-Encoding", encoding)
+		if status != 200 {
+			t.Fatalf("GET /v1/inventory (%s): %d", encoding, status)
+		}
+		want := lastEntry(t, srv)
+		tb.waitFor("the "+encoding+" list in the journal", `document.querySelector('#entries li:first-child') && document.querySelector('#entries li:first-child').dataset.id === `+js(want.ID))
+		tb.do(chromedp.Click(chromedp.CSS(`#entries li:first-child summary`)))
+		tb.waitFor("the exchange open", `document.querySelector('#entries li:first-child pre.body')`)
+		got := tb.text(`document.querySelectorAll('#entries li:first-child pre.body')[1].textContent`)
+		switch {
+		case encoding == "gzip" && got != want.Response.Body:
+			t.Errorf("the compressed list's body shows %q; want the journal's note %q as it is", got, want.Response.Body)
+		case encoding == "identity" && got != want.Response.Body+fmt.Sprintf("\n… (cut short: %s bytes in all)", thousands(want.Response.Bytes)):
+			t.Errorf("the plain list's body shows …%q; want the start the journal keeps, and its size", got[max(0, len(got)-80):])
+		}
+		tb.do(chromedp.Click(chromedp.CSS(`#entries li:first-child summary`)))
+	}
 	for _, r := range tb.sent() {
 		u, err := url.Parse(r.URL)
 		if err != nil {
@@ -417,6 +561,42 @@ func TestDashboardManyPets(t *testing.T) {
 		}
 	}
 	tb.checkClean(srv.URL)
+}
+
+// lastEntry returns the newest entry of the default session's journal,
+// as the admin API gives it.
+func lastEntry(t *testing.T, srv *httptest.Server) (e struct {
+	ID       string
+	Response struct {
+		Body  string
+		Bytes int
+	}
+}) {
+	t.Helper()
+	r, _ := http.NewRequest("GET", srv.URL+"/__admin/requests?limit=1", nil)
+	r.Header.Set("Authorization", "Bearer "+adminKey)
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var entries []json.RawMessage
+	if err := json.NewDecoder(resp.Body).Decode(&entries); err != nil || len(entries) != 1 {
+		t.Fatalf("GET /__admin/requests?limit=1: %v, %d entries", err, len(entries))
+	}
+	if err := json.Unmarshal(entries[0], &e); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// thousands writes n as the page does: 1,234,567.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // TestPageHeaders checks what the page and its assets are served with,

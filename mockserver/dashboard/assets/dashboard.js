@@ -62,12 +62,18 @@ async function api(method, path, { query = [], body } = {}) {
   if (!key) throw new SignedOut();
   const url = new URL(ADMIN + path, location.origin);
   for (const [name, value] of query) url.searchParams.append(name, value);
-  const init = {
-    method, cache: 'no-store', credentials: 'omit', redirect: 'error', referrerPolicy: 'no-referrer',
-    headers: { Authorization: 'Bearer ' + key },
-  };
+  // fetch throws the same TypeError for a header it cannot send as for a
+  // network that failed: the header is made first, so the two are told
+  // apart. The key is not repeated in the message.
+  const headers = { Authorization: 'Bearer ' + key };
+  try {
+    new Headers(headers);
+  } catch {
+    throw new APIError(0, { message: 'That key cannot be sent: it holds a character an HTTP header cannot carry (a letter outside Latin-1, or a line break). Check what was pasted.' });
+  }
+  const init = { method, headers, cache: 'no-store', credentials: 'omit', redirect: 'error', referrerPolicy: 'no-referrer' };
   if (body !== undefined) {
-    init.headers['Content-Type'] = 'application/json';
+    headers['Content-Type'] = 'application/json';
     init.body = typeof body === 'string' ? body : JSON.stringify(body);
   }
   let resp;
@@ -119,6 +125,28 @@ const show = (v) => (v === null || v === undefined ? '' : typeof v === 'object' 
 function fieldsOf() { return state.contract.record.fields; }
 function keyName() { return state.contract.record.key; }
 
+// --- skip links ----------------------------------------------------------
+
+// A skip link moves the focus to its section, so the next Tab goes to the
+// section's first control: past the table's rows, to the requests.
+for (const a of document.querySelectorAll('a.skip, a.skip-inline')) {
+  a.addEventListener('click', (ev) => {
+    const target = document.getElementById(a.getAttribute('href').slice(1));
+    if (!target || target.closest('[hidden]')) return;
+    ev.preventDefault();
+    target.focus();
+  });
+}
+
+// showApp shows the dashboard, or the prompt alone.
+function showApp(on) {
+  $('login').hidden = on;
+  $('app').hidden = !on;
+  $('session-controls').hidden = !on;
+  $('skip-inventory').hidden = !on;
+  $('skip-requests').hidden = !on;
+}
+
 // --- signing in and out ------------------------------------------------
 
 $('login-form').addEventListener('submit', async (ev) => {
@@ -149,9 +177,7 @@ async function enter() {
     return;
   }
   $('login-error').textContent = '';
-  $('login').hidden = true;
-  $('app').hidden = false;
-  $('session-controls').hidden = false;
+  showApp(true);
   buildRecordControls();
   buildRuleForm();
   $('journal-note').textContent = '';
@@ -181,10 +207,8 @@ function signOut(message) {
   }
   for (const id of ['range', 'journal-note', 'record-error', 'rule-error']) $(id).textContent = '';
   $('record-filters').querySelectorAll('.enum-filter').forEach((n) => n.remove());
-  $('app').hidden = true;
-  $('session-controls').hidden = true;
+  showApp(false);
   $('violations').hidden = true;
-  $('login').hidden = false;
   $('login-error').textContent = message || '';
   $('key').focus();
 }
@@ -366,12 +390,26 @@ async function loadRecords({ live = false } = {}) {
   try {
     page = await api('GET', '/records', { query });
   } catch (e) {
-    if (seq === state.recordsSeq && !(e instanceof SignedOut)) $('record-error').textContent = e.message;
+    if (seq === state.recordsSeq && !(e instanceof SignedOut)) {
+      // The rows and the range on screen were for another query: they go,
+      // so that nothing on the page answers the one that failed.
+      $('record-error').textContent = e.message;
+      clearRecords();
+    }
     return;
   }
   if (seq !== state.recordsSeq || !state.contract) return;
   $('record-error').textContent = '';
   renderRecords(page, live);
+}
+
+function clearRecords() {
+  state.total = 0;
+  state.shown.clear();
+  $('records-body').replaceChildren();
+  $('range').textContent = '';
+  $('prev').disabled = true;
+  $('next').disabled = true;
 }
 
 function renderRecords(page, live) {
@@ -587,17 +625,31 @@ function ms(d) {
 
 function statusClass(status) { return 's' + Math.floor(status / 100); }
 
+// chaosOf splits what the chaos rules did to an exchange (e.fault, such
+// as "latency 300ms, forced example=empty") into the answer a rule forced
+// and the rest: latency and faults.
+function chaosOf(e) {
+  const parts = (e.fault || '').split(', ').filter((p) => p);
+  const forced = parts.filter((p) => p.startsWith('forced '));
+  return {
+    forced: forced.map((p) => p.slice('forced '.length)).join(', '),
+    rest: parts.filter((p) => !p.startsWith('forced ')).join(', '),
+  };
+}
+
 // renderEntry makes one exchange: a summary line, and the whole exchange
 // once opened.
 function renderEntry(e, fresh) {
   const time = new Date(e.time);
+  const chaos = chaosOf(e);
   const summary = el('summary', {},
     el('span', { class: 'method', text: e.method }),
     el('span', { class: 'path', title: e.path, text: e.path }),
     el('span', { class: `pill ${statusClass(e.status)}`, text: e.status === 0 ? 'dropped' : String(e.status) }),
     verdictPill(e.verdict),
     e.forced ? el('span', { class: 'pill forced', text: 'Prefer ' + e.forced }) : null,
-    e.fault ? el('span', { class: 'pill fault', text: e.fault }) : null,
+    chaos.forced ? el('span', { class: 'pill forced', text: 'forced ' + chaos.forced }) : null,
+    chaos.rest ? el('span', { class: 'pill fault', text: chaos.rest }) : null,
     el('span', { class: 'when', text: `${ms(e.durationMs)} · ${time.toLocaleTimeString('en-GB')}` }));
   const details = el('details', {}, summary);
   details.addEventListener('toggle', () => {
@@ -618,13 +670,20 @@ function headerText(h) {
   return Object.keys(h || {}).sort().flatMap((k) => [].concat(h[k]).map((v) => `${k}: ${show(v)}`)).join('\n');
 }
 
+// contentEncoding returns a message's Content-Encoding, if it has one.
+function contentEncoding(headers) {
+  const name = Object.keys(headers || {}).find((k) => k.toLowerCase() === 'content-encoding');
+  return name ? show([].concat(headers[name])[0]) : '';
+}
+
+// bodyText renders a body as the journal keeps it: whole (JSON indented),
+// or its start with the size of the whole. Of a compressed answer the
+// journal keeps no body, only a note that says so, shown as it is.
 function bodyText(m) {
-  if (!m.body) return m.bytes ? `(${m.bytes} bytes)` : '(no body)';
-  let text = m.body;
-  if (!m.truncated) {
-    try { text = JSON.stringify(JSON.parse(m.body), null, 2); } catch { text = m.body; }
-  }
-  return m.truncated ? `${text}\n… (the first ${m.body.length} of ${m.bytes} bytes)` : text;
+  if (!m.body) return m.bytes ? `(${count(m.bytes)} bytes, not kept)` : '(no body)';
+  if (m.truncated && contentEncoding(m.headers)) return m.body;
+  if (m.truncated) return `${m.body}\n… (cut short: ${count(m.bytes)} bytes in all)`;
+  try { return JSON.stringify(JSON.parse(m.body), null, 2); } catch { return m.body; }
 }
 
 function renderExchange(e) {
@@ -637,8 +696,12 @@ function renderExchange(e) {
   row('Started', new Date(e.time).toLocaleString('en-GB'));
   row('Duration', ms(e.durationMs));
   if (e.code) row('Error code', el('code', { text: e.code }));
-  row('Forced answer', e.forced ? 'Prefer: ' + e.forced : 'none');
-  row('Chaos', e.fault || 'none');
+  const chaos = chaosOf(e);
+  const forced = [];
+  if (e.forced) forced.push('Prefer: ' + e.forced);
+  if (chaos.forced) forced.push(chaos.forced + ' (a chaos rule)');
+  row('Forced answer', forced.join('; ') || 'none');
+  row('Chaos', chaos.rest || 'none');
   const v = e.verdict;
   if (!v) wide('Verdict', 'not judged: no operation of the contract has this method and path');
   else if (v.note) wide('Verdict', v.note);
