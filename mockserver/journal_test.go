@@ -155,8 +155,8 @@ func TestJournalJudgesLists(t *testing.T) {
 // method and body.
 func TestJournalCurlReplays(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("curl is not installed; .ci/run installs it")
+		if os.Getenv("INVENTORY_REQUIRE_CURL") != "" {
+			t.Fatal("curl is not installed, and INVENTORY_REQUIRE_CURL is set (.ci/run installs curl)")
 		}
 		t.Skip("curl is not installed: the journal's curl lines cannot be replayed")
 	}
