@@ -109,7 +109,7 @@ func OpenFile(path string, records []fixtures.Record, opts Options) (*File, erro
 	if err := precheck(path); err != nil {
 		return nil, err
 	}
-	db, err := openBolt(path, &bolt.Options{Timeout: time.Second, FreelistType: bolt.FreelistMapType})
+	db, err := openBolt(path, &bolt.Options{Timeout: time.Second, FreelistType: bolt.FreelistMapType, NoFreelistSync: true})
 	if err != nil {
 		return nil, err
 	}
