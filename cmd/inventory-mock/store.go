@@ -87,10 +87,11 @@ const redisStartTimeout = 30 * time.Second
 
 // openStore opens the store f names, with the records of d and the
 // session limits of opts. The state a file or Redis already holds must
-// have been made from the same records and contract.
+// have been made from the same records and contract, and its records must
+// be records of d's shape.
 func openStore(ctx context.Context, f storeFlag, d *data, opts store.Options, logger *slog.Logger) (store.Store, error) {
 	sum := sha256.Sum256(d.contract.Raw)
-	opts.Origin, opts.Logger = "contract sha256:"+hex.EncodeToString(sum[:]), logger
+	opts.Origin, opts.Logger, opts.Shape = "contract sha256:"+hex.EncodeToString(sum[:]), logger, d.shape
 	switch f.kind {
 	case storeFile:
 		return store.OpenFile(f.path, d.records, opts)

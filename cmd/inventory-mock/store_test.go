@@ -316,6 +316,40 @@ func TestFileSurvivesKill(t *testing.T) {
 	checkAcknowledged(t, ws, quantities(t, again.addr))
 }
 
+// TestFileSurvivesTerm writes to a mock on a file store from 16 clients,
+// stops it with SIGTERM mid-load, as a container runtime or systemd
+// stops it, starts it again on the file, and checks that it exited 0,
+// said it was shutting down, and that every acknowledged write is there.
+func TestFileSurvivesTerm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts and stops child processes")
+	}
+	path := filepath.Join(t.TempDir(), "state.db")
+	mock := startChild(t, "--store", "file:"+path)
+	stop := make(chan struct{})
+	ws, wait := hammer(16, func() []string { return []string{mock.addr} }, stop)
+	time.Sleep(700 * time.Millisecond)
+	if err := mock.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-mock.exited:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the mock did not exit within 10s of SIGTERM:\n%s", mock.log)
+	}
+	close(stop)
+	wait()
+	if code := mock.cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(mock.log.String(), "shutting down") {
+		t.Errorf("after SIGTERM: exit status %d; want 0, and 'shutting down' in the log:\n%s", code, mock.log)
+	}
+
+	again := startChild(t, "--store", "file:"+path)
+	if !strings.Contains(again.log.String(), "serving the state kept in the file") {
+		t.Errorf("the restarted mock does not say it serves the file's state:\n%s", again.log)
+	}
+	checkAcknowledged(t, ws, quantities(t, again.addr))
+}
+
 // TestRedisReplicasSurviveRedisKill runs two mocks on one Redis, writes
 // to both from 16 clients, kills Redis mid-load and starts it again from
 // its append-only file: the mocks answer only 200 or the documented 503,

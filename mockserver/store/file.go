@@ -4,10 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,18 +33,23 @@ import (
 // next transaction, so 32 concurrent writers pay for one sync, not 32
 // (group commit). Readers see a write once it is durable.
 //
-// Layout of the file:
+// Layout of the file (format 2):
 //
 //	meta/format       fileFormat
 //	meta/fingerprint  the fingerprint of the fixtures and contract (Options.Origin)
 //	meta/created      when the file was made (RFC 3339)
-//	sessions/NAME/c   when the session was created (Unix nanoseconds, 8 bytes)
-//	sessions/NAME/w   writes since it was created or reset (8 bytes)
-//	sessions/NAME/r/ID  a record written in the session (ID: 8 bytes, big-endian, sign bit flipped)
+//	sessions/NAME/c   when the session was created (Unix nanoseconds, 8 bytes), sealed
+//	sessions/NAME/w   writes since it was created or reset (8 bytes), sealed
+//	sessions/NAME/r/ID  a record written in the session (ID: 8 bytes, big-endian, sign bit flipped), sealed
 //
-// A session holds only the records written in it; the others are the
-// fixtures'. A file made from other fixtures or another contract, written
-// by another format, or failing bbolt's consistency check stops Open.
+// A sealed value is a CRC-32C of the session's name, the key and the value,
+// then the value: bbolt checksums its meta pages only, and a value changed
+// on disk (a flipped bit, a torn write) or moved to another key fails its
+// checksum at start. A session holds only the records written in it; the
+// others are the fixtures'. Open stops, serving nothing, on a file that is
+// empty, cut short, made from other fixtures or another contract, of
+// another format, failing bbolt's consistency check, or holding a value
+// that fails its checksum or a record that is not one (Options.Shape).
 //
 // A commit that fails (a full disk, an I/O error) leaves the file as it
 // was before it; the store then refuses every write, with ErrUnavailable,
@@ -62,7 +72,12 @@ type File struct {
 }
 
 // fileFormat names the layout of the file; another value stops Open.
-const fileFormat = "inventory-mock file store, format 1"
+// Format 1 had no checksums.
+const (
+	fileFormatName    = "inventory-mock file store, format "
+	fileFormatVersion = 2
+	fileFormat        = fileFormatName + "2"
+)
 
 // maxBatch is the most operations committed in one transaction.
 const maxBatch = 1024
@@ -94,7 +109,7 @@ func OpenFile(path string, records []fixtures.Record, opts Options) (*File, erro
 	if err := precheck(path); err != nil {
 		return nil, err
 	}
-	db, err := openBolt(path, &bolt.Options{Timeout: time.Second, FreelistType: bolt.FreelistMapType})
+	db, err := openBolt(path, &bolt.Options{Timeout: time.Second, FreelistType: bolt.FreelistMapType, NoFreelistSync: true})
 	if err != nil {
 		return nil, err
 	}
@@ -120,20 +135,64 @@ func OpenFile(path string, records []fixtures.Record, opts Options) (*File, erro
 	return f, nil
 }
 
-// precheck runs bbolt's consistency check on an existing file, read-only,
-// before it is opened for writing: bbolt panics on some corrupted pages,
-// in goroutines of its own when it opens a file for writing, where the
-// panic cannot be recovered. Its check recovers them into errors.
+// precheck checks an existing file before it is opened for writing: an
+// empty file or a directory is refused, the meta pages are read with
+// plain reads and a file cut short is refused (checkPages), then the file
+// is opened read-only, every page of every bucket is read, and bbolt's
+// consistency check runs. bbolt panics on some corrupted pages, and reads
+// pages through a memory map, where a page past the end of the file is a
+// SIGBUS: both become errors here, before a goroutine of bbolt's own could
+// meet them.
 func precheck(path string) error {
-	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
-		return nil // a new file; opening it for writing says what is wrong
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil // a new file
+	case err != nil:
+		return fmt.Errorf("file store %s: %w", path, err)
+	case fi.IsDir():
+		return fmt.Errorf("file store %s: a directory, not a file; give the path of the store file, such as file:%s (it is made if missing)", path, filepath.Join(path, "state.db"))
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("file store %s: not a regular file (%s); give the path of the store file (it is made if missing)", path, fi.Mode().Type())
+	case fi.Size() == 0:
+		return fmt.Errorf("file store %s: the file exists but is empty (0 bytes), so it holds no state (a failed copy or restore leaves such a file); nothing is served from it: restore the right file, or delete this one to start from the fixtures", path)
+	}
+	if err := checkPages(path, fi.Size()); err != nil {
+		return err
 	}
 	db, err := openBolt(path, &bolt.Options{Timeout: time.Second, ReadOnly: true})
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	return readAll(path, db)
+}
+
+// readAll reads every key and value of every bucket of db, then runs
+// bbolt's consistency check, which reads the pages again in a goroutine of
+// its own: a page the walk could read, the check can too.
+func readAll(path string, db *bolt.DB) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("file store %s: corrupted (%v); nothing is served from it: move it away to start from the fixtures", path, v)
+		}
+	}()
 	return db.View(func(tx *bolt.Tx) error {
+		var crc uint32
+		var walk func(b *bolt.Bucket)
+		walk = func(b *bolt.Bucket) {
+			b.ForEach(func(k, v []byte) error {
+				crc = crc32.Update(crc32.Update(crc, crcTable, k), crcTable, v)
+				if v == nil {
+					if c := b.Bucket(k); c != nil {
+						walk(c)
+					}
+				}
+				return nil
+			})
+		}
+		tx.ForEach(func(_ []byte, b *bolt.Bucket) error { walk(b); return nil })
 		for err := range tx.Check() {
 			return fmt.Errorf("file store %s: corrupted (%v); nothing is served from it: move it away to start from the fixtures", path, err)
 		}
@@ -141,8 +200,10 @@ func precheck(path string) error {
 	})
 }
 
-// openBolt opens the file with bbolt, turning a panic into an error.
+// openBolt opens the file with bbolt, turning a panic or a fault into an
+// error.
 func openBolt(path string, o *bolt.Options) (db *bolt.DB, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if v := recover(); v != nil {
 			db, err = nil, fmt.Errorf("file store %s: corrupted (%v); nothing is served from it: move it away to start from the fixtures", path, v)
@@ -176,6 +237,7 @@ type loaded struct {
 // load checks the file and reads its sessions into memory, or makes a new
 // file's buckets. Nothing is kept from a file that fails a check.
 func (f *File) load(fp string) (st loaded, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		// bbolt panics on some corrupted pages; a corrupted file is an
 		// error of Open, never a crash.
@@ -226,7 +288,7 @@ var errNotStore = errors.New("not a store")
 // has run bbolt's consistency check.
 func (f *File) check(tx *bolt.Tx, meta *bolt.Bucket, fp string) error {
 	if got := string(meta.Get(formatKey)); got != fileFormat {
-		return fmt.Errorf("file store %s: written by another version of inventory-mock (format %q; this one reads %q); nothing is served from it: move it away to start from the fixtures", f.path, got, fileFormat)
+		return f.otherFormat(got)
 	}
 	if got := string(meta.Get(fingerprintKey)); got != fp {
 		return fmt.Errorf("file store %s: made from other fixtures or another contract (fingerprint %.12s, these are %.12s); start with the --spec, --fixtures or --generate it was made with, or move it away to start from these fixtures", f.path, got, fp)
@@ -235,6 +297,18 @@ func (f *File) check(tx *bolt.Tx, meta *bolt.Bucket, fp string) error {
 		return f.corrupted(errors.New("no sessions bucket"))
 	}
 	return nil
+}
+
+// otherFormat explains a file whose format is not fileFormat.
+func (f *File) otherFormat(got string) error {
+	v, err := strconv.Atoi(strings.TrimPrefix(got, fileFormatName))
+	switch {
+	case !strings.HasPrefix(got, fileFormatName) || err != nil:
+		return f.corrupted(fmt.Errorf("its format is %q, which no inventory-mock writes", got))
+	case v < fileFormatVersion:
+		return fmt.Errorf("file store %s: written by an older version of inventory-mock (file format %d; this one reads format %d only); nothing is served from it: serve it with the version that wrote it, or move it away to start from the fixtures", f.path, v, fileFormatVersion)
+	}
+	return fmt.Errorf("file store %s: written by a newer version of inventory-mock (file format %d; this one reads format %d only); nothing is served from it: serve it with the version that wrote it, or move it away to start from the fixtures", f.path, v, fileFormatVersion)
 }
 
 func (f *File) corrupted(err error) error {
@@ -250,10 +324,17 @@ func (f *File) restore(name string, b *bolt.Bucket) (int64, error) {
 	changes := map[int64][]byte{}
 	if r := b.Bucket(recordsBucket); r != nil {
 		err := r.ForEach(func(k, v []byte) error {
-			if len(k) != 8 || !json.Valid(v) {
-				return f.corrupted(fmt.Errorf("session %q: a record that is not JSON", name))
+			if len(k) != 8 {
+				return f.corrupted(fmt.Errorf("session %q: a record key of %d bytes", name, len(k)))
 			}
-			changes[keyID(k)] = bytes.Clone(v) // bbolt's bytes live as long as the transaction
+			rec, ok := unseal(name, k, v)
+			if !ok {
+				return f.corrupted(fmt.Errorf("session %q: the record of key %d fails its checksum", name, keyID(k)))
+			}
+			if err := f.mem.opts.checkRecord(keyID(k), rec); err != nil {
+				return f.corrupted(fmt.Errorf("session %q: %v", name, err))
+			}
+			changes[keyID(k)] = bytes.Clone(rec) // bbolt's bytes live as long as the transaction
 			return nil
 		})
 		if err != nil {
@@ -266,15 +347,70 @@ func (f *File) restore(name string, b *bolt.Bucket) (int64, error) {
 		return 0, f.corrupted(fmt.Errorf("session %q: %v", name, err))
 	}
 	s.snap.Store(snap)
-	if c := b.Get(sessionCreated); len(c) == 8 {
-		s.created = time.Unix(0, int64(binary.BigEndian.Uint64(c)))
+	c, err := sealedInt(name, b, sessionCreated)
+	if err != nil {
+		return 0, f.corrupted(err)
 	}
-	var w int64
-	if v := b.Get(sessionWrites); len(v) == 8 {
-		w = int64(binary.BigEndian.Uint64(v))
+	if c != 0 {
+		s.created = time.Unix(0, c)
+	}
+	w, err := sealedInt(name, b, sessionWrites)
+	if err != nil {
+		return 0, f.corrupted(err)
 	}
 	s.writes.Store(w)
 	return w, nil
+}
+
+// crcTable is CRC-32C (Castagnoli), which CPUs compute in hardware.
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// seal returns value after a CRC-32C of the session's name, the key and
+// the value: a value read back changed, or under another key or session,
+// fails unseal.
+func seal(session string, key, value []byte) []byte {
+	out := make([]byte, 4, 4+len(value))
+	binary.BigEndian.PutUint32(out, sealSum(session, key, value))
+	return append(out, value...)
+}
+
+// unseal returns the value of a sealed one, and whether its checksum
+// holds.
+func unseal(session string, key, sealed []byte) ([]byte, bool) {
+	if len(sealed) < 4 {
+		return nil, false
+	}
+	v := sealed[4:]
+	return v, binary.BigEndian.Uint32(sealed) == sealSum(session, key, v)
+}
+
+func sealSum(session string, key, value []byte) uint32 {
+	var n [8]byte
+	binary.BigEndian.PutUint32(n[:4], uint32(len(session)))
+	binary.BigEndian.PutUint32(n[4:], uint32(len(key)))
+	c := crc32.Update(0, crcTable, n[:])
+	c = crc32.Update(c, crcTable, []byte(session))
+	c = crc32.Update(c, crcTable, key)
+	return crc32.Update(c, crcTable, value)
+}
+
+// sealedInt reads a sealed 8-byte integer of the session's bucket; 0 if
+// there is none.
+func sealedInt(session string, b *bolt.Bucket, key []byte) (int64, error) {
+	v := b.Get(key)
+	if v == nil {
+		return 0, nil
+	}
+	n, ok := unseal(session, key, v)
+	if !ok || len(n) != 8 {
+		return 0, fmt.Errorf("session %q: its value %q fails its checksum", session, key)
+	}
+	return int64(binary.BigEndian.Uint64(n)), nil
+}
+
+// putSealedInt writes a sealed 8-byte integer in the session's bucket.
+func putSealedInt(session string, b *bolt.Bucket, key []byte, n int64) error {
+	return b.Put(key, seal(session, key, binary.BigEndian.AppendUint64(nil, uint64(n))))
 }
 
 // idKey is the key of record id in a bucket: big-endian, with the sign bit
@@ -331,14 +467,15 @@ func (f *File) Update(_ context.Context, session string, id int64, change func(f
 			if err != nil {
 				return err
 			}
-			if err := countWrite(b); err != nil {
+			if err := countWrite(session, b); err != nil {
 				return err
 			}
 			r, err := b.CreateBucketIfNotExists(recordsBucket)
 			if err != nil {
 				return err
 			}
-			return r.Put(idKey(id), rec.JSON)
+			k := idKey(id)
+			return r.Put(k, seal(session, k, rec.JSON))
 		},
 		publish: func() { publish(s, next, 1) },
 		done:    done,
@@ -376,16 +513,14 @@ func sessionBucket(tx *bolt.Tx, session string, created time.Time) (*bolt.Bucket
 	if err != nil {
 		return nil, err
 	}
-	return b, b.Put(sessionCreated, binary.BigEndian.AppendUint64(nil, uint64(created.UnixNano())))
+	return b, putSealedInt(session, b, sessionCreated, created.UnixNano())
 }
 
-// countWrite adds one to the session's count of writes.
-func countWrite(b *bolt.Bucket) error {
-	var n uint64
-	if v := b.Get(sessionWrites); len(v) == 8 {
-		n = binary.BigEndian.Uint64(v)
-	}
-	return b.Put(sessionWrites, binary.BigEndian.AppendUint64(nil, n+1))
+// countWrite adds one to the session's count of writes. The count was
+// checked at start, and only this store has written it since.
+func countWrite(session string, b *bolt.Bucket) error {
+	n, _ := sealedInt(session, b, sessionWrites)
+	return putSealedInt(session, b, sessionWrites, n+1)
 }
 
 // Reset puts the session back to the fixtures, in the file and then in

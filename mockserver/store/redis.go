@@ -1,11 +1,13 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"slices"
@@ -36,24 +38,32 @@ import (
 // version never names two different states.
 //
 // Keys, under the prefix (DefaultRedisPrefix unless the URL's prefix
-// parameter says otherwise):
+// parameter says otherwise), format 2:
 //
 //	meta        hash: format, fingerprint, records, loaded (when), by (which process)
-//	fixtures    hash: petId -> record, as loaded by the first process
-//	loading     the lock of the process loading the fixtures (SET NX, 60 s)
+//	loading     the lock of the process writing meta (SET NX, 60 s)
 //	clock       the counter versions are drawn from
 //	sessions    sorted set: session name -> last use (server time, ms)
 //	s:NAME      hash: _v version, _w writes, _c created (ms), and
 //	            petId -> record for each record written in the session
 //
-// A session holds only the records written in it; the others are the
-// fixtures'. A session's hash expires after Options.IdleTimeout unused
-// (the default session's never does), and past Options.MaxSessions the
-// least recently used is dropped. The first process to start on an empty
-// server loads the fixtures, once, under the lock; a process that finds
-// the state of other fixtures or another contract (another fingerprint)
-// refuses to start. If the server comes back empty (it lost its data),
-// the fixtures are loaded again.
+// The fixtures are not stored on the server: every process holds them in
+// memory, from its own --spec, --fixtures or --generate, and meta's
+// fingerprint (a hash of the contract and the records) proves they are
+// the same in every process. A session holds only the records written in
+// it; the others are the fixtures'. A session's hash expires after
+// Options.IdleTimeout unused (the default session's never does), and past
+// Options.MaxSessions the least recently used is dropped. The first
+// process to start on an empty server writes meta, once, under the lock;
+// a process that finds the state of other fixtures or another contract
+// (another fingerprint) refuses to start. If the server comes back empty
+// (it lost its data), meta is written again and every session starts from
+// the fixtures.
+//
+// Records read from the server are checked against Options.Shape: every
+// session's at start (a bad one stops OpenRedis), and at each read those
+// another process wrote since this one last read the session (a bad one
+// answers ErrUnavailable).
 //
 // One Redis server (or a primary with replicas behind Sentinel) is
 // assumed; the scripts name keys they compute, which Redis Cluster does
@@ -86,7 +96,7 @@ type Redis struct {
 	writes *batcher // sends the compare-and-sets of concurrent writes together
 
 	up      atomic.Bool // the server answered the last check
-	loaded  atomic.Bool // this process loaded the fixtures (for tests)
+	loaded  atomic.Bool // this process wrote meta (for tests)
 	stop    chan struct{}
 	stopped chan struct{}
 	once    sync.Once
@@ -105,8 +115,12 @@ type cached struct {
 const DefaultRedisPrefix = "inventory-mock:"
 
 // redisFormat names the layout of the keys; another value in meta stops
-// OpenRedis.
-const redisFormat = "inventory-mock redis store, format 1"
+// OpenRedis. Format 1 also stored the fixtures, in a hash no process read.
+const (
+	redisFormatName    = "inventory-mock redis store, format "
+	redisFormatVersion = 2
+	redisFormat        = redisFormatName + "2"
+)
 
 // maxHints bounds the hints kept per session.
 const maxHints = 4096
@@ -128,6 +142,9 @@ func ParseRedisURL(raw string) (*redis.Options, string, string, error) {
 		prefix = q.Get("prefix")
 		q.Del("prefix")
 		u.RawQuery = q.Encode()
+		if prefix == "" {
+			return nil, "", "", fmt.Errorf("redis store %s: ?prefix= is empty, which would put the mock's keys among every other key of the database; leave it out for %q, or name one, such as ?prefix=team-a:", u.Redacted(), DefaultRedisPrefix)
+		}
 	}
 	where := u.Redacted()
 	opts, err := redis.ParseURL(u.String())
@@ -147,7 +164,7 @@ func redactedParseError(err error) string {
 	return "malformed"
 }
 
-// OpenRedis connects to the server at rawURL, loads the fixtures if it
+// OpenRedis connects to the server at rawURL, writes meta if it
 // holds none, and checks that what it holds was made from records and
 // Options.Origin. It waits for the server until ctx is done.
 func OpenRedis(ctx context.Context, rawURL string, records []fixtures.Record, opts Options) (*Redis, error) {
@@ -166,8 +183,13 @@ func OpenRedis(ctx context.Context, rawURL string, records []fixtures.Record, op
 		r.gen.Add(1)
 		return nil
 	}
+	logRedisTo(r.opts.Logger, ro.Password)
 	r.client = redis.NewClient(ro)
 	if err := r.waitInit(ctx); err != nil {
+		r.client.Close()
+		return nil, err
+	}
+	if err := r.checkSessions(ctx); err != nil {
 		r.client.Close()
 		return nil, err
 	}
@@ -178,10 +200,46 @@ func OpenRedis(ctx context.Context, rawURL string, records []fixtures.Record, op
 	if _, err := r.read(ctx, DefaultSession); err != nil {
 		r.writes.close()
 		r.client.Close()
-		return nil, err
+		return nil, fmt.Errorf("redis store %s: %v", r.where, err)
 	}
 	go r.monitor()
 	return r, nil
+}
+
+// checkSessions checks the records of every session the server holds
+// against Options.Shape: a process starting on the server refuses what it
+// could not serve.
+func (r *Redis) checkSessions(ctx context.Context) error {
+	names, err := r.client.ZRange(ctx, r.key("sessions"), 0, -1).Result()
+	if err != nil {
+		return r.startError(err)
+	}
+	const batch = 100
+	for start := 0; start < len(names); start += batch {
+		chunk := names[start:min(start+batch, len(names))]
+		pipe := r.client.Pipeline()
+		cmds := make([]*redis.MapStringStringCmd, len(chunk))
+		for i, name := range chunk {
+			cmds[i] = pipe.HGetAll(ctx, r.sessionKey(name))
+		}
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+			return r.startError(err)
+		}
+		for i, name := range chunk {
+			if _, err := r.build(name, cmds[i].Val(), nil); err != nil {
+				return fmt.Errorf("redis store %s (prefix %q): %v; nothing is served from it: delete the key %s, or use another database or prefix", r.where, r.prefix, err, r.sessionKey(name))
+			}
+		}
+	}
+	return nil
+}
+
+// startError explains an error of the server at start-up, naming it.
+func (r *Redis) startError(err error) error {
+	if msg := refusal(err); msg != "" {
+		return fmt.Errorf("redis store %s: %s", r.where, msg)
+	}
+	return fmt.Errorf("%w: redis store %s: %v", ErrUnavailable, r.where, err)
 }
 
 // defaults sets the client options the URL does not: short timeouts, so
@@ -212,11 +270,14 @@ func defaults(o *redis.Options, raw string) {
 }
 
 // waitInit runs init until it succeeds, fails for a reason waiting cannot
-// fix, or ctx is done.
+// fix (such as a wrong password), or ctx is done.
 func (r *Redis) waitInit(ctx context.Context) error {
 	logged := false
 	for {
 		err := r.init(ctx)
+		if msg := refusal(err); msg != "" {
+			return fmt.Errorf("redis store %s: %s", r.where, msg)
+		}
 		if err == nil || !errors.Is(err, ErrUnavailable) {
 			return err
 		}
@@ -232,9 +293,9 @@ func (r *Redis) waitInit(ctx context.Context) error {
 	}
 }
 
-// init checks the server's meta, or loads the fixtures under the lock if
-// there is none. Of processes starting together on an empty server, one
-// loads and the others wait for it.
+// init checks the server's meta, or writes it under the lock if there is
+// none. Of processes starting together on an empty server, one writes it
+// and the others wait for it.
 func (r *Redis) init(ctx context.Context) error {
 	for {
 		meta, err := r.client.HGetAll(ctx, r.key("meta")).Result()
@@ -261,17 +322,44 @@ func (r *Redis) init(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("redis store %s: another process is loading the fixtures and has not finished: %w", r.where, ctx.Err())
+			return fmt.Errorf("redis store %s: another process is writing meta and has not finished: %w", r.where, ctx.Err())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }
 
+// refusal explains an answer of the server that waiting cannot change: it
+// refused the credentials, or the user may not use the keys or commands
+// the store needs. "" for any other error.
+func refusal(err error) string {
+	var re redis.Error
+	if err == nil || !errors.As(err, &re) {
+		return ""
+	}
+	msg := re.Error()
+	switch {
+	case strings.HasPrefix(msg, "WRONGPASS"), strings.HasPrefix(msg, "ERR AUTH"), strings.HasPrefix(msg, "ERR invalid password"):
+		return "authentication refused: the server does not accept the user and password of the URL (" + msg + "); check them, as in redis://:PASSWORD@HOST:PORT/DB"
+	case strings.HasPrefix(msg, "NOAUTH"):
+		return "authentication required: the server wants a password, and the URL gives none (" + msg + "); give it as in redis://:PASSWORD@HOST:PORT/DB"
+	case strings.HasPrefix(msg, "NOPERM"):
+		return "permission denied: the URL's user may not run the commands or use the keys the mock needs (" + msg + "); grant it the keys of the prefix (~PREFIX*) and the commands EVALSHA, EVAL, HGETALL, HMGET, ZRANGE, DEL, ZREM, EXISTS, or use another user"
+	}
+	return ""
+}
+
 // checkMeta refuses a server that holds the state of another format or
 // other fixtures.
 func (r *Redis) checkMeta(meta map[string]string) error {
-	if meta["format"] != redisFormat {
-		return fmt.Errorf("redis store %s (prefix %q): holds keys of another version of inventory-mock (format %q; this one reads %q); use another database or prefix, or delete the keys %s*", r.where, r.prefix, meta["format"], redisFormat, r.prefix)
+	if got := meta["format"]; got != redisFormat {
+		v, err := strconv.Atoi(strings.TrimPrefix(got, redisFormatName))
+		switch {
+		case !strings.HasPrefix(got, redisFormatName) || err != nil:
+			return fmt.Errorf("redis store %s (prefix %q): holds a meta key of format %q, which no inventory-mock writes; use another database or prefix, or delete the keys %s*", r.where, r.prefix, got, r.prefix)
+		case v < redisFormatVersion:
+			return fmt.Errorf("redis store %s (prefix %q): holds keys of an older version of inventory-mock (format %d; this one reads format %d only); use another database or prefix, or delete the keys %s*", r.where, r.prefix, v, redisFormatVersion, r.prefix)
+		}
+		return fmt.Errorf("redis store %s (prefix %q): holds keys of a newer version of inventory-mock (format %d; this one reads format %d only); run that version, or use another database or prefix", r.where, r.prefix, v, redisFormatVersion)
 	}
 	if meta["fingerprint"] != r.fp {
 		return fmt.Errorf("redis store %s (prefix %q): holds the state of other fixtures or another contract (fingerprint %.12s, loaded %s by %s; these are %.12s); start every replica with the same --spec, --fixtures and --generate, or use another database or prefix (?prefix=NAME) for these, or delete the keys %s*",
@@ -280,34 +368,10 @@ func (r *Redis) checkMeta(meta map[string]string) error {
 	return nil
 }
 
-// load writes the fixtures and then meta, while this process holds the
-// lock with token. It reports false if the lock was lost before meta was
-// written.
+// load writes meta, while this process holds the lock with token: the
+// fingerprint of the fixtures every process serves. It reports false if
+// the lock was lost before meta was written.
 func (r *Redis) load(ctx context.Context, token string) (bool, error) {
-	fixturesKey := r.key("fixtures")
-	if err := r.client.Del(ctx, fixturesKey).Err(); err != nil {
-		return false, r.unavailable(err)
-	}
-	const batch = 1000
-	n := 0
-	pipe := r.client.Pipeline()
-	for c := range r.seed.chunks.all() {
-		args := make([]any, 0, 2*c.len())
-		for i := range c.len() {
-			args = append(args, strconv.FormatInt(r.ids[n], 10), c.record(i))
-			n++
-			if len(args) == 2*batch {
-				pipe.HSet(ctx, fixturesKey, args...)
-				args = args[:0:0]
-			}
-		}
-		if len(args) > 0 {
-			pipe.HSet(ctx, fixturesKey, args...)
-		}
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		return false, r.unavailable(err)
-	}
 	host, _ := os.Hostname()
 	res, err := finishLoad.Run(ctx, r.client, []string{r.key("loading"), r.key("meta"), r.key("clock")},
 		token, redisFormat, r.fp, len(r.ids), time.Now().UTC().Format(time.RFC3339), fmt.Sprintf("%s (pid %d)", host, os.Getpid())).Int()
@@ -316,7 +380,7 @@ func (r *Redis) load(ctx context.Context, token string) (bool, error) {
 	}
 	if res == 1 {
 		r.loaded.Store(true)
-		r.opts.Logger.Info("redis store: loaded the fixtures into the server", "redis", r.where, "prefix", r.prefix, "records", len(r.ids))
+		r.opts.Logger.Info("redis store: a new state on the server, starting from the fixtures", "redis", r.where, "prefix", r.prefix, "records", len(r.ids))
 		return true, nil
 	}
 	return false, nil
@@ -341,13 +405,43 @@ func (r *Redis) sessionArgs(args []any, session string, more ...any) []any {
 	return append(out, more...)
 }
 
-// unavailable wraps an error of the client as ErrUnavailable, naming the
-// server without its password.
+// unavailable wraps an error of the client or the server as
+// ErrUnavailable. Its message, which the mock sends in 503 answers and in
+// /healthz (which takes no key), does not name the server: the log does.
 func (r *Redis) unavailable(err error) error {
 	if errors.Is(err, ErrUnavailable) {
 		return err
 	}
-	return fmt.Errorf("%w: redis store %s: %v", ErrUnavailable, r.where, err)
+	return &serverError{err}
+}
+
+// A serverError is ErrUnavailable with the error that caused it.
+type serverError struct{ err error }
+
+func (e *serverError) Error() string {
+	if msg := refusal(e.err); msg != "" {
+		return ErrUnavailable.Error() + ": redis store: " + msg
+	}
+	return ErrUnavailable.Error() + ": redis store: " + reason(e.err)
+}
+
+func (e *serverError) Unwrap() []error { return []error{ErrUnavailable, e.err} }
+
+// reason describes an error of the client without the server's address:
+// "dial tcp: connect: connection refused".
+func reason(err error) string {
+	var op *net.OpError
+	if errors.As(err, &op) {
+		s := op.Op
+		if op.Net != "" {
+			s += " " + op.Net
+		}
+		if op.Err != nil {
+			s += ": " + op.Err.Error()
+		}
+		return s
+	}
+	return err.Error()
 }
 
 // read returns the session's state on the server. Reads of one session
@@ -474,7 +568,15 @@ func (r *Redis) fetch(ctx context.Context, session string) (*snapshot, error) {
 	}
 	snap := r.seed
 	if len(res) > 1 {
-		if snap, err = r.build(res[1]); err != nil {
+		fields, err := pairs(res[1])
+		if err != nil {
+			return nil, r.unavailable(err)
+		}
+		var prev *snapshot
+		if c != nil {
+			prev = c.snap
+		}
+		if snap, err = r.build(session, fields, prev); err != nil {
 			return nil, r.unavailable(err)
 		}
 	}
@@ -489,12 +591,10 @@ func flag(b bool) string {
 	return "0"
 }
 
-// build makes a snapshot of a session's hash as HGETALL returns it.
-func (r *Redis) build(hash any) (*snapshot, error) {
-	fields, err := pairs(hash)
-	if err != nil {
-		return nil, err
-	}
+// build makes a snapshot of a session's hash, checking each record that
+// is neither the fixture's nor the one in prev (what this process last
+// read of the session; nil: none) against Options.Shape.
+func (r *Redis) build(session string, fields map[string]string, prev *snapshot) (*snapshot, error) {
 	changes := map[int64][]byte{}
 	for k, v := range fields {
 		if strings.HasPrefix(k, "_") {
@@ -502,11 +602,31 @@ func (r *Redis) build(hash any) (*snapshot, error) {
 		}
 		id, err := strconv.ParseInt(k, 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("a session holds the field %q, which is not a key", k)
+			return nil, fmt.Errorf("session %q holds the field %q, which is not a key", session, k)
 		}
-		changes[id] = []byte(v)
+		pos, ok := r.find(id)
+		if !ok {
+			return nil, fmt.Errorf("session %q holds a record of key %d, which the fixtures do not have", session, id)
+		}
+		rec := []byte(v)
+		if err := r.checkRecord(session, id, pos, rec, prev); err != nil {
+			return nil, err
+		}
+		changes[id] = rec
 	}
 	return r.seed.withAll(r.ids, changes)
+}
+
+// checkRecord checks a record of the session read from the server, unless
+// it is the fixture's or the one at pos in prev, which were checked.
+func (r *Redis) checkRecord(session string, id int64, pos int, rec []byte, prev *snapshot) error {
+	if bytes.Equal(rec, r.record(r.seed, pos)) || (prev != nil && bytes.Equal(rec, r.record(prev, pos))) {
+		return nil
+	}
+	if err := r.opts.checkRecord(id, rec); err != nil {
+		return fmt.Errorf("session %q: %v", session, err)
+	}
+	return nil
 }
 
 // pairs reads the reply of HGETALL inside a script: a flat list of names
@@ -661,6 +781,9 @@ func (r *Redis) Update(ctx context.Context, session string, id int64, change fun
 			return fixtures.Record{}, r.unavailable(fmt.Errorf("unexpected reply %T", res[1]))
 		}
 		guess = []byte(cur)
+		if err := r.checkRecord(session, id, pos, guess, nil); err != nil {
+			return fixtures.Record{}, r.unavailable(err)
+		}
 		r.hint(session, id, guess)
 	}
 	return fixtures.Record{}, fmt.Errorf("%w: redis store %s: pet %d of session %s changed under %d attempts to write it", ErrUnavailable, r.where, id, session, maxAttempts)
@@ -796,14 +919,14 @@ func (r *Redis) Health(ctx context.Context) error {
 	case err != nil:
 		return r.unavailable(err)
 	case n == 0:
-		return fmt.Errorf("%w: redis store %s: the server holds no fixtures (it lost its data?); loading them again", ErrUnavailable, r.where)
+		return fmt.Errorf("%w: redis store: the server holds no state of this mock (it lost its data?); starting again from the fixtures", ErrUnavailable)
 	}
 	return nil
 }
 
 // monitor checks the server every second until Close: it logs when the
-// server goes away and comes back, loads the fixtures again into a server
-// that lost them, and drops idle sessions.
+// server goes away and comes back, writes meta again into a server
+// that lost its data, and drops idle sessions.
 func (r *Redis) monitor() {
 	defer close(r.stopped)
 	tick := time.NewTicker(time.Second)
@@ -825,14 +948,14 @@ func (r *Redis) monitor() {
 	}
 }
 
-// check logs a change of the server's state, and loads the fixtures into
-// a server that has lost them.
+// check logs a change of the server's state, and writes meta into
+// a server that has lost its data.
 func (r *Redis) check() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	n, err := r.client.Exists(ctx, r.key("meta")).Result()
 	if err == nil && n == 0 {
-		r.opts.Logger.Warn("redis store: the server holds no fixtures (it lost its data); loading them again", "redis", r.where)
+		r.opts.Logger.Warn("redis store: the server holds no state of this mock (it lost its data); every session starts again from the fixtures", "redis", r.where)
 		err = r.init(ctx)
 	}
 	switch {

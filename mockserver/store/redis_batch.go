@@ -8,9 +8,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// A batcher runs one script for many callers: the calls made while a
-// pipeline is under way go together in the next one, so that concurrent
-// writes cost one system call each way, not one each.
+// A batcher runs one script for many callers: the calls made while
+// pipelines are under way go together in the next one, so that concurrent
+// writes cost one system call each way, not one each. Up to maxInFlight
+// pipelines are under way at once, on connections of their own: a Redis
+// that syncs its append-only file on every write syncs once for all the
+// commands it read while it synced the last time, so a pipeline sent while
+// another waits for its sync shares the next sync with the others, rather
+// than waiting for that sync to end and then paying one of its own.
 type batcher struct {
 	client *redis.Client
 	script *redis.Script
@@ -20,8 +25,13 @@ type batcher struct {
 	closed bool
 
 	wake    chan struct{} // capacity 1: the queue is not empty
-	stopped chan struct{} // closed when the loop has ended
+	slots   chan struct{} // capacity maxInFlight: a token per pipeline under way
+	sending sync.WaitGroup
+	stopped chan struct{} // closed when the loop and every pipeline have ended
 }
+
+// maxInFlight bounds the pipelines of one batcher under way at once.
+const maxInFlight = 4
 
 // A call is one run of the script.
 type call struct {
@@ -33,7 +43,7 @@ type call struct {
 }
 
 func newBatcher(client *redis.Client, script *redis.Script) *batcher {
-	b := &batcher{client: client, script: script, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	b := &batcher{client: client, script: script, wake: make(chan struct{}, 1), slots: make(chan struct{}, maxInFlight), stopped: make(chan struct{})}
 	go b.loop()
 	return b
 }
@@ -60,19 +70,29 @@ func (b *batcher) do(ctx context.Context, keys []string, args []any) ([]any, err
 	}
 }
 
-// loop sends the queue, a pipeline at a time, until close.
+// loop sends the queue, up to maxInFlight pipelines at once, until close.
+// It takes a slot before it takes the queue: while every slot is busy, the
+// calls that arrive wait in the queue and go together.
 func (b *batcher) loop() {
 	defer close(b.stopped)
+	defer b.sending.Wait()
 	for range b.wake {
 		for {
+			b.slots <- struct{}{}
 			b.mu.Lock()
 			batch := b.queue
 			b.queue = nil
 			b.mu.Unlock()
 			if len(batch) == 0 {
+				<-b.slots
 				break
 			}
-			b.send(batch)
+			b.sending.Add(1)
+			go func() {
+				defer b.sending.Done()
+				b.send(batch)
+				<-b.slots
+			}()
 		}
 	}
 }

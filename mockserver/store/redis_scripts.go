@@ -6,7 +6,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// loadLock is how long the lock of a replica loading the fixtures holds,
+// loadLock is how long the lock of a replica writing meta holds,
 // if it dies before it finishes.
 const loadLock = 60 * time.Second
 
@@ -17,9 +17,9 @@ const (
 	claimMeta = 2 // meta exists: the fixtures are loaded
 )
 
-// claimLoad takes the lock of loading the fixtures, unless meta exists:
+// claimLoad takes the lock of writing meta, unless meta exists:
 // checking meta and taking the lock in one step, so that a process that
-// found no meta just before another finished loading does not load again.
+// found no meta just before another wrote it does not write it again.
 // KEYS: meta, the lock. ARGV: the caller's token, the lock's time in ms.
 var claimLoad = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 2 end

@@ -3,8 +3,10 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,7 +34,8 @@ func openRedis(t *testing.T, url string, records []fixtures.Record) *Redis {
 }
 
 // TestRedisLoadsFixturesOnce starts six stores together on an empty
-// server: one loads the fixtures, the others wait for it.
+// server: one writes meta (the fingerprint of the fixtures), the others
+// wait for it. The fixtures themselves are not stored on the server.
 func TestRedisLoadsFixturesOnce(t *testing.T) {
 	srv := redistest.Start(t)
 	const n = 6
@@ -66,8 +69,13 @@ func TestRedisLoadsFixturesOnce(t *testing.T) {
 	if loaded != 1 {
 		t.Errorf("%d of %d stores loaded the fixtures; want 1", loaded, n)
 	}
-	if got := stores[0].client.HLen(context.Background(), stores[0].key("fixtures")).Val(); got != 2000 {
-		t.Errorf("the server holds %d fixtures; want 2000", got)
+	ctx := context.Background()
+	c := stores[0].client
+	if keys := c.Keys(ctx, "*").Val(); fmt.Sprint(sorted(keys)) != "[inventory-mock:clock inventory-mock:meta inventory-mock:s:default inventory-mock:sessions]" {
+		t.Errorf("the server holds the keys %v; want clock, meta, sessions and the default session's only", sorted(keys))
+	}
+	if meta := c.HGetAll(ctx, stores[0].key("meta")).Val(); meta["records"] != "2000" || meta["fingerprint"] != stores[0].fp || meta["format"] != redisFormat {
+		t.Errorf("meta = %v; want 2000 records, the fingerprint and the format", meta)
 	}
 }
 
@@ -101,6 +109,10 @@ func TestRedisDownAndBack(t *testing.T) {
 		}
 		if err != nil && strings.Contains(err.Error(), "s3cret") {
 			t.Errorf("%s: the error shows the password: %v", name, err)
+		}
+		// The mock sends it in 503 answers and /healthz, which takes no key.
+		if _, port, _ := net.SplitHostPort(srv.Addr); err != nil && strings.Contains(err.Error(), port) {
+			t.Errorf("%s: the error names the server: %v", name, err)
 		}
 	}
 	if d := time.Since(start); d > 5*time.Second {
@@ -139,23 +151,129 @@ func TestRedisServerLostItsData(t *testing.T) {
 	if items := list(t, r, DefaultSession); items[2].Quantity != 30 {
 		t.Errorf("after the server lost its data: pet 3 = %v; want the fixture's 30", items[2])
 	}
-	if n := r.client.HLen(ctx, r.key("fixtures")).Val(); n != 10 {
-		t.Errorf("the server holds %d fixtures after the reload; want 10", n)
+	if meta := r.client.HGetAll(ctx, r.key("meta")).Val(); meta["fingerprint"] != r.fp {
+		t.Errorf("meta after the server came back empty = %v; want it written again", meta)
 	}
 }
 
 // TestRedisRefusesAnotherFormat checks that keys of another format stop
-// OpenRedis with a message.
+// OpenRedis with a message naming both formats.
 func TestRedisRefusesAnotherFormat(t *testing.T) {
 	srv := redistest.Start(t)
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	defer c.Close()
-	c.HSet(context.Background(), DefaultRedisPrefix+"meta", "format", "inventory-mock redis store, format 0")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if _, err := OpenRedis(ctx, srv.URL(0), pets(3), Options{}); err == nil || !strings.Contains(err.Error(), "another version of inventory-mock") {
-		t.Errorf("OpenRedis = %v; want an error about another version", err)
+	for db, tt := range []struct{ format, want string }{
+		{"inventory-mock redis store, format 1", "holds keys of an older version of inventory-mock (format 1; this one reads format 2 only)"},
+		{"inventory-mock redis store, format 3", "holds keys of a newer version of inventory-mock (format 3; this one reads format 2 only)"},
+		{"x", `holds a meta key of format "x", which no inventory-mock writes`},
+	} {
+		cdb := redis.NewClient(&redis.Options{Addr: srv.Addr, DB: db})
+		cdb.HSet(context.Background(), DefaultRedisPrefix+"meta", "format", tt.format)
+		cdb.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if _, err := OpenRedis(ctx, srv.URL(db), pets(3), Options{}); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("meta of format %q: OpenRedis = %v; want %q", tt.format, err, tt.want)
+		}
+		cancel()
 	}
+}
+
+// TestRedisAuthRefused starts stores with credentials the server refuses:
+// OpenRedis stops at once, saying what is wrong, where waiting for the
+// server would take the whole start-up deadline.
+func TestRedisAuthRefused(t *testing.T) {
+	srv := redistest.Start(t, append(redistest.NoPersistence, "--requirepass", "right-s3cret")...)
+	admin := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: "right-s3cret"})
+	defer admin.Close()
+	if err := admin.Do(context.Background(), "ACL", "SETUSER", "narrow", "on", ">narrow-pw", "~other:*", "+@all").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ url, want string }{
+		{"redis://:wrong-pw@" + srv.Addr + "/0", "authentication refused"},
+		{"redis://" + srv.Addr + "/0", "authentication required"},
+		{"redis://narrow:narrow-pw@" + srv.Addr + "/0", "permission denied"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		start := time.Now()
+		_, err := OpenRedis(ctx, tt.url, pets(3), Options{})
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("OpenRedis(%s) = %v; want %q", tt.url, err, tt.want)
+		}
+		if d := time.Since(start); d > 3*time.Second {
+			t.Errorf("OpenRedis(%s) took %v; want a refusal at once, not a wait", tt.url, d)
+		}
+		if err != nil && (strings.Contains(err.Error(), "wrong-pw") || strings.Contains(err.Error(), "narrow-pw")) {
+			t.Errorf("the error shows the password: %v", err)
+		}
+	}
+	r := openRedis(t, "redis://:right-s3cret@"+srv.Addr+"/0", pets(3))
+	if err := r.Health(context.Background()); err != nil {
+		t.Errorf("the right password: Health = %v", err)
+	}
+}
+
+// TestRedisChecksRecords writes records that are not records of the
+// contract's schema into the server behind the stores' backs: a store
+// starting on it refuses to start, and a store running on it answers
+// ErrUnavailable for that session, never the record.
+func TestRedisChecksRecords(t *testing.T) {
+	ctx := context.Background()
+	shape, records := contractRecords(t)
+	srv := redistest.Start(t)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer c.Close()
+	open := func() (*Redis, error) {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		r, err := OpenRedis(ctx, srv.URL(0), records, Options{Shape: shape})
+		if err == nil {
+			t.Cleanup(func() { r.Close() })
+		}
+		return r, err
+	}
+	r, err := open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Update(ctx, "b", 5, func(fixtures.Record) (fixtures.Record, error) {
+		return fixtures.Record{ID: 5, JSON: []byte(`{"petId":5,"quantity":1,"status":"sold"}`)}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	list(t, r, "b") // cached
+	// Another process writes a bad record, with a new version.
+	bad := `{"petId":5,"quantitx":31337,"status":"sold"}`
+	v := c.Incr(ctx, r.key("clock")).Val()
+	c.HSet(ctx, r.sessionKey("b"), "5", bad, "_v", v)
+	for name, op := range map[string]func() error{
+		"List":   func() error { _, err := r.List(ctx, "b"); return err },
+		"Get":    func() error { _, err := r.Get(ctx, "b", 6); return err },
+		"Update": func() error { _, err := r.Update(ctx, "b", 5, setQuantity(2)); return err },
+	} {
+		err := op()
+		if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), `session "b": the record of petId 5 is not a InventoryItem`) {
+			t.Errorf("%s of a session holding %s: error = %v; want ErrUnavailable naming the record", name, bad, err)
+		}
+	}
+	if l, err := r.List(ctx, DefaultSession); err != nil || l.Len() != len(records) {
+		t.Errorf("the default session: List = %d records, %v; want it served", l.Len(), err)
+	}
+	// A process starting on the server refuses it.
+	if _, err := open(); err == nil || !strings.Contains(err.Error(), `session "b": the record of petId 5 is not a InventoryItem`) || !strings.Contains(err.Error(), "delete the key inventory-mock:s:b") {
+		t.Errorf("OpenRedis on a server holding %s = %v; want a refusal naming the session and the record", bad, err)
+	}
+	// A good record written by another process is served.
+	v = c.Incr(ctx, r.key("clock")).Val()
+	c.HSet(ctx, r.sessionKey("b"), "5", `{"petId":5,"quantity":77,"status":"sold"}`, "_v", v)
+	if got, err := r.Get(ctx, "b", 5); err != nil || string(got.JSON) != `{"petId":5,"quantity":77,"status":"sold"}` {
+		t.Errorf("after a good write by another process: pet 5 of b = %s, %v", got.JSON, err)
+	}
+}
+
+func sorted(s []string) []string {
+	slices.Sort(s)
+	return s
 }
 
 func TestParseRedisURL(t *testing.T) {
@@ -168,6 +286,7 @@ func TestParseRedisURL(t *testing.T) {
 		{"rediss://:pw@cache.internal:6380/2?prefix=team-a:", "team-a:", "rediss://:xxxxx@cache.internal:6380/2"},
 		{"redis://user:pw@h:1/3?dial_timeout=3s", DefaultRedisPrefix, "redis://user:xxxxx@h:1/3?dial_timeout=3s"},
 		{"redis://:pw@h:1/0?nosuch=1", "", "unexpected option: nosuch"},
+		{"redis://:pw@h:1/0?prefix=", "", "?prefix= is empty"},
 		{"redis://:pw@h:1/x", "", "invalid database number"},
 		{"http://:pw@h:1/0", "", "want a redis:// or rediss:// URL"},
 		{"redis://:p w%zz@h/0", "", "not a URL"},

@@ -14,11 +14,14 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/petstore/inventory-kit/fixtures"
+	"github.com/petstore/inventory-kit/spec"
 )
 
 // DefaultSession is the session of requests that name none.
@@ -83,6 +86,12 @@ type Options struct {
 	// Logger receives what an engine has to say: what it found at start,
 	// and a server that goes away and comes back. nil: nothing is logged.
 	Logger *slog.Logger
+	// Shape is what a record is. Engines that keep state outside the
+	// process check every record they read back against it (File at start,
+	// Redis at start and when another process changed a session), and
+	// refuse one that is not a record of its key. nil: a record must be a
+	// JSON object, nothing more.
+	Shape *fixtures.Shape
 }
 
 // Defaults of Options.
@@ -102,6 +111,29 @@ func (o Options) withDefaults() Options {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return o
+}
+
+// checkRecord checks a record read back from outside the process: a JSON
+// object, and with Shape, a record of the record schema whose key is id.
+func (o Options) checkRecord(id int64, b []byte) error {
+	if o.Shape == nil {
+		if !json.Valid(b) || len(b) == 0 || b[0] != '{' {
+			return fmt.Errorf("the record of key %d is not a JSON object", id)
+		}
+		return nil
+	}
+	v, err := spec.DecodeJSON(b)
+	if err != nil {
+		return fmt.Errorf("the record of %s %d is not JSON: %v", o.Shape.Key, id, err)
+	}
+	rec, ps := o.Shape.Make(v)
+	switch {
+	case len(ps) > 0:
+		return fmt.Errorf("the record of %s %d is not a %s: %s", o.Shape.Key, id, o.Shape.Schema.Name, spec.Join(ps))
+	case rec.ID != id:
+		return fmt.Errorf("the record kept under %s %d has %s %d", o.Shape.Key, id, o.Shape.Key, rec.ID)
+	}
+	return nil
 }
 
 // fingerprint identifies a data set: its origin and its records, in key
