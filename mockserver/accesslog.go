@@ -49,7 +49,10 @@ func accessLog(logger *slog.Logger, rd redactor, next http.Handler) http.Handler
 				line := accessLine{
 					end: end, method: r.Method, path: p,
 					status: rec.status(), bytes: rec.bytes, duration: end.Sub(start),
-					code: rec.code, prefer: rec.forced, chaos: rec.fault, requestID: id,
+					code: rec.code, requestID: id,
+				}
+				if rec.forced != "" || rec.fault != "" {
+					line.prefer, line.chaos = rd.apply(rec.forced), rd.apply(rec.fault)
 				}
 				if rec.session != store.DefaultSession {
 					line.session = rec.session

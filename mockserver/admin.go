@@ -130,7 +130,11 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 // query parameter, else the X-Mock-Session header, else the default.
 func (s *Server) adminSession(w http.ResponseWriter, r *http.Request) (string, bool) {
 	if q := r.URL.Query().Get("session"); q != "" {
-		return q, true // the admin document's pattern has checked it
+		if s.redact.holds(q) { // the admin document's pattern has checked the rest
+			writeError(w, http.StatusBadRequest, CodeInvalidSession, "session: a session name must not hold a key")
+			return "", false
+		}
+		return q, true
 	}
 	return s.sessionOf(w, r)
 }
@@ -221,11 +225,12 @@ func (s *Server) setChaos(w http.ResponseWriter, r *http.Request, in *request) {
 	// them into its fields.
 	var cfg Chaos
 	if err := json.Unmarshal(spec.AppendJSON(nil, wholeNumbers(in.body)), &cfg); err != nil {
-		writeError(w, http.StatusBadRequest, CodeInvalidBody, "body: "+err.Error())
+		writeError(w, http.StatusBadRequest, CodeInvalidBody, "body: "+s.redact.apply(err.Error()))
 		return
 	}
 	if err := s.chaos.set(cfg); err != nil {
-		writeError(w, http.StatusBadRequest, CodeInvalidBody, err.Error())
+		// The message quotes what the rule said; never a key.
+		writeError(w, http.StatusBadRequest, CodeInvalidBody, s.redact.apply(err.Error()))
 		return
 	}
 	writeValue(w, http.StatusOK, s.chaos.get())
@@ -301,7 +306,7 @@ func (s *Server) render(e *entry) journalEntry {
 	out := journalEntry{
 		ID: rd.apply(e.id), Seq: e.seq, Time: e.time.UTC().Format(time.RFC3339Nano), Session: rd.apply(e.session),
 		Method: e.method, Path: rd.apply(e.url.RequestURI()), Status: e.status, Code: e.code,
-		DurationMs: float64(e.duration.Microseconds()) / 1000, Forced: e.forced, Fault: e.fault,
+		DurationMs: float64(e.duration.Microseconds()) / 1000, Forced: rd.apply(e.forced), Fault: rd.apply(e.fault),
 		Request: message{Headers: redactHeader(reqHeader, rd), HeadersCut: headersCut,
 			Body: rd.applyCut(string(e.reqBody), e.reqBytes > len(e.reqBody)), Bytes: e.reqBytes, Truncated: e.reqBytes > len(e.reqBody)},
 		Response: message{Headers: redactHeader(e.respHeader, rd),

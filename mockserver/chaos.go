@@ -2,6 +2,7 @@ package mockserver
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -22,8 +23,11 @@ import (
 // at run time.
 type Chaos struct {
 	// Seed seeds the draws: the same seed and the same sequence of
-	// requests give the same latencies and faults. 0: a random seed, which
-	// GET /__admin/chaos and the start-up log show so a run can be replayed.
+	// requests give the same latencies and faults. 0: the seed in force is
+	// kept (the --chaos-seed, or the last one given), so rules put without
+	// a seed replay as the ones before them did; a random one at start-up
+	// if none was given, which GET /__admin/chaos shows so a run can be
+	// replayed.
 	Seed  int64       `json:"seed"`
 	Rules []ChaosRule `json:"rules"`
 }
@@ -52,13 +56,14 @@ type ChaosRule struct {
 
 // The faults. The first three happen before the request is served, so a
 // write is not applied; the last two after, so a write is applied and only
-// its answer is lost or late.
+// its answer is lost or late. Those two damage whatever answer is sent once
+// the latency is over: a success, an Error of validation, a forced answer.
 const (
 	FaultStatus   = "status"   // an answer with Status and an Error body
 	FaultReset    = "reset"    // the connection is reset (TCP RST)
 	FaultEmpty    = "empty"    // the connection is closed without an answer
 	FaultTruncate = "truncate" // the headers and half the body, then the connection is closed
-	FaultSlow     = "slow"     // the body in slowPieces pieces (of at least slowPiece bytes), one every slowEvery
+	FaultSlow     = "slow"     // the body in slowPieces pieces, one every slowEvery
 )
 
 var faults = []string{FaultStatus, FaultReset, FaultEmpty, FaultTruncate, FaultSlow}
@@ -67,11 +72,11 @@ var faults = []string{FaultStatus, FaultReset, FaultEmpty, FaultTruncate, FaultS
 // before the request is served, as a status fault does.
 const faultExample = "example"
 
-// How a slow body is sent: about two seconds for any body of 320 bytes or
-// more.
+// How a slow body is sent: in slowPieces pieces of about the same size,
+// one every slowEvery, so 1.9 s for any body of 20 bytes or more; a
+// shorter body goes one byte every slowEvery.
 const (
 	slowPieces = 20
-	slowPiece  = 16
 	slowEvery  = 100 * time.Millisecond
 )
 
@@ -203,13 +208,18 @@ func (c *chaos) set(cfg Chaos) error {
 			fault[r.Operation] = f
 		}
 	}
-	if cfg.Seed == 0 {
-		cfg.Seed = rand.Int64N(1<<53-1) + 1
-	}
 	if cfg.Rules == nil {
 		cfg.Rules = []ChaosRule{}
 	}
 	c.mu.Lock()
+	if cfg.Seed == 0 {
+		// Keep the seed in force, so that a replay stays one; the first
+		// set, at start-up, draws one.
+		cfg.Seed = c.cfg.Seed
+	}
+	if cfg.Seed == 0 {
+		cfg.Seed = rand.Int64N(1<<53-1) + 1
+	}
 	c.cfg, c.latency, c.fault = cfg, latency, fault
 	c.rng = rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(cfg.Seed)))
 	c.active.Store(len(cfg.Rules) > 0)
@@ -373,8 +383,10 @@ func sleep(r *http.Request, d time.Duration) bool {
 }
 
 // abort drops the connection without an answer: reset sends a TCP RST,
-// otherwise the connection is closed. Where the connection cannot be taken
-// over (HTTP/2), the stream is reset.
+// also under TLS (the TCP connection beneath is reset, with no TLS
+// close_notify first), otherwise the connection is closed. Where the
+// connection cannot be taken over (HTTP/2), the stream is reset
+// (RST_STREAM INTERNAL_ERROR) for both, and the connection lives on.
 func abort(w http.ResponseWriter, reset bool) {
 	if rec := recorderOf(w); rec != nil {
 		rec.aborted = true
@@ -383,7 +395,14 @@ func abort(w http.ResponseWriter, reset bool) {
 	if err != nil {
 		panic(http.ErrAbortHandler)
 	}
-	if tcp, ok := conn.(*net.TCPConn); ok && reset {
+	if !reset {
+		conn.Close()
+		return
+	}
+	if tc, ok := conn.(*tls.Conn); ok {
+		conn = tc.NetConn()
+	}
+	if tcp, ok := conn.(*net.TCPConn); ok {
 		tcp.SetLinger(0)
 	}
 	conn.Close()
@@ -402,6 +421,10 @@ func (b *bufferedWriter) WriteHeader(status int) {
 	}
 }
 
+// Unwrap lets the journal and the access log reach the statusRecorder
+// beneath: the answer's Error code, a list kept by reference.
+func (b *bufferedWriter) Unwrap() http.ResponseWriter { return b.ResponseWriter }
+
 func (b *bufferedWriter) Write(p []byte) (int, error) {
 	if b.status == 0 {
 		b.status = http.StatusOK
@@ -411,7 +434,8 @@ func (b *bufferedWriter) Write(p []byte) (int, error) {
 
 // send writes the kept answer with its fault: truncate sends the headers
 // (with the whole Content-Length) and half the body, then drops the
-// connection; slow sends the body in pieces.
+// connection; slow sends the body in slowPieces pieces (of one byte each
+// for a shorter body), one every slowEvery.
 func (b *bufferedWriter) send(r *http.Request, fault string) {
 	if b.status == 0 {
 		b.status = http.StatusOK
@@ -425,17 +449,15 @@ func (b *bufferedWriter) send(r *http.Request, fault string) {
 		rc.Flush()
 		panic(http.ErrAbortHandler)
 	}
-	piece := max(slowPiece, (len(body)+slowPieces-1)/slowPieces)
-	for len(body) > 0 {
-		n := min(piece, len(body))
-		if _, err := b.ResponseWriter.Write(body[:n]); err != nil {
+	pieces := min(slowPieces, len(body))
+	for i := range pieces {
+		if _, err := b.ResponseWriter.Write(body[i*len(body)/pieces : (i+1)*len(body)/pieces]); err != nil {
 			return
 		}
-		body = body[n:]
 		if err := rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
 			return
 		}
-		if len(body) > 0 && !sleep(r, slowEvery) {
+		if i < pieces-1 && !sleep(r, slowEvery) {
 			return
 		}
 	}

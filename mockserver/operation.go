@@ -38,12 +38,16 @@ type opHandler func(w http.ResponseWriter, r *http.Request, in *request)
 
 // operation wraps the handler of one contract operation. In order: it
 // labels deprecated and experimental operations, reads the session and the
-// Prefer header, applies the chaos rules' latency and the faults that come
-// before serving, reads the body within MaxBodyBytes, answers a forced
-// answer, and validates the request against the operation's compiled
-// checks; h sees only requests that passed. An operation with no handler is
-// checked the same way and answers 501. The key check came before all of
-// this: nothing here is reached without a valid key.
+// Prefer header, draws the chaos rules' latency and fault, reads the body
+// within MaxBodyBytes (before any delay, so that a delay longer than the
+// server's read timeout cannot cut a body the client has sent), applies
+// the latency and the faults that come before serving, then answers: a body
+// that could not be read, a forced answer, a request the operation's
+// compiled checks refuse, or, for a request that passed, h's answer. A
+// truncate or slow fault damages whichever of these answers is sent. An
+// operation with no handler is checked the same way and answers 501. The
+// key check came before all of this: nothing here is reached without a
+// valid key.
 func (s *Server) operation(op *spec.Operation, h opHandler) http.Handler {
 	natural := http.StatusOK
 	if h == nil {
@@ -72,15 +76,11 @@ func (s *Server) operation(op *spec.Operation, h opHandler) http.Handler {
 			return
 		}
 		rec.session = in.session
-		var pref preference
-		if v := r.Header["Prefer"]; len(v) > 0 {
-			var err error
-			if pref, err = parsePrefer(v, s.maxDelay); err != nil {
-				writeError(w, http.StatusBadRequest, CodeInvalidPreference, err.Error())
-				return
-			}
-			rec.forced = pref.String()
+		pref, ok := s.preferenceOf(w, r)
+		if !ok {
+			return
 		}
+		rec.forced = pref.String()
 		d := s.chaos.draw(op)
 		if pref.delay > 0 {
 			d.delay = pref.delay
@@ -88,32 +88,55 @@ func (s *Server) operation(op *spec.Operation, h opHandler) http.Handler {
 		if d.delay > 0 || d.fault != "" {
 			rec.fault = d.String()
 		}
+		var body []byte
+		var bodyErr error
+		if op.Body != nil {
+			body, bodyErr = readBody(w, r)
+		}
 		if !d.before(w, r) {
 			return
 		}
-		var body []byte
-		if op.Body != nil {
-			var err error
-			if body, err = readBody(w, r); err != nil {
-				writeBodyError(w, err)
-				return
+		w, send := d.after(w, r)
+		var ps []spec.Problem
+		switch {
+		case bodyErr != nil:
+			writeBodyError(w, bodyErr)
+		case pref.forced(natural):
+			answerForced(w, op, pref)
+		default:
+			if in.body, ps = op.CheckRequest(r, r.PathValue, body); len(ps) > 0 {
+				writeRequestError(w, op, ps)
+			} else {
+				h(w, r, in)
 			}
 		}
-		if pref.forced(natural) {
-			answerForced(w, op, pref)
-			return
-		}
-		var ps []spec.Problem
-		if in.body, ps = op.CheckRequest(r, r.PathValue, body); len(ps) > 0 {
-			writeRequestError(w, op, ps)
-			return
-		}
-		w, send := d.after(w, r)
-		h(w, r, in)
 		if send != nil {
 			send()
 		}
 	})
+}
+
+// preferenceOf reads the request's Prefer header, or answers 400 and
+// reports false when it asks for what the mock cannot do. A header that
+// holds a key is refused without being quoted: what a request prefers is
+// shown in the access log, the journal and Error messages.
+func (s *Server) preferenceOf(w http.ResponseWriter, r *http.Request) (preference, bool) {
+	v := r.Header["Prefer"]
+	if len(v) == 0 {
+		return preference{}, true
+	}
+	for _, h := range v {
+		if s.redact.holds(h) {
+			writeError(w, http.StatusBadRequest, CodeInvalidPreference, "Prefer: a preference must not hold a key")
+			return preference{}, false
+		}
+	}
+	pref, err := parsePrefer(v, s.maxDelay)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, CodeInvalidPreference, err.Error())
+		return preference{}, false
+	}
+	return pref, true
 }
 
 var deprecationTrue = []string{"true"}

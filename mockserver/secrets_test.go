@@ -37,13 +37,52 @@ func TestKeysNeverShown(t *testing.T) {
 		{"key in a value the error echoes", req{method: "PATCH", path: "/v1/inventory/3", auth: auth, body: `{"quantity":"` + apiKey + `"}`}, 400},
 		{"wrong key", req{method: "GET", path: "/v1/inventory", auth: "Bearer " + apiKey + "x"}, 401},
 	}
+	// The mock's controls: a key in any of their values is refused without
+	// being quoted, so no Error message shows it either.
+	list := req{method: "GET", path: "/v1/inventory", auth: auth}
+	update := req{method: "PATCH", path: "/v1/inventory/3", auth: auth, body: `{"quantity":5}`}
+	admin := "Bearer " + adminKey
+	controls := []struct {
+		name   string
+		r      req
+		status int
+	}{
+		{"key as a Prefer example", withHeader(list, "Prefer", "example="+apiKey), 400},
+		{"admin key as a Prefer example", withHeader(list, "Prefer", "example="+adminKey), 400},
+		{"key as a Prefer example with a code", withHeader(update, "Prefer", "code=200, example="+apiKey), 400},
+		{"key percent-encoded as a Prefer example", withHeader(list, "Prefer", "example=%73ekrit-key-123"), 400},
+		{"key quoted as a Prefer example", withHeader(list, "Prefer", `example="`+apiKey+`"`), 400},
+		{"key as a Prefer code", withHeader(update, "Prefer", "code="+apiKey), 400},
+		{"key as a Prefer delay", withHeader(list, "Prefer", "delay="+apiKey), 400},
+		{"key as a preference", withHeader(list, "Prefer", apiKey+"=1"), 400},
+		{"key in a second Prefer header", withHeader(withHeader(list, "Prefer", "delay=1"), "Prefer", "example="+apiKey), 400},
+		{"key as a session with a Prefer", withHeader(withHeader(list, "Prefer", "example=empty"), SessionHeader, apiKey), 400},
+		{"key as the session of a reset", req{method: "POST", path: "/__admin/reset?session=" + apiKey, auth: admin}, 400},
+		{"key as the session of a list of records", req{method: "GET", path: "/__admin/records?session=" + apiKey, auth: admin}, 400},
+		{"key as a chaos rule's operation", req{method: "PUT", path: "/__admin/chaos", auth: admin, body: `{"rules":[{"operation":"` + apiKey + `","fault":"reset"}]}`}, 400},
+		{"key as a chaos rule's example", req{method: "PUT", path: "/__admin/chaos", auth: admin, body: `{"rules":[{"operation":"listInventory","example":"` + adminKey + `"}]}`}, 400},
+		{"key as a chaos rule's latency", req{method: "PUT", path: "/__admin/chaos", auth: admin, body: `{"rules":[{"latency":"` + apiKey + `"}]}`}, 400},
+	}
+	var answers strings.Builder
+	for _, tt := range controls {
+		got := serve(t, s, tt.r)
+		if got.status != tt.status {
+			t.Errorf("%s: status %d; want %d: %s", tt.name, got.status, tt.status, got.body)
+		}
+		answers.Write(got.body)
+	}
 	for _, tt := range requests {
 		if got := serve(t, s, tt.r); got.status != tt.status {
 			t.Errorf("%s: status %d; want %d: %s", tt.name, got.status, tt.status, got.body)
 		}
 	}
-	got := serve(t, s, req{method: "GET", path: "/__admin/requests?limit=100", auth: "Bearer " + adminKey})
-	for what, text := range map[string]string{"the access log": logs.String(), "the journal": string(got.body)} {
+	got := serve(t, s, req{method: "GET", path: "/__admin/requests?limit=100", auth: admin})
+	sessions := serve(t, s, req{method: "GET", path: "/__admin/sessions", auth: admin})
+	shown := map[string]string{
+		"the access log": logs.String(), "the journal": string(got.body), "the sessions": string(sessions.body),
+		"the Error messages of the controls": answers.String(),
+	}
+	for what, text := range shown {
 		for _, key := range []string{apiKey, adminKey} {
 			for n := len(key); n >= 8; n-- {
 				if strings.Contains(text, key[:n]) {

@@ -91,10 +91,10 @@ func flags(o *options) *flag.FlagSet {
 	fs.StringVar(&o.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.Var(&o.latency, "latency", "add latency: `[OPERATION=]DELAY[-DELAY]`, such as 200ms or updateInventory=50ms-1s (repeatable)")
 	fs.Var(&o.fault, "fault", "inject a fault: `[OPERATION=]FAULT[:STATUS][@P]`, FAULT one of status, reset, empty, truncate, slow, such as status:503@0.1 (repeatable)")
-	fs.Int64Var(&o.chaosSeed, "chaos-seed", 0, "`seed` of the latency and fault draws, to replay a run; 0: random, shown in the log")
+	fs.Int64Var(&o.chaosSeed, "chaos-seed", 0, "`seed` of the latency and fault draws, to replay a run; kept when rules are put at run time without one; 0: random, shown by GET /__admin/chaos")
 	fs.DurationVar(&o.maxDelay, "max-delay", mockserver.DefaultMaxDelay, "the longest `delay` a Prefer header or a latency rule may ask for")
 	fs.IntVar(&o.journalSize, "journal-size", mockserver.DefaultJournalSize, "requests the journal keeps per session (`N`); 0 turns the journal off")
-	fs.IntVar(&o.journalBody, "journal-body-limit", mockserver.DefaultJournalBodyLimit, "`bytes` of each request and response body the journal keeps")
+	fs.IntVar(&o.journalBody, "journal-body-limit", mockserver.DefaultJournalBodyLimit, "`bytes` of each request and response body the journal keeps, at least 1 (a list of up to 4 times it is kept whole)")
 	fs.IntVar(&o.maxSessions, "max-sessions", store.DefaultMaxSessions, "sessions (X-Mock-Session) kept besides the default (`N`); past it the least recently used is dropped")
 	fs.DurationVar(&o.sessionIdle, "session-idle", store.DefaultIdleTimeout, "drop a session unused for this `duration`")
 	fs.StringVar(&o.pprofAddr, "pprof", "", "serve Go's profiles at http://`host:port`/debug/pprof/ on a loopback address (off by default)")
@@ -166,8 +166,10 @@ func parse(args []string, getenv func(string) string) (*options, error) {
 		return nil, cli.Usagef("--log-format %q: want text or json", o.logFormat)
 	case o.maxDelay <= 0:
 		return nil, cli.Usagef("--max-delay must be positive")
-	case o.journalSize < 0 || o.journalBody < 0:
-		return nil, cli.Usagef("--journal-size and --journal-body-limit must not be negative")
+	case o.journalSize < 0:
+		return nil, cli.Usagef("--journal-size must not be negative")
+	case o.journalBody < 1:
+		return nil, cli.Usagef("--journal-body-limit %d: want at least 1 byte; to keep no journal at all, give --journal-size 0", o.journalBody)
 	case o.maxSessions < 1 || o.sessionIdle <= 0:
 		return nil, cli.Usagef("--max-sessions and --session-idle must be positive")
 	}
