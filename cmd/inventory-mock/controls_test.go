@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -14,39 +13,19 @@ import (
 	"github.com/petstore/inventory-kit/mockserver"
 )
 
-// call sends one request to the mock at addr with the development key;
+// callDev sends one request to the mock at addr with the development key;
 // session "" names none. It reports the status, the body and how long the
 // answer took.
-func call(t *testing.T, addr, method, path, session, body string) (int, string, time.Duration) {
+func callDev(t *testing.T, addr, method, path, session, body string) (int, string, time.Duration) {
 	t.Helper()
-	r, err := http.NewRequest(method, "http://"+addr+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Header.Set("Authorization", "Bearer "+mockserver.DevKey)
-	if session != "" {
-		r.Header.Set(mockserver.SessionHeader, session)
-	}
-	if body != "" {
-		r.Header.Set("Content-Type", "application/json")
-	}
-	start := time.Now()
-	resp, err := http.DefaultClient.Do(r)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	return resp.StatusCode, string(b), time.Since(start)
+	status, b, took := send(t, mockserver.DevKey, method, "http://"+addr+path, session, body)
+	return status, string(b), took
 }
 
 // sessionNames lists the sessions the mock at addr keeps.
 func sessionNames(t *testing.T, addr string) []string {
 	t.Helper()
-	_, body, _ := call(t, addr, "GET", "/__admin/sessions", "", "")
+	_, body, _ := callDev(t, addr, "GET", "/__admin/sessions", "", "")
 	var infos []struct{ Name string }
 	if err := json.Unmarshal([]byte(body), &infos); err != nil {
 		t.Fatalf("sessions: %v: %s", err, body)
@@ -77,7 +56,7 @@ type loggedRequest struct {
 // journal reads the mock's journal at addr, newest first.
 func journal(t *testing.T, addr, query string) []loggedRequest {
 	t.Helper()
-	_, body, _ := call(t, addr, "GET", "/__admin/requests"+query, "", "")
+	_, body, _ := callDev(t, addr, "GET", "/__admin/requests"+query, "", "")
 	var entries []loggedRequest
 	if err := json.Unmarshal([]byte(body), &entries); err != nil {
 		t.Fatalf("journal: %v: %s", err, body)
@@ -113,15 +92,15 @@ func TestChaosFlagsTakeEffect(t *testing.T) {
 		"chaos-seed": "42",
 	}
 	fromFlagsOrEnv(t, settings, func(t *testing.T, addr string) {
-		status, body, took := call(t, addr, "GET", "/v1/inventory", "", "")
+		status, body, took := callDev(t, addr, "GET", "/v1/inventory", "", "")
 		if status != 200 || took < 400*time.Millisecond {
 			t.Errorf("list: %d after %s; want 200 after the 400 ms of the latency rule", status, took)
 		}
-		status, body, _ = call(t, addr, "PATCH", "/v1/inventory/3", "", `{"quantity": 1}`)
+		status, body, _ = callDev(t, addr, "PATCH", "/v1/inventory/3", "", `{"quantity": 1}`)
 		if status != 503 || !strings.Contains(body, "fault injected by the mock's chaos rules: status 503") {
 			t.Errorf("update: %d %s; want the 503 of the fault rule", status, body)
 		}
-		_, body, _ = call(t, addr, "GET", "/__admin/chaos", "", "")
+		_, body, _ = callDev(t, addr, "GET", "/__admin/chaos", "", "")
 		want := `{"seed":42,"rules":[{"operation":"listInventory","latency":"400ms"},{"operation":"updateInventory","fault":"status","status":503}]}`
 		if strings.TrimSpace(body) != want {
 			t.Errorf("GET /__admin/chaos = %s; want %s", body, want)
@@ -132,10 +111,10 @@ func TestChaosFlagsTakeEffect(t *testing.T) {
 		"INVENTORY_MOCK_LATENCY": "listInventory=1ms,updateInventory=300ms",
 		"INVENTORY_MOCK_FAULT":   "listInventory=status:500,updateInventory=slow@0",
 	}), io.Discard)
-	if status, _, _ := call(t, addr, "GET", "/v1/inventory", "", ""); status != 500 {
+	if status, _, _ := callDev(t, addr, "GET", "/v1/inventory", "", ""); status != 500 {
 		t.Errorf("list under INVENTORY_MOCK_FAULT: %d; want 500", status)
 	}
-	if status, _, took := call(t, addr, "PATCH", "/v1/inventory/3", "", `{"quantity": 1}`); status != 200 || took < 300*time.Millisecond {
+	if status, _, took := callDev(t, addr, "PATCH", "/v1/inventory/3", "", `{"quantity": 1}`); status != 200 || took < 300*time.Millisecond {
 		t.Errorf("update under INVENTORY_MOCK_LATENCY: %d after %s; want 200 after 300 ms", status, took)
 	}
 }
@@ -147,7 +126,7 @@ func faultSequence(t *testing.T, args []string, n int) []string {
 	addr, stop := start(t, args, env(nil), io.Discard)
 	defer stop()
 	for range n {
-		call(t, addr, "GET", "/v1/inventory", "", "")
+		callDev(t, addr, "GET", "/v1/inventory", "", "")
 	}
 	entries := journal(t, addr, fmt.Sprintf("?limit=%d", n))
 	if len(entries) != n {
@@ -185,10 +164,10 @@ func TestChaosSeedReplays(t *testing.T) {
 func TestSessionFlagsTakeEffect(t *testing.T) {
 	t.Run("max-sessions", func(t *testing.T) {
 		fromFlagsOrEnv(t, map[string]string{"max-sessions": "2"}, func(t *testing.T, addr string) {
-			call(t, addr, "PATCH", "/v1/inventory/3", "a", `{"quantity": 1}`)
-			call(t, addr, "PATCH", "/v1/inventory/3", "b", `{"quantity": 2}`)
-			call(t, addr, "GET", "/v1/inventory", "a", "") // b is now the least recently used
-			call(t, addr, "PATCH", "/v1/inventory/3", "c", `{"quantity": 3}`)
+			callDev(t, addr, "PATCH", "/v1/inventory/3", "a", `{"quantity": 1}`)
+			callDev(t, addr, "PATCH", "/v1/inventory/3", "b", `{"quantity": 2}`)
+			callDev(t, addr, "GET", "/v1/inventory", "a", "") // b is now the least recently used
+			callDev(t, addr, "PATCH", "/v1/inventory/3", "c", `{"quantity": 3}`)
 			if got := strings.Join(sessionNames(t, addr), ","); got != "default,a,c" {
 				t.Errorf("sessions = %s; want default,a,c: past 2, the least recently used (b) goes", got)
 			}
@@ -196,7 +175,7 @@ func TestSessionFlagsTakeEffect(t *testing.T) {
 	})
 	t.Run("session-idle", func(t *testing.T) {
 		fromFlagsOrEnv(t, map[string]string{"session-idle": "200ms"}, func(t *testing.T, addr string) {
-			call(t, addr, "PATCH", "/v1/inventory/3", "idle", `{"quantity": 1}`)
+			callDev(t, addr, "PATCH", "/v1/inventory/3", "idle", `{"quantity": 1}`)
 			if got := strings.Join(sessionNames(t, addr), ","); got != "default,idle" {
 				t.Fatalf("sessions = %s; want default,idle", got)
 			}
@@ -207,7 +186,7 @@ func TestSessionFlagsTakeEffect(t *testing.T) {
 				}
 				time.Sleep(50 * time.Millisecond)
 			}
-			if _, body, _ := call(t, addr, "GET", "/v1/inventory", "idle", ""); !strings.Contains(body, `{"petId":3,"quantity":25,`) {
+			if _, body, _ := callDev(t, addr, "GET", "/v1/inventory", "idle", ""); !strings.Contains(body, `{"petId":3,"quantity":25,`) {
 				t.Errorf("a dropped session starts again from the fixtures; pet 3 = %.200s", body)
 			}
 		})
@@ -218,9 +197,9 @@ func TestJournalFlagsTakeEffect(t *testing.T) {
 	t.Run("journal-size", func(t *testing.T) {
 		fromFlagsOrEnv(t, map[string]string{"journal-size": "2"}, func(t *testing.T, addr string) {
 			for range 3 {
-				call(t, addr, "GET", "/v1/inventory", "", "")
+				callDev(t, addr, "GET", "/v1/inventory", "", "")
 			}
-			call(t, addr, "GET", "/v1/inventory", "s", "")
+			callDev(t, addr, "GET", "/v1/inventory", "s", "")
 			if got := len(journal(t, addr, "?session=default")); got != 2 {
 				t.Errorf("default session: %d entries; want the last 2", got)
 			}
@@ -229,14 +208,14 @@ func TestJournalFlagsTakeEffect(t *testing.T) {
 			}
 		})
 		addr, _ := start(t, []string{"--journal-size", "0"}, env(nil), io.Discard)
-		call(t, addr, "GET", "/v1/inventory", "", "")
+		callDev(t, addr, "GET", "/v1/inventory", "", "")
 		if got := len(journal(t, addr, "")); got != 0 {
 			t.Errorf("--journal-size 0: %d entries; want none", got)
 		}
 	})
 	t.Run("journal-body-limit", func(t *testing.T) {
 		fromFlagsOrEnv(t, map[string]string{"journal-body-limit": "10"}, func(t *testing.T, addr string) {
-			call(t, addr, "PATCH", "/v1/inventory/3", "", `{"quantity": 12345}`)
+			callDev(t, addr, "PATCH", "/v1/inventory/3", "", `{"quantity": 12345}`)
 			e := journal(t, addr, "")[0]
 			if e.Request.Body != `{"quantity` || !e.Request.Truncated || e.Request.Bytes != 19 {
 				t.Errorf("request body %q (cut %v, %d bytes); want the first 10 of 19 bytes", e.Request.Body, e.Request.Truncated, e.Request.Bytes)

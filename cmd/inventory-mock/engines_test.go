@@ -61,21 +61,8 @@ const engineKey = "engine-key-7Qx"
 // returns the status and body.
 func call(t *testing.T, method, url, session, body string) (int, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+engineKey)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if session != "" {
-		req.Header.Set(mockserver.SessionHeader, session)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, b
+	status, b, _ := send(t, engineKey, method, url, session, body)
+	return status, b
 }
 
 // listOf returns the session's list over HTTP: petId -> record.
