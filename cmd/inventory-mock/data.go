@@ -95,8 +95,8 @@ const smallDataSet = 100_000
 // few MiB, and request validation allocates enough that collections cost
 // the mock a third of its time under load. Resident memory grows by about
 // 10 MiB. A GOGC set by the user, or a large data set, keeps Go's default.
-func tuneGC(getenv func(string) string, pets int) {
-	if getenv("GOGC") == "" && pets <= smallDataSet {
+func tuneGC(lookupEnv func(string) (string, bool), pets int) {
+	if gogc, _ := lookupEnv("GOGC"); gogc == "" && pets <= smallDataSet {
 		debug.SetGCPercent(400)
 	}
 }
