@@ -1,16 +1,52 @@
 package mockserver
 
 import (
+	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 )
 
+// NormalizeOrigin returns an allowed origin in the form browsers send in
+// the Origin header (RFC 6454): scheme://host[:port], lower case, without
+// a path and without the scheme's default port (http://localhost:80 is
+// sent as http://localhost). "*" stays "*". What could never match an
+// Origin header is refused, with what to give instead.
+func NormalizeOrigin(origin string) (string, error) {
+	s := strings.TrimSpace(origin)
+	switch s {
+	case "":
+		return "", fmt.Errorf("an empty origin; give one such as http://localhost:3000, or leave the setting out to allow any origin")
+	case "*":
+		return s, nil
+	}
+	u, err := url.Parse(s)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "":
+		return "", fmt.Errorf("%q is not an origin; want scheme://host[:port], such as http://localhost:3000", s)
+	case (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.User != nil:
+		return "", fmt.Errorf("%q: an origin is only scheme://host[:port], without a path, query or user", s)
+	}
+	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	if port := u.Port(); port == "80" && scheme == "http" || port == "443" && scheme == "https" {
+		host = strings.TrimSuffix(host, ":"+port)
+	}
+	return scheme + "://" + host, nil
+}
+
 // cors lets browser pages call the mock. With no origins configured any
 // origin may call it without credentials; otherwise only the listed origins,
 // with credentials. Preflight requests are answered here, before auth,
-// because browsers send them without the Authorization header.
+// because browsers send them without the Authorization header. Configured
+// origins are compared in the form browsers send (NormalizeOrigin).
 func cors(origins []string, next http.Handler) http.Handler {
+	origins = slices.Clone(origins)
+	for i, o := range origins {
+		if n, err := NormalizeOrigin(o); err == nil {
+			origins[i] = n
+		}
+	}
 	anyOrigin := len(origins) == 0 || slices.Contains(origins, "*")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/petstore/inventory-kit/cmd/internal/cli"
 )
 
 // runBareProxy serves the reference of the proxy scenarios: a bare
@@ -21,18 +24,25 @@ import (
 // GOGC=400) and doing nothing else (no checks, no log). What the
 // validating proxy costs beyond it is the cost of its checks and log; what
 // the bare proxy costs is the cost of one more HTTP hop.
-func runBareProxy(ctx context.Context, args []string, stderr io.Writer) error {
+// Its help goes to stdout; its errors are returned, for main to print.
+func runBareProxy(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("inventory-bench bare-proxy", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8082", "`host:port` to listen on")
-	to := fs.String("proxy-to", "", "the backend's `URL`, with its base path, such as http://127.0.0.1:8080/v1")
+	to := fs.String("proxy-to", "", "the backend's `URL`, with its base path, such as http://127.0.0.1:8080/v1 (required)")
 	fs.String("api-key", "", "ignored: the backend checks keys")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stdout, "Usage: inventory-bench bare-proxy --proxy-to URL [flags]\n\nServes a bare httputil.ReverseProxy in front of --proxy-to, the scale of the\nproxy-* scenarios (see inventory-bench --help).\n\nFlags:")
+			cli.PrintFlags(stdout, fs, noEnv)
+		}
 		return err
 	}
 	up, err := url.Parse(*to)
-	if err != nil || up.Host == "" {
-		return errors.New("--proxy-to: want the backend's URL")
+	switch {
+	case *to == "":
+		return cli.Usagef("--proxy-to: want the backend's URL, such as http://127.0.0.1:8080/v1")
+	case err != nil || (up.Scheme != "http" && up.Scheme != "https") || up.Host == "":
+		return cli.Usagef("--proxy-to %q: want the backend's http or https URL, such as http://127.0.0.1:8080/v1", *to)
 	}
 	debug.SetGCPercent(400)
 	rp := &httputil.ReverseProxy{

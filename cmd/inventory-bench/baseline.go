@@ -27,7 +27,8 @@ import (
 // and kept until the next update; an update decodes the body, sets the
 // quantity under a lock and encodes the record. It does not validate against the spec and does not
 // log. inventory-bench starts it as a child process, as it does the mock.
-func runBaseline(ctx context.Context, args []string, stderr io.Writer) error {
+// Its help goes to stdout; its errors are returned, for main to print.
+func runBaseline(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("inventory-bench baseline", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:8081", "`host:port` to listen on")
 	key := fs.String("api-key", benchKey, "the accepted API `key`")
@@ -35,8 +36,8 @@ func runBaseline(ctx context.Context, args []string, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "`seed` for --generate")
 	if err := cli.Parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stderr, "Usage: inventory-bench baseline [flags]\n\nServes the bare baseline (see inventory-bench --help).\n\nFlags:")
-			cli.PrintFlags(stderr, fs, noEnv)
+			fmt.Fprintln(stdout, "Usage: inventory-bench baseline [flags]\n\nServes the bare baseline (see inventory-bench --help).\n\nFlags:")
+			cli.PrintFlags(stdout, fs, noEnv)
 		}
 		return err
 	}

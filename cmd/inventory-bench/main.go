@@ -17,6 +17,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -26,16 +27,28 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(0)
-		}
-		fmt.Fprintln(os.Stderr, "inventory-bench:", err)
-		var usage *cli.UsageError
-		if errors.As(err, &usage) {
-			os.Exit(2)
-		}
-		os.Exit(1)
+	code := report(run(ctx, os.Args[1:], os.Stdout, os.Stderr), os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Exit statuses.
+const (
+	exitOK     = 0 // every scenario ran; --help, --version; a server stopped by a signal
+	exitFailed = 1 // a scenario failed, or a server could not serve
+	exitUsage  = 2 // bad flags, for the bench and its subcommands alike
+)
+
+// report prints run's error as one line on stderr, none for --help, and
+// returns the exit status.
+func report(err error, stderr io.Writer) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return exitOK
 	}
+	fmt.Fprintln(stderr, "inventory-bench:", err)
+	var usage *cli.UsageError
+	if errors.As(err, &usage) {
+		return exitUsage
+	}
+	return exitFailed
 }

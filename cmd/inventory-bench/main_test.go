@@ -5,30 +5,25 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
-	"os/signal"
+	"regexp"
 	"strings"
-	"syscall"
 	"testing"
+	"time"
 )
 
 // TestMain lets the test binary serve the baseline and the bare proxy:
 // run starts its own executable with "baseline" or "bare-proxy" as the
-// first argument, and under go test that executable is this binary.
+// first argument, and under go test that executable is this binary, which
+// then does what main does.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && (os.Args[1] == "baseline" || os.Args[1] == "bare-proxy") {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		serve := runBaseline
-		if os.Args[1] == "bare-proxy" {
-			serve = runBareProxy
-		}
-		err := serve(ctx, os.Args[2:], os.Stderr)
-		stop()
-		if err != nil {
-			os.Exit(1)
-		}
-		os.Exit(0)
+		main() // as the built command: run, report, exit
 	}
 	os.Exit(m.Run())
 }
@@ -85,7 +80,9 @@ func TestParse(t *testing.T) {
 		{[]string{"--redis-appendfsync", "sometimes"}, `want always, everysec or no`},
 		{[]string{"--redis-appendfsync", "everysec"}, ""},
 		{[]string{"extra"}, `unexpected argument "extra" (see --help)`},
-		{[]string{"--nope"}, "flag provided but not defined: -nope (see --help)"},
+		{[]string{"--nope"}, "flag provided but not defined: --nope (see --help)"},
+		{[]string{"--rounds", "many"}, `--rounds "many": want a whole number`},
+		{[]string{"--duration", "5"}, `--duration "5": want a duration such as 500ms`},
 	} {
 		_, err := parse(tt.args)
 		switch {
@@ -113,5 +110,141 @@ func TestHelpAndVersion(t *testing.T) {
 	stdout.Reset()
 	if err := run(t.Context(), []string{"--version"}, &stdout, &stderr); err != nil || !strings.HasPrefix(stdout.String(), "inventory-bench ") {
 		t.Errorf("--version = %q, %v", stdout.String(), err)
+	}
+}
+
+// TestSubcommandCLI: the subcommands follow the commands' rules: --help on
+// stdout, exit 0; a bad flag or a missing --proxy-to, one line with a hint
+// to --help, exit 2; flags named --name, never Go's -name.
+func TestSubcommandCLI(t *testing.T) {
+	tests := []struct {
+		args   []string
+		status int
+		stdout []string // parts of stdout
+		err    string   // the error; "" for none
+	}{
+		{[]string{"bare-proxy", "--help"}, 0, []string{"Usage: inventory-bench bare-proxy --proxy-to URL [flags]", "  --proxy-to URL\n", "  --addr HOST:PORT\n", "(default 127.0.0.1:8082)", "  --help\n"}, ""},
+		{[]string{"bare-proxy", "-h"}, 0, []string{"Usage: inventory-bench bare-proxy"}, ""},
+		{[]string{"baseline", "--help"}, 0, []string{"Usage: inventory-bench baseline [flags]", "  --api-key KEY\n", "  --generate N\n"}, ""},
+		{[]string{"bare-proxy", "--nope"}, 2, nil, "flag provided but not defined: --nope (see --help)"},
+		{[]string{"bare-proxy", "--proxy-to"}, 2, nil, "flag needs an argument: --proxy-to (see --help)"},
+		{[]string{"bare-proxy"}, 2, nil, "--proxy-to: want the backend's URL, such as http://127.0.0.1:8080/v1 (see --help)"},
+		{[]string{"bare-proxy", "--proxy-to", "127.0.0.1:8080/v1"}, 2, nil, `--proxy-to "127.0.0.1:8080/v1": want the backend's http or https URL`},
+		{[]string{"bare-proxy", "--proxy-to", "http://127.0.0.1:1/v1", "extra"}, 2, nil, `unexpected argument "extra" (see --help)`},
+		{[]string{"baseline", "--nope"}, 2, nil, "flag provided but not defined: --nope (see --help)"},
+		{[]string{"baseline", "--generate", "many"}, 2, nil, `--generate "many": want a whole number, such as 10 (see --help)`},
+		{[]string{"--nope"}, 2, nil, "flag provided but not defined: --nope (see --help)"},
+		{[]string{"--help"}, 0, []string{"inventory-bench bare-proxy [flags]"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(t.Context(), tt.args, &stdout, &stderr)
+			var printed bytes.Buffer
+			if got := report(err, &printed); got != tt.status {
+				t.Errorf("exit status = %d (%v); want %d", got, err, tt.status)
+			}
+			if stderr.Len() > 0 {
+				t.Errorf("wrote to stderr: %s", &stderr)
+			}
+			for _, w := range tt.stdout {
+				if !strings.Contains(stdout.String(), w) {
+					t.Errorf("stdout lacks %q:\n%s", w, &stdout)
+				}
+			}
+			if m := goFlagName.FindString(stdout.String() + printed.String()); m != "" {
+				t.Errorf("a flag written Go's way, %q:\n%s%s", m, &stdout, &printed)
+			}
+			switch {
+			case tt.err == "" && printed.Len() > 0:
+				t.Errorf("printed %q; want nothing", &printed)
+			case tt.err != "" && !strings.HasPrefix(printed.String(), "inventory-bench: "+tt.err):
+				t.Errorf("printed %q; want inventory-bench: %s", &printed, tt.err)
+			case tt.err != "" && strings.Count(printed.String(), "\n") != 1:
+				t.Errorf("printed %d lines; want one:\n%s", strings.Count(printed.String(), "\n"), &printed)
+			}
+		})
+	}
+}
+
+// goFlagName finds a flag written with one dash, as package flag writes it.
+var goFlagName = regexp.MustCompile(`(^|[^-\w])-[a-z][a-z-]+`)
+
+// TestSubcommandProcess runs bare-proxy as the bench runs it, a process of
+// its own (this test binary, through TestMain and main), for what only a
+// process shows: the streams and the exit status.
+func TestSubcommandProcess(t *testing.T) {
+	tests := []struct {
+		args           []string
+		status         int
+		stdout, stderr string // stdout: a part; stderr: all of it
+	}{
+		{[]string{"bare-proxy", "--help"}, 0, "Usage: inventory-bench bare-proxy", ""},
+		{[]string{"bare-proxy", "--nope"}, 2, "", "inventory-bench: flag provided but not defined: --nope (see --help)\n"},
+		{[]string{"bare-proxy"}, 2, "", "inventory-bench: --proxy-to: want the backend's URL, such as http://127.0.0.1:8080/v1 (see --help)\n"},
+		{[]string{"baseline", "--help"}, 0, "Usage: inventory-bench baseline", ""},
+		{[]string{"baseline", "--addr", "256.0.0.1:1"}, 1, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			// Each case ends at once; one that serves instead is killed.
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, os.Args[0], tt.args...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			status := 0
+			if exit, ok := err.(*exec.ExitError); ok {
+				status = exit.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if status != tt.status {
+				t.Errorf("exit status = %d; want %d\nstderr: %s", status, tt.status, &stderr)
+			}
+			if !strings.Contains(stdout.String(), tt.stdout) {
+				t.Errorf("stdout lacks %q:\n%s", tt.stdout, &stdout)
+			}
+			if tt.status != 1 && stderr.String() != tt.stderr {
+				t.Errorf("stderr = %q; want %q", &stderr, tt.stderr)
+			}
+		})
+	}
+}
+
+// TestBareProxyForwards starts bare-proxy as the bench does and sends a
+// request through it: it reaches the backend with /v1 mapped to the
+// --proxy-to path, and the answer comes back.
+func TestBareProxyForwards(t *testing.T) {
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Path", r.URL.Path)
+		io.WriteString(w, "from the backend")
+	}))
+	defer backend.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(os.Args[0], "bare-proxy", "--addr", addr, "--proxy-to", backend.URL+"/base/v1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	var resp *http.Response
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if resp, err = http.Get("http://" + addr + "/v1/inventory"); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("bare-proxy did not answer: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(body) != "from the backend" || resp.Header.Get("X-Path") != "/base/v1/inventory" {
+		t.Errorf("through bare-proxy: %d %q, backend path %q; want 200 from the backend at /base/v1/inventory", resp.StatusCode, body, resp.Header.Get("X-Path"))
 	}
 }

@@ -124,10 +124,10 @@ func scenarioNames() []string {
 // with "bare-proxy" the bare proxy of the bare-proxy-* scenarios.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "baseline" {
-		return runBaseline(ctx, args[1:], stderr)
+		return runBaseline(ctx, args[1:], stdout)
 	}
 	if len(args) > 0 && args[0] == "bare-proxy" {
-		return runBareProxy(ctx, args[1:], stderr)
+		return runBareProxy(ctx, args[1:], stdout)
 	}
 	o, err := parse(args)
 	if errors.Is(err, flag.ErrHelp) {

@@ -100,14 +100,14 @@ const smallDataSet = 100_000
 // holds a second copy of them beside the fixtures, and Go's default pacing
 // would let the heap reach twice that again. GOGC and GOMEMLIMIT set by
 // the user win.
-func tuneGC(getenv func(string) string, pets, dataBytes int) {
+func tuneGC(lookupEnv func(string) (string, bool), pets, dataBytes int) {
 	if pets <= smallDataSet {
-		if getenv("GOGC") == "" {
+		if gogc, _ := lookupEnv("GOGC"); gogc == "" {
 			debug.SetGCPercent(400)
 		}
 		return
 	}
-	if getenv("GOMEMLIMIT") == "" {
+	if limit, _ := lookupEnv("GOMEMLIMIT"); limit == "" {
 		debug.SetMemoryLimit(max(minMemoryLimit, 3*int64(dataBytes)))
 	}
 }

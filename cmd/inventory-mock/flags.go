@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 	"time"
 
@@ -18,7 +17,7 @@ import (
 type options struct {
 	addr          string
 	apiKeys       keysFlag
-	adminKey      string
+	adminKey      adminKeyFlag
 	specFile      string
 	fixturesFile  string
 	generate      int
@@ -77,7 +76,7 @@ func flags(o *options) *flag.FlagSet {
 	fs := flag.NewFlagSet("inventory-mock", flag.ContinueOnError)
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "`host:port` to listen on")
 	fs.Var(&o.apiKeys, "api-key", "an accepted API `key` (repeat the flag for more; the variable takes a comma-separated list); none given: the development key "+mockserver.DevKey)
-	fs.StringVar(&o.adminKey, "admin-key", "", "`key` for the admin endpoints under /__admin/; empty: any API key")
+	fs.Var(&o.adminKey, "admin-key", "`key` for the admin endpoints under /__admin/; not given: any API key")
 	fs.StringVar(&o.specFile, "spec", "", "OpenAPI `file` to serve instead of the embedded contract")
 	fs.StringVar(&o.fixturesFile, "fixtures", "", "JSON `file` of records instead of the embedded fixtures")
 	fs.IntVar(&o.generate, "generate", 0, "serve `N` generated pets (petIds 1..N) instead of fixtures")
@@ -99,7 +98,7 @@ func flags(o *options) *flag.FlagSet {
 	fs.DurationVar(&o.sessionIdle, "session-idle", store.DefaultIdleTimeout, "drop a session unused for this `duration`")
 	fs.StringVar(&o.pprofAddr, "pprof", "", "serve Go's profiles at http://`host:port`/debug/pprof/ on a loopback address (off by default)")
 	fs.BoolVar(&o.printFixtures, "print-fixtures", false, "print the data set as JSON and exit")
-	fs.BoolVar(&o.healthCheck, "health-check", false, "GET /healthz on --addr; exit 0 if it answers 200, else 1 (for container health checks)")
+	fs.BoolVar(&o.healthCheck, "health-check", false, "GET /healthz on --addr; exit 0 if it answers 200, else 1, a bad setting included (for container health checks: Docker reserves 2)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	proxyFlags(fs, &o.proxy)
 	return fs
@@ -127,25 +126,27 @@ the command line wins):
 	cli.PrintFlags(w, fs, envName)
 	fmt.Fprint(w, `
 Exit status: 0 stopped by SIGINT or SIGTERM, or an action done; 1 --health-check
-found the mock unhealthy, or the proxy saw violations with --fail-on-violation;
-2 the mock could not start (the message says why).
+found the mock unhealthy or could not ask it (a bad setting included), or the
+proxy saw violations with --fail-on-violation; 2 the mock could not start (the
+message says why).
 `)
 }
 
 // parse reads args, then fills every setting not given on the command line
-// from its environment variable, and checks the settings together.
-func parse(args []string, getenv func(string) string) (*options, error) {
+// from its environment variable (lookupEnv is os.LookupEnv or one like it),
+// and checks the settings together.
+func parse(args []string, lookupEnv func(string) (string, bool)) (*options, error) {
 	o := &options{given: map[string]bool{}}
 	fs := flags(o)
 	if err := cli.Parse(fs, args); err != nil {
 		return nil, err
 	}
-	if err := cli.FromEnv(fs, getenv, envName); err != nil {
+	if err := cli.FromEnv(fs, lookupEnv, envName); err != nil {
 		return nil, err
 	}
 	fs.Visit(func(f *flag.Flag) { o.given[f.Name] = true })
 	for _, name := range []string{"generate", "seed", "api-key"} {
-		if getenv(envName(name)) != "" {
+		if v, _ := lookupEnv(envName(name)); v != "" {
 			o.given[name] = true
 		}
 	}
@@ -200,9 +201,10 @@ func (l *listFlag) Set(v string) error {
 }
 
 // A keysFlag is the repeatable --api-key: one key each time, taken whole
-// (a comma is part of the key). An empty key is refused: it is what
-// --api-key "$UNSET_SECRET" gives, and falling back to the published
-// development key would serve anyone.
+// (a comma is part of the key). An empty key is refused, on the command
+// line and in the variable, set or left empty: it is what --api-key
+// "$UNSET_SECRET" gives, and falling back to the published development key
+// would serve anyone.
 type keysFlag []string
 
 func (k *keysFlag) String() string { return "" }
@@ -210,17 +212,38 @@ func (k *keysFlag) String() string { return "" }
 // List marks the flag as a list for cli.FromEnv.
 func (k *keysFlag) List() {}
 
+// NotEmpty makes cli.FromEnv refuse the variable set to "".
+func (k *keysFlag) NotEmpty() {}
+
 func (k *keysFlag) Set(v string) error {
 	if v = strings.TrimSpace(v); v == "" {
-		return errors.New("an empty key; give a key, or leave --api-key out to accept the development key")
+		return errors.New("an empty API key; give a key, or leave the setting out to accept the development key")
 	}
 	*k = append(*k, v)
 	return nil
 }
 
+// An adminKeyFlag is --admin-key. Like an API key, it is refused empty:
+// an empty admin key would mean "any API key is admin", which a secret
+// that did not arrive must not turn on silently.
+type adminKeyFlag string
+
+func (a *adminKeyFlag) String() string { return "" } // never the key: help shows no default
+
+// NotEmpty makes cli.FromEnv refuse the variable set to "".
+func (a *adminKeyFlag) NotEmpty() {}
+
+func (a *adminKeyFlag) Set(v string) error {
+	if v = strings.TrimSpace(v); v == "" {
+		return errors.New("an empty admin key; give a key, or leave the setting out to let any API key use /__admin/")
+	}
+	*a = adminKeyFlag(v)
+	return nil
+}
+
 // An originsFlag is the repeatable --cors-origin. Each origin is
-// normalised to scheme://host[:port], the form browsers send in the Origin
-// header, or refused where it cannot match one.
+// normalised to the form browsers send in the Origin header, or refused
+// where it cannot match one (mockserver.NormalizeOrigin).
 type originsFlag []string
 
 func (o *originsFlag) String() string { return "" }
@@ -229,21 +252,10 @@ func (o *originsFlag) String() string { return "" }
 func (o *originsFlag) List() {}
 
 func (o *originsFlag) Set(v string) error {
-	s := strings.TrimSpace(v)
-	if s == "" {
-		return nil
+	s, err := mockserver.NormalizeOrigin(v)
+	if err != nil {
+		return err
 	}
-	if s == "*" {
-		*o = append(*o, s)
-		return nil
-	}
-	u, err := url.Parse(s)
-	switch {
-	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		return fmt.Errorf("%q is not an origin; want scheme://host[:port], such as http://localhost:3000", s)
-	case (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil:
-		return fmt.Errorf("%q: an origin is only scheme://host[:port], without a path, query or user", s)
-	}
-	*o = append(*o, strings.ToLower(u.Scheme+"://"+u.Host))
+	*o = append(*o, s)
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -14,6 +16,23 @@ import (
 type unhealthyError struct{ err error }
 
 func (e *unhealthyError) Error() string { return "health check: " + e.err.Error() }
+
+// healthCheckAsked reports whether args ask for --health-check, for run
+// to exit 1 rather than 2 on a bad setting of a health check.
+func healthCheckAsked(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && name == "health-check" {
+			if b, err := strconv.ParseBool(value); !hasValue || err != nil || b {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // healthCheck asks a running mock at o.addr for /healthz. An image without a
 // shell or curl uses it as its health check.
@@ -27,14 +46,14 @@ func healthCheck(ctx context.Context, o *options) error {
 	}
 	host, port, err := net.SplitHostPort(o.addr)
 	if err != nil {
-		return fmt.Errorf("--addr %q: %w", o.addr, err)
+		return &unhealthyError{fmt.Errorf("--addr %q: %w", o.addr, err)}
 	}
 	if host == "" || host == "0.0.0.0" || host == "::" {
 		host = "127.0.0.1"
 	}
 	req, err := http.NewRequestWithContext(ctx, "GET", scheme+"://"+net.JoinHostPort(host, port)+"/healthz", nil)
 	if err != nil {
-		return err
+		return &unhealthyError{err}
 	}
 	resp, err := client.Do(req)
 	if err != nil {

@@ -23,7 +23,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr, nil)
+	err := run(ctx, os.Args[1:], os.LookupEnv, os.Stdout, os.Stderr, nil)
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "inventory-mock:", err)
 	}

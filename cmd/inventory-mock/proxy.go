@@ -85,7 +85,7 @@ func (e *violationsError) Error() string {
 
 // runProxy serves proxy mode until ctx is done, then writes the reports
 // and says whether violations were seen.
-func runProxy(ctx context.Context, o *options, getenv func(string) string, logs slog.Handler, logger *slog.Logger, start time.Time, ready func(addr string)) (err error) {
+func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, bool), logs slog.Handler, logger *slog.Logger, start time.Time, ready func(addr string)) (err error) {
 	p := &o.proxy
 	contract, err := loadContract(o.specFile)
 	if err != nil {
@@ -95,7 +95,7 @@ func runProxy(ctx context.Context, o *options, getenv func(string) string, logs 
 	if err != nil {
 		return err
 	}
-	keys := append([]string{o.adminKey}, o.apiKeys...)
+	keys := append([]string{string(o.adminKey)}, o.apiKeys...)
 	var closers []func() error
 	defer func() {
 		for _, c := range closers {
@@ -142,7 +142,7 @@ func runProxy(ctx context.Context, o *options, getenv func(string) string, logs 
 	px, err := proxy.New(proxy.Config{
 		Contract: contract, Upstream: p.to, Transport: transport, Timeout: p.timeout,
 		Enforce: p.enforce, BodyLimit: p.bodyLimit, Ignore: filter, Findings: findings, HAR: har,
-		AdminKey: o.adminKey, APIKeys: o.apiKeys, Logger: logger,
+		AdminKey: string(o.adminKey), APIKeys: o.apiKeys, Logger: logger,
 	})
 	if err != nil {
 		return err
@@ -150,7 +150,7 @@ func runProxy(ctx context.Context, o *options, getenv func(string) string, logs 
 	if len(o.apiKeys) == 0 && o.adminKey == "" {
 		logger.Warn("no --admin-key or --api-key: /__admin/violations takes the development key (see README, The validating proxy)")
 	}
-	tuneGC(getenv, 0, 0)
+	tuneGC(lookupEnv, 0, 0)
 	upstream := p.to
 	if u, err := url.Parse(p.to); err == nil {
 		upstream = u.Redacted()

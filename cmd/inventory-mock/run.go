@@ -22,16 +22,24 @@ import (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = ""
 
-// run starts the mock and serves until ctx is done. ready, if not nil, is
-// called with the listening address once the mock accepts connections.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready func(addr string)) error {
+// run starts the mock and serves until ctx is done. It reads the
+// environment through env, os.LookupEnv in main (see environ). ready, if
+// not nil, is called with the listening address once the mock accepts
+// connections.
+func run[E environ](ctx context.Context, args []string, env E, stdout, stderr io.Writer, ready func(addr string)) error {
 	start := time.Now()
-	o, err := parse(args, getenv)
+	lookupEnv := lookupOf(env)
+	o, err := parse(args, lookupEnv)
 	if errors.Is(err, flag.ErrHelp) {
 		usage(stdout)
 		return err
 	}
 	if err != nil {
+		if healthCheckAsked(args) {
+			// A container's health check must not exit 2, which
+			// Docker reserves: a bad setting is "unhealthy" too.
+			return &unhealthyError{err}
+		}
 		return err
 	}
 	if o.version {
@@ -44,7 +52,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	logger := mockserver.NewLogger(stderr, o.logFormat == "json")
 	handler := logger.Handler()
 	if o.proxy.to != "" {
-		return runProxy(ctx, o, getenv, handler, logger, start, ready)
+		return runProxy(ctx, o, lookupEnv, handler, logger, start, ready)
 	}
 	data, err := load(o)
 	if err != nil {
@@ -54,7 +62,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		_, err := stdout.Write(fixtures.Encode(data.records))
 		return err
 	}
-	tuneGC(getenv, len(data.records), recordBytes(data.records))
+	tuneGC(lookupEnv, len(data.records), recordBytes(data.records))
 	if len(data.unknown) > 0 {
 		logger.Warn("fixtures: fields the record schema does not have are left out",
 			"source", data.source, "schema", data.shape.Schema.Name, "fields", strings.Join(data.unknown, ", "))
@@ -82,7 +90,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Store:            st,
 		Sessions:         sessions,
 		APIKeys:          o.apiKeys,
-		AdminKey:         o.adminKey,
+		AdminKey:         string(o.adminKey),
 		CORSOrigins:      o.corsOrigins,
 		Logger:           logger,
 		MaxDelay:         o.maxDelay,
@@ -117,6 +125,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			"startup", time.Since(start).Round(time.Microsecond),
 			"version", cli.Version(version))
 	})
+}
+
+// An environ reads the environment: os.LookupEnv, which tells a variable
+// set to "" from one not set (an empty INVENTORY_MOCK_API_KEYS is refused,
+// not read as "no key"), or a getenv such as os.Getenv, with which a
+// variable set to "" reads as not set.
+type environ interface {
+	func(string) (string, bool) | func(string) string
+}
+
+// lookupOf returns env as a lookup function.
+func lookupOf[E environ](env E) func(string) (string, bool) {
+	switch f := any(env).(type) {
+	case func(string) (string, bool):
+		return f
+	case func(string) string:
+		return func(k string) (string, bool) { v := f(k); return v, v != "" }
+	}
+	panic("unreachable: environ has two types")
 }
 
 // serve listens on o.addr, with TLS as o says, and serves h until ctx is

@@ -12,8 +12,11 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -42,19 +45,21 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func env(kv map[string]string) func(string) string {
-	return func(k string) string { return kv[k] }
+// env is an environment holding kv, and nothing else: a variable in kv
+// with the value "" is set but empty, as os.LookupEnv tells.
+func env(kv map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := kv[k]; return v, ok }
 }
 
 // start runs the mock on a free loopback port and returns its address and
 // a function that stops it and returns run's error.
-func start(t *testing.T, args []string, getenv func(string) string, stderr io.Writer) (addr string, stop func() error) {
+func start(t *testing.T, args []string, lookupEnv func(string) (string, bool), stderr io.Writer) (addr string, stop func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, append([]string{"--addr", "127.0.0.1:0"}, args...), getenv, io.Discard, stderr, func(a string) { ready <- a })
+		done <- run(ctx, append([]string{"--addr", "127.0.0.1:0"}, args...), lookupEnv, io.Discard, stderr, func(a string) { ready <- a })
 	}()
 	select {
 	case addr = <-ready:
@@ -230,9 +235,26 @@ func TestStartupErrors(t *testing.T) {
 		{"bad fixture", []string{"--fixtures", bad}, nil, []string{"bad.json", "record 1", "petId 2", "quantity"}},
 		{"missing fixture", []string{"--fixtures", filepath.Join(dir, "none.json")}, nil, []string{"none.json"}},
 		{"bad spec", []string{"--spec", badSpec}, nil, []string{"not a valid OpenAPI document"}},
-		{"unknown flag", []string{"--nope"}, nil, []string{"flag provided but not defined: -nope (see --help)"}},
-		{"empty key", []string{"--api-key", ""}, nil, []string{"an empty key; give a key, or leave --api-key out"}},
-		{"empty keys from the environment", nil, map[string]string{"INVENTORY_MOCK_API_KEYS": " , "}, []string{"$INVENTORY_MOCK_API_KEYS", "an empty key"}},
+		{"unknown flag", []string{"--nope"}, nil, []string{"flag provided but not defined: --nope (see --help)"}},
+		{"unknown flag typed with one dash", []string{"-nope"}, nil, []string{"flag provided but not defined: --nope (see --help)"}},
+		{"flag without its value", []string{"--addr"}, nil, []string{"flag needs an argument: --addr"}},
+		{"empty key", []string{"--api-key", ""}, nil, []string{`--api-key "": an empty API key; give a key, or leave the setting out`}},
+		{"empty keys from the environment", nil, map[string]string{"INVENTORY_MOCK_API_KEYS": " , "}, []string{`$INVENTORY_MOCK_API_KEYS=" , ": an empty API key`}},
+		// A variable set to "" is an unset secret passed on (GitHub's env:
+		// from a missing secret, compose's ${VAR:-}): never the dev key.
+		{"keys variable set but empty", nil, map[string]string{"INVENTORY_MOCK_API_KEYS": ""}, []string{"$INVENTORY_MOCK_API_KEYS is set but empty: an empty API key"}},
+		{"admin key variable set but empty", nil, map[string]string{"INVENTORY_MOCK_ADMIN_KEY": ""}, []string{"$INVENTORY_MOCK_ADMIN_KEY is set but empty: an empty admin key"}},
+		{"admin key variable of spaces", nil, map[string]string{"INVENTORY_MOCK_ADMIN_KEY": "  "}, []string{`$INVENTORY_MOCK_ADMIN_KEY="  ": an empty admin key`}},
+		{"empty admin key", []string{"--admin-key", ""}, nil, []string{`--admin-key "": an empty admin key; give a key, or leave the setting out`}},
+		{"empty admin key in the proxy", []string{"--proxy-to", "http://127.0.0.1:1/v1", "--admin-key="}, nil, []string{`--admin-key "": an empty admin key`}},
+		{"empty origin", []string{"--cors-origin", ""}, nil, []string{`--cors-origin "": an empty origin`}},
+		{"whole number", []string{"--generate", "lots"}, nil, []string{`--generate "lots": want a whole number`}},
+		{"whole number from the environment", nil, map[string]string{"INVENTORY_MOCK_GENERATE": "abc"}, []string{`$INVENTORY_MOCK_GENERATE="abc": want a whole number`}},
+		{"negative seed", []string{"--seed", "-1"}, nil, []string{`--seed "-1": want a whole number, 0 or more`}},
+		{"number out of range", []string{"--journal-size", "99999999999999999999"}, nil, []string{`--journal-size "99999999999999999999": want a whole number; this one is out of range`}},
+		{"duration without a unit", []string{"--max-delay", "5"}, nil, []string{`--max-delay "5": want a duration such as 500ms`}},
+		{"duration from the environment", nil, map[string]string{"INVENTORY_MOCK_SESSION_IDLE": "soon"}, []string{`$INVENTORY_MOCK_SESSION_IDLE="soon": want a duration such as 500ms`}},
+		{"boolean", []string{"--tls-self-signed=yes"}, nil, []string{`--tls-self-signed "yes": want true or false (also 1 or 0)`}},
 		{"origin without a scheme", []string{"--cors-origin", "localhost:3000"}, nil, []string{`"localhost:3000" is not an origin; want scheme://host[:port]`}},
 		{"origin with a path", []string{"--cors-origin", "http://app.test/app"}, nil, []string{"without a path"}},
 		{"no pets", []string{"--generate", "0"}, nil, []string{"--generate 0: want at least 1 pet"}},
@@ -243,7 +265,6 @@ func TestStartupErrors(t *testing.T) {
 		{"half TLS", []string{"--tls-cert", "c.pem"}, nil, []string{"--tls-cert and --tls-key go together"}},
 		{"generate and fixtures", []string{"--generate", "3", "--fixtures", bad}, nil, []string{"exclude each other"}},
 		{"bad log format", []string{"--log-format", "xml"}, nil, []string{"text or json"}},
-		{"bad env value", nil, map[string]string{"INVENTORY_MOCK_GENERATE": "lots"}, []string{"$INVENTORY_MOCK_GENERATE"}},
 		{"port taken", []string{"--addr", "256.0.0.1:1"}, nil, []string{"256.0.0.1"}},
 		{"unknown fault", []string{"--fault", "meltdown"}, nil, []string{`fault "meltdown": want one of status, reset, empty, truncate, slow`}},
 		{"fault probability", []string{"--fault", "reset@2"}, nil, []string{"probability 2: want a number from 0 to 1"}},
@@ -257,7 +278,7 @@ func TestStartupErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stderr bytes.Buffer
-			err := run(context.Background(), tt.args, env(tt.env), io.Discard, &stderr, nil)
+			err := runRefused(t, tt.args, env(tt.env), &stderr)
 			if err == nil {
 				t.Fatal("run() = nil; want an error")
 			}
@@ -270,7 +291,73 @@ func TestStartupErrors(t *testing.T) {
 			if exitCode(err) != 2 {
 				t.Errorf("exit code = %d; want 2", exitCode(err))
 			}
+			// Flags are named as --help and the README name them.
+			if m := goFlagName.FindString(err.Error()); m != "" {
+				t.Errorf("error %q names a flag Go's way, %q; want --name", err, m)
+			}
 		})
+	}
+}
+
+// runRefused runs the mock with args on a free loopback port (args may
+// name another --addr), for settings it must refuse: should it start
+// instead, it is stopped at once, and run's nil error fails the test
+// rather than hanging it.
+func runRefused(t *testing.T, args []string, lookupEnv func(string) (string, bool), stderr io.Writer) error {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	return run(ctx, append([]string{"--addr", "127.0.0.1:0"}, args...), lookupEnv, io.Discard, stderr, func(string) {
+		t.Error("the mock started; want these settings refused")
+		cancel()
+	})
+}
+
+// goFlagName finds a flag written with one dash, as package flag writes it.
+var goFlagName = regexp.MustCompile(`(^|[^-\w])-[a-z][a-z-]+`)
+
+// TestHealthCheckExitsOne: a container's health check exits 0 or 1, never
+// 2 (Docker reserves it), whatever went wrong, a bad setting included; the
+// same settings without --health-check stop start-up with 2.
+func TestHealthCheckExitsOne(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want int
+	}{
+		{"nothing listening", []string{"--health-check", "--addr", "127.0.0.1:1"}, nil, 1},
+		{"an address without a port", []string{"--health-check", "--addr", "nonsense"}, nil, 1},
+		{"a bad variable", []string{"--health-check"}, map[string]string{"INVENTORY_MOCK_GENERATE": "abc"}, 1},
+		{"an empty key variable", []string{"--health-check"}, map[string]string{"INVENTORY_MOCK_API_KEYS": ""}, 1},
+		{"an unknown flag", []string{"--nope", "--health-check"}, nil, 1},
+		{"the same settings, without the check", []string{"--addr", "nonsense"}, nil, 2},
+		{"a bad variable, without the check", nil, map[string]string{"INVENTORY_MOCK_GENERATE": "abc"}, 2},
+		{"the check turned off", []string{"--health-check=false", "--nope"}, nil, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := runRefused(t, tt.args, env(tt.env), io.Discard)
+			if got := exitCode(err); got != tt.want {
+				t.Errorf("exit status = %d (%v); want %d", got, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestEmptyVariablesAreUnset: a variable set to "" is read as not set,
+// except a key's (above), so compose's ${VAR:-} keeps the defaults.
+func TestEmptyVariablesAreUnset(t *testing.T) {
+	empty := map[string]string{}
+	for _, name := range []string{"INVENTORY_MOCK_ADDR", "INVENTORY_MOCK_FIXTURES", "INVENTORY_MOCK_CORS_ORIGINS", "INVENTORY_MOCK_GENERATE", "INVENTORY_MOCK_SEED", "INVENTORY_MOCK_MAX_DELAY", "INVENTORY_MOCK_TLS_SELF_SIGNED", "INVENTORY_MOCK_LOG_FORMAT"} {
+		empty[name] = ""
+	}
+	o, err := parse(nil, env(empty))
+	if err != nil {
+		t.Fatalf("parse with empty variables: %v", err)
+	}
+	if o.addr != "127.0.0.1:8080" || len(o.corsOrigins) != 0 || o.generate != 0 || o.maxDelay != 30*time.Second || o.logFormat != "text" {
+		t.Errorf("empty variables changed the defaults: %+v", o)
 	}
 }
 
@@ -316,13 +403,60 @@ func TestKeysWithCommas(t *testing.T) {
 	}
 }
 
+// TestCORSOriginsAreNormalised: each --cors-origin becomes the Origin
+// header a browser sends for it (RFC 6454: lower case, no path, no
+// default port), so that it matches.
 func TestCORSOriginsAreNormalised(t *testing.T) {
-	o, err := parse([]string{"--cors-origin", "http://localhost:3000/", "--cors-origin", "HTTPS://App.Example.com:8443", "--cors-origin", "*"}, env(nil))
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct{ in, want string }{
+		{"http://localhost:3000/", "http://localhost:3000"},
+		{"HTTPS://App.Example.com:8443", "https://app.example.com:8443"},
+		{"http://localhost:80", "http://localhost"},
+		{"https://app.test:443", "https://app.test"},
+		{"HTTP://LOCALHOST:80/", "http://localhost"},
+		{"https://app.test:80", "https://app.test:80"},
+		{"http://app.test:443", "http://app.test:443"},
+		{"http://[::1]:80", "http://[::1]"},
+		{" http://app.test ", "http://app.test"},
+		{"*", "*"},
 	}
-	if got := strings.Join(o.corsOrigins, " "); got != "http://localhost:3000 https://app.example.com:8443 *" {
-		t.Errorf("origins = %s", got)
+	for _, tt := range tests {
+		o, err := parse([]string{"--cors-origin", tt.in}, env(nil))
+		if err != nil {
+			t.Errorf("--cors-origin %q: %v", tt.in, err)
+			continue
+		}
+		if got := strings.Join(o.corsOrigins, " "); got != tt.want {
+			t.Errorf("--cors-origin %q = %q; want %q", tt.in, got, tt.want)
+		}
+	}
+	o, err := parse(nil, env(map[string]string{"INVENTORY_MOCK_CORS_ORIGINS": "http://localhost:80, https://app.test:443"}))
+	if err != nil || strings.Join(o.corsOrigins, " ") != "http://localhost https://app.test" {
+		t.Errorf("$INVENTORY_MOCK_CORS_ORIGINS = %q, %v; want the default ports dropped", o.corsOrigins, err)
+	}
+	for _, bad := range []string{"", " ", "localhost:3000", "null", "ftp://x", "http://app.test/app", "http://app.test?x", "http://u@app.test", "http://"} {
+		if _, err := parse([]string{"--cors-origin", bad}, env(nil)); err == nil || exitCode(err) != 2 {
+			t.Errorf("--cors-origin %q: error %v; want a refusal, exit 2", bad, err)
+		}
+	}
+}
+
+// TestCORSOriginWithDefaultPortMatches sends a browser's preflight to a mock
+// started with --cors-origin http://localhost:80: the browser sends
+// Origin: http://localhost, and gets its origin allowed.
+func TestCORSOriginWithDefaultPortMatches(t *testing.T) {
+	addr, _ := start(t, []string{"--cors-origin", "http://localhost:80", "--cors-origin", "https://app.test:443"}, env(nil), io.Discard)
+	for _, origin := range []string{"http://localhost", "https://app.test"} {
+		req, _ := http.NewRequest("OPTIONS", "http://"+addr+"/v1/inventory", nil)
+		req.Header.Set("Origin", origin)
+		req.Header.Set("Access-Control-Request-Method", "GET")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("Access-Control-Allow-Origin"); got != origin {
+			t.Errorf("preflight from %s: Access-Control-Allow-Origin = %q; want %q", origin, got, origin)
+		}
 	}
 }
 
@@ -356,46 +490,48 @@ func TestTuneGC(t *testing.T) {
 	}
 }
 
-// TestDockerfileGoVersion keeps the Dockerfile's Go image on the release
-// go.mod names: official Go images set GOTOOLCHAIN=local and refuse to
-// build a module that needs a newer release than theirs.
-func TestDockerfileGoVersion(t *testing.T) {
-	mod, err := os.ReadFile("../../go.mod")
-	if err != nil {
-		t.Fatal(err)
-	}
-	docker, err := os.ReadFile("../../docker/Dockerfile")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want string
-	for _, line := range strings.Split(string(mod), "\n") {
-		if v, ok := strings.CutPrefix(line, "go "); ok {
-			want = strings.TrimSpace(v)
-		}
-	}
-	if want == "" || !strings.Contains(string(docker), "ARG GO_VERSION="+want+"\n") {
-		t.Errorf("docker/Dockerfile does not build with Go %s, the release go.mod names", want)
-	}
-	for _, want := range []string{"HEALTHCHECK", "--start-period", "--health-check", "USER nonroot"} {
-		if !strings.Contains(string(docker), want) {
-			t.Errorf("docker/Dockerfile lacks %s", want)
-		}
-	}
-}
-
 // TestReadmeFlagTable keeps the README's table of flags the same as
-// --help: both come from the same FlagSet. On a difference it prints the
-// table to paste.
+// --help, row for row: both come from the same FlagSet. On a difference it
+// names the rows missing and the rows extra, and prints the table to paste.
 func TestReadmeFlagTable(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := cli.MarkdownTable(flags(&options{}), envName)
-	if !strings.Contains(string(readme), want) {
-		t.Errorf("README.md does not hold the flag table --help gives; paste this under \"Flags and environment\":\n\n%s", want)
+	want := strings.Split(strings.TrimSuffix(cli.MarkdownTable(flags(&options{}), envName), "\n"), "\n")
+	got := tableUnder(string(readme), "### Flags and environment")
+	if slices.Equal(got, want) {
+		return
 	}
+	for _, row := range want {
+		if !slices.Contains(got, row) {
+			t.Errorf("README.md lacks the row %s", row)
+		}
+	}
+	for _, row := range got {
+		if !slices.Contains(want, row) {
+			t.Errorf("README.md has a row --help does not: %s", row)
+		}
+	}
+	t.Errorf("README.md's flag table is not the one --help gives; paste this under \"Flags and environment\":\n\n%s", strings.Join(want, "\n"))
+}
+
+// tableUnder returns the rows of the first Markdown table after heading.
+func tableUnder(doc, heading string) []string {
+	_, after, ok := strings.Cut(doc, "\n"+heading+"\n")
+	if !ok {
+		return nil
+	}
+	var rows []string
+	for _, line := range strings.Split(after, "\n") {
+		switch {
+		case strings.HasPrefix(line, "|"):
+			rows = append(rows, line)
+		case len(rows) > 0, strings.HasPrefix(line, "#"):
+			return rows
+		}
+	}
+	return rows
 }
 
 func TestPprof(t *testing.T) {
@@ -422,5 +558,65 @@ func TestWriteTimeoutCoversMaxDelay(t *testing.T) {
 	}
 	if _, err := parse([]string{"--session-idle", "1ns"}, env(nil)); err != nil {
 		t.Errorf("--session-idle 1ns: %v", err)
+	}
+}
+
+// TestBinary runs the command as a user does, built as the Dockerfile
+// builds it, for what only main and the build decide: the real
+// environment (a variable set to "" is not one left out), what goes to
+// which stream, the exit status, and the stamped version.
+func TestBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command")
+	}
+	bin := buildAsDockerfile(t, "v9.9.9-test")
+	tests := []struct {
+		name           string
+		args           []string
+		env            []string
+		status         int
+		stdout, stderr string // part of each; stderr "" for none at all
+	}{
+		{"help", []string{"--help"}, nil, 0, "Usage: inventory-mock [flags]", ""},
+		{"version", []string{"--version"}, nil, 0, "inventory-mock v9.9.9-test\n", ""},
+		{"bad flag", []string{"--nope"}, nil, 2, "", "inventory-mock: flag provided but not defined: --nope (see --help)\n"},
+		{"keys variable set but empty", nil, []string{"INVENTORY_MOCK_API_KEYS="}, 2, "", "inventory-mock: $INVENTORY_MOCK_API_KEYS is set but empty: an empty API key"},
+		{"admin key variable set but empty", nil, []string{"INVENTORY_MOCK_ADMIN_KEY="}, 2, "", "$INVENTORY_MOCK_ADMIN_KEY is set but empty"},
+		{"health check of a bad address", []string{"--health-check", "--addr", "nonsense"}, nil, 1, "", "health check: --addr \"nonsense\""},
+		{"health check with a bad variable", []string{"--health-check"}, []string{"INVENTORY_MOCK_MAX_DELAY=5"}, 1, "", `$INVENTORY_MOCK_MAX_DELAY="5": want a duration`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, append([]string{"--addr", "127.0.0.1:0"}, tt.args...)...)
+			cmd.Env = append(os.Environ(), tt.env...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			if ctx.Err() != nil {
+				t.Fatalf("still running after 10 s: it started instead of refusing\n%s", &stderr)
+			}
+			status := 0
+			if exit, ok := err.(*exec.ExitError); ok {
+				status = exit.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if status != tt.status {
+				t.Errorf("exit status = %d; want %d\nstderr: %s", status, tt.status, &stderr)
+			}
+			if !strings.Contains(stdout.String(), tt.stdout) {
+				t.Errorf("stdout lacks %q:\n%s", tt.stdout, &stdout)
+			}
+			switch {
+			case tt.stderr == "" && stderr.Len() > 0:
+				t.Errorf("stderr = %q; want nothing", &stderr)
+			case !strings.Contains(stderr.String(), tt.stderr):
+				t.Errorf("stderr lacks %q:\n%s", tt.stderr, &stderr)
+			case tt.stderr != "" && strings.Count(stderr.String(), "\n") != 1:
+				t.Errorf("stderr holds %d lines; want one:\n%s", strings.Count(stderr.String(), "\n"), &stderr)
+			}
+		})
 	}
 }

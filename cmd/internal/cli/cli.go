@@ -11,6 +11,7 @@ import (
 	"io"
 	"runtime/debug"
 	"strings"
+	"time"
 )
 
 // Version returns the version of the running binary: stamped, if the build
@@ -63,22 +64,62 @@ func Usagef(format string, args ...any) error {
 }
 
 // Parse parses args into fs, whose own output is discarded: a bad flag is
-// returned as a *UsageError, and -h or --help as flag.ErrHelp, for the
+// returned as a *UsageError that names it in GNU style (--name, never Go's
+// -name) and says what it takes, and -h or --help as flag.ErrHelp, for the
 // command to print its help on standard output. Arguments that are not
 // flags are refused.
 func Parse(fs *flag.FlagSet, args []string) error {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return flag.ErrHelp
-		}
-		return &UsageError{Msg: err.Error()}
-	}
-	if fs.NArg() > 0 {
+	// While parsing, each value is wrapped to catch a refusal with the
+	// flag and the value, and worded here rather than by package flag.
+	var refused *UsageError
+	fs.VisitAll(func(f *flag.Flag) { f.Value = &checked{Value: f.Value, f: f, refused: &refused} })
+	err := fs.Parse(args)
+	fs.VisitAll(func(f *flag.Flag) { f.Value = f.Value.(*checked).Value })
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return flag.ErrHelp
+	case refused != nil:
+		return refused
+	case err != nil:
+		return &UsageError{Msg: gnu(err.Error())}
+	case fs.NArg() > 0:
 		return Usagef("unexpected argument %q", fs.Arg(0))
 	}
 	return nil
+}
+
+// A checked value is a flag's value while Parse runs: it records a refusal.
+type checked struct {
+	flag.Value
+	f       *flag.Flag
+	refused **UsageError
+}
+
+func (c *checked) Set(v string) error {
+	err := c.Value.Set(v)
+	if err != nil && *c.refused == nil {
+		*c.refused = &UsageError{Msg: fmt.Sprintf("--%s %q: %s", c.f.Name, v, valueError(c.Value, err))}
+	}
+	return err
+}
+
+// IsBoolFlag keeps a boolean flag one that takes no argument.
+func (c *checked) IsBoolFlag() bool {
+	b, ok := c.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// gnu rewrites package flag's messages that name a flag as -name to --name,
+// the way the help and the README write it.
+func gnu(msg string) string {
+	for _, prefix := range []string{"flag provided but not defined: -", "flag needs an argument: -"} {
+		if rest, ok := strings.CutPrefix(msg, prefix); ok && !strings.HasPrefix(rest, "-") {
+			return prefix + "-" + rest
+		}
+	}
+	return msg
 }
 
 // A ListValue is a repeatable flag. On the command line it is repeated,
@@ -90,10 +131,21 @@ type ListValue interface {
 	List()
 }
 
+// A NotEmpty value refuses to be set to "": a key, say, where "" is an
+// unset secret passed on (--api-key "$UNSET", or a CI variable set from a
+// secret that does not exist), never a choice. FromEnv hands such a flag's
+// variable to Set when it is set to "", instead of reading it as not set.
+type NotEmpty interface {
+	flag.Value
+	NotEmpty()
+}
+
 // FromEnv sets every flag not given on the command line from its
 // environment variable, named by env ("" for flags that have none), and
-// refuses a value the flag does not take, naming the variable.
-func FromEnv(fs *flag.FlagSet, getenv func(string) string, env func(flag string) string) error {
+// refuses a value the flag does not take, naming the variable. lookupEnv
+// is os.LookupEnv or one like it: a variable set to "" counts as not set,
+// except for a NotEmpty flag, which refuses it.
+func FromEnv(fs *flag.FlagSet, lookupEnv func(string) (string, bool), env func(flag string) string) error {
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	var err error
@@ -102,8 +154,8 @@ func FromEnv(fs *flag.FlagSet, getenv func(string) string, env func(flag string)
 		if name == "" || given[f.Name] || err != nil {
 			return
 		}
-		v := getenv(name)
-		if v == "" {
+		v, set := lookupEnv(name)
+		if _, notEmpty := f.Value.(NotEmpty); !set || v == "" && !notEmpty {
 			return
 		}
 		values := []string{v}
@@ -112,7 +164,11 @@ func FromEnv(fs *flag.FlagSet, getenv func(string) string, env func(flag string)
 		}
 		for _, one := range values {
 			if e := f.Value.Set(strings.TrimSpace(one)); e != nil {
-				err = Usagef("$%s=%q: %s", name, v, valueError(f, e))
+				if v == "" {
+					err = Usagef("$%s is set but empty: %s; unset it, or give it a value", name, valueError(f.Value, e))
+				} else {
+					err = Usagef("$%s=%q: %s", name, v, valueError(f.Value, e))
+				}
 				return
 			}
 		}
@@ -120,16 +176,32 @@ func FromEnv(fs *flag.FlagSet, getenv func(string) string, env func(flag string)
 	return err
 }
 
-// valueError words a flag's refusal of a value, saying what it takes.
-func valueError(f *flag.Flag, err error) string {
-	if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+// valueError words a flag's refusal of a value, saying what it takes: by
+// its kind for package flag's own values, else in the value's own words.
+func valueError(value flag.Value, err error) string {
+	if b, ok := value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
 		return "want true or false (also 1 or 0)"
 	}
-	msg := err.Error()
-	if i := strings.LastIndex(msg, ": "); i >= 0 && strings.HasPrefix(msg, "strconv.") {
-		msg = msg[i+2:]
+	if g, ok := value.(flag.Getter); ok {
+		outOfRange := strings.Contains(err.Error(), "out of range")
+		switch g.Get().(type) {
+		case int, int64:
+			if outOfRange {
+				return "want a whole number; this one is out of range"
+			}
+			return "want a whole number, such as 10"
+		case uint, uint64:
+			if outOfRange {
+				return "want a whole number, 0 or more; this one is out of range"
+			}
+			return "want a whole number, 0 or more, such as 10"
+		case float64:
+			return "want a number, such as 0.5"
+		case time.Duration:
+			return "want a duration such as 500ms, 2s or 1m30s (a number with its unit: ms, s, m, h)"
+		}
 	}
-	return msg
+	return err.Error()
 }
 
 // PrintFlags writes each flag of fs in GNU style, --name VALUE, with its
@@ -163,8 +235,9 @@ func Default(f *flag.Flag) string {
 }
 
 // MarkdownTable renders the flags of fs as the README's table: flag,
-// environment variable, default, meaning. A test compares it with the
-// README, so the two never disagree.
+// environment variable, default, meaning, and --help last, as PrintFlags
+// writes them. A test compares it with the README, so the two never
+// disagree.
 func MarkdownTable(fs *flag.FlagSet, env func(flag string) string) string {
 	var b strings.Builder
 	b.WriteString("| flag | environment | default | meaning |\n|---|---|---|---|\n")
@@ -184,5 +257,6 @@ func MarkdownTable(fs *flag.FlagSet, env func(flag string) string) string {
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", arg, e, d, strings.ReplaceAll(usage, "|", `\|`))
 	})
+	b.WriteString("| `--help` |  |  | show this help |\n")
 	return b.String()
 }

@@ -1,0 +1,254 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pb33f/go-yaml"
+)
+
+// workflow is what TestCIRecipe reads of a GitHub Actions workflow.
+type workflow struct {
+	Concurrency struct {
+		Group            string
+		CancelInProgress *bool `yaml:"cancel-in-progress"`
+	}
+	Permissions map[string]string
+	Jobs        map[string]struct {
+		Steps []struct {
+			Name string
+			Uses string
+			If   string
+			Run  string
+			Env  map[string]string
+			With map[string]string
+		}
+	}
+}
+
+// minMajors are the action majors the recipe must use at least: the
+// current ones when it was last checked (see the README, In CI).
+var minMajors = map[string]int{
+	"actions/checkout":             7,
+	"actions/setup-go":             7,
+	"actions/upload-artifact":      7,
+	"mikepenz/action-junit-report": 6,
+}
+
+// ciRecipe returns the README's GitHub Actions workflow for the proxy.
+func ciRecipe(t *testing.T) (workflow, string) {
+	t.Helper()
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n### In CI\n")
+	if !ok {
+		t.Fatal("README.md has no section In CI")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	m := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindStringSubmatch(section)
+	if m == nil {
+		t.Fatal("In CI holds no yaml block")
+	}
+	var w workflow
+	if err := yaml.Unmarshal([]byte(m[1]), &w); err != nil {
+		t.Fatalf("the workflow is not YAML: %v", err)
+	}
+	return w, m[1]
+}
+
+// TestCIRecipe checks the README's GitHub Actions workflow for the proxy as
+// far as it can be without GitHub: one run at a time on the shared
+// backend, the permission the checks view needs, current action majors,
+// reports kept and shown even when the tests fail, and only flags and
+// variables the mock has. Then it runs the workflow's script, with bash -e
+// as GitHub does and a stand-in for npm, against a mock as the backend.
+func TestCIRecipe(t *testing.T) {
+	w, _ := ciRecipe(t)
+	if w.Concurrency.Group == "" || w.Concurrency.CancelInProgress == nil || *w.Concurrency.CancelInProgress {
+		t.Errorf("concurrency = %+v; want a group, cancel-in-progress: false", w.Concurrency)
+	}
+	if w.Permissions["checks"] != "write" || w.Permissions["contents"] != "read" {
+		t.Errorf("permissions = %v; want checks: write (the checks view) and contents: read (checkout)", w.Permissions)
+	}
+	if len(w.Jobs) != 1 {
+		t.Fatalf("%d jobs; want one", len(w.Jobs))
+	}
+	var script, junit string
+	var env map[string]string
+	used := map[string]bool{}
+	for _, job := range w.Jobs {
+		for _, step := range job.Steps {
+			if step.Uses != "" {
+				action, ref, _ := strings.Cut(step.Uses, "@")
+				major, err := strconv.Atoi(strings.TrimPrefix(ref, "v"))
+				if min, ok := minMajors[action]; !ok || err != nil || major < min {
+					t.Errorf("uses %s; want one of %v at its current major or later", step.Uses, minMajors)
+				}
+				used[action] = true
+				if action != "actions/checkout" && action != "actions/setup-go" && !strings.Contains(step.If, "!cancelled()") && !strings.Contains(step.If, "always()") {
+					t.Errorf("%s runs only when the tests pass (if: %q); want it after a failure too", action, step.If)
+				}
+			}
+			if strings.Contains(step.Run, "./inventory-mock --") {
+				script, env = step.Run, step.Env
+			}
+			if strings.HasPrefix(step.Uses, "mikepenz/action-junit-report@") {
+				junit = step.With["report_paths"]
+				if step.With["check_name"] == "" {
+					t.Error("the JUnit report has no check_name")
+				}
+			}
+		}
+	}
+	for action := range minMajors {
+		if !used[action] {
+			t.Errorf("the workflow does not use %s", action)
+		}
+	}
+	if script == "" {
+		t.Fatal("no step runs ./inventory-mock")
+	}
+	if junit == "" || !strings.Contains(script, "--junit-report "+junit) {
+		t.Errorf("the JUnit step reads %q, which the proxy does not write", junit)
+	}
+	// Only flags and variables the mock has.
+	fs := flags(&options{})
+	for _, m := range regexp.MustCompile(`(?m)\s--([a-z][a-z-]*)`).FindAllStringSubmatch(script, -1) {
+		if fs.Lookup(m[1]) == nil {
+			t.Errorf("the script passes --%s, which inventory-mock does not have", m[1])
+		}
+	}
+	for k := range env {
+		known := false
+		fs.VisitAll(func(f *flag.Flag) { known = known || envName(f.Name) == k })
+		if strings.HasPrefix(k, "INVENTORY_MOCK_") && !known {
+			t.Errorf("env %s is no variable of inventory-mock", k)
+		}
+	}
+	if testing.Short() {
+		return
+	}
+	runCIScript(t, script)
+}
+
+// runCIScript runs the workflow's script in a work directory holding the
+// mock built as the Dockerfile builds it, on a free port instead of 8181,
+// with an npm that sends the requests a case asks for, in front of a mock
+// serving as the backend.
+func runCIScript(t *testing.T, script string) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("no curl: the script uses it")
+	}
+	bin := buildAsDockerfile(t, "v-ci")
+	backend, _ := start(t, nil, env(nil), &bytes.Buffer{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	script = strings.ReplaceAll(script, "127.0.0.1:8181", "127.0.0.1:"+port)
+
+	// npm run test:e2e stands for the frontend's tests: it sends the
+	// requests in $E2E_REQUESTS (curl arguments, one request a line) to
+	// $API_BASE_URL, then exits with $E2E_STATUS.
+	tools := t.TempDir()
+	npm := `#!/bin/sh
+printf '%s\n' "$E2E_REQUESTS" | while read -r method path body; do
+  [ -n "$method" ] || continue
+  curl -s -o /dev/null -X "$method" -H 'Authorization: Bearer inventory-dev-key' \
+    -H 'Content-Type: application/json' ${body:+--data "$body"} "$API_BASE_URL$path"
+done
+exit "${E2E_STATUS:-0}"
+`
+	if err := os.WriteFile(filepath.Join(tools, "npm"), []byte(npm), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		requests string
+		e2e      int
+		apiKeys  string
+		status   int
+		reports  bool // the JUnit report is written
+	}{
+		{"tests pass, traffic keeps the contract", "GET /inventory\nPATCH /inventory/3 {\"quantity\":4}", 0, "k-ci", 0, true},
+		{"tests fail", "GET /inventory", 3, "k-ci", 3, true},
+		{"tests pass, traffic breaks the contract", "PATCH /inventory/3 {\"quantity\":\"many\"}", 0, "k-ci", 1, true},
+		{"the key's secret did not arrive", "GET /inventory", 0, "", 2, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			work := t.TempDir()
+			if err := os.Symlink(bin, filepath.Join(work, "inventory-mock")); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			// GitHub runs a run: step with bash --noprofile --norc -eo pipefail.
+			cmd := exec.CommandContext(ctx, "bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script)
+			cmd.Dir = work
+			// The script and what it starts in a process group of their own,
+			// killed at the end: a script that ends early must not leave its
+			// proxy running.
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+			cmd.WaitDelay = 5 * time.Second
+			cmd.Env = append(os.Environ(),
+				"PATH="+tools+string(os.PathListSeparator)+os.Getenv("PATH"),
+				"INVENTORY_MOCK_PROXY_TO=http://"+backend+"/v1",
+				"INVENTORY_MOCK_API_KEYS="+tt.apiKeys,
+				"INVENTORY_MOCK_ADMIN_KEY=adm-ci",
+				"E2E_REQUESTS="+tt.requests,
+				fmt.Sprintf("E2E_STATUS=%d", tt.e2e))
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			err := cmd.Start()
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = cmd.Wait()
+			if syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) == nil {
+				t.Errorf("the script left a process running (the proxy?):\n%s", &out)
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("the script did not end in 60 s:\n%s", &out)
+			}
+			status := 0
+			if exit, ok := err.(*exec.ExitError); ok {
+				status = exit.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if status != tt.status {
+				t.Errorf("exit status = %d; want %d\n%s", status, tt.status, &out)
+			}
+			_, err = os.Stat(filepath.Join(work, "reports/contract-proxy.xml"))
+			if tt.reports != (err == nil) {
+				t.Errorf("reports/contract-proxy.xml written = %v; want %v\n%s", err == nil, tt.reports, &out)
+			}
+			if strings.Contains(out.String(), "k-ci") || strings.Contains(out.String(), "adm-ci") {
+				t.Errorf("the output holds a key:\n%s", &out)
+			}
+		})
+	}
+}
