@@ -70,24 +70,28 @@ func (s *Server) operation(op *spec.Operation, h opHandler) http.Handler {
 		if rec == nil {
 			rec = &statusRecorder{} // served outside New's chain, as in some tests
 		}
-		in := &request{op: op}
-		var ok bool
-		if in.session, ok = s.sessionOf(w, r); !ok {
-			return
+		in := &request{op: op, session: store.DefaultSession}
+		var pref preference
+		var d draw
+		if controls {
+			var ok bool
+			if in.session, ok = s.sessionOf(w, r); !ok {
+				return
+			}
+			rec.session = in.session
+			if pref, ok = s.preferenceOf(w, r); !ok {
+				return
+			}
+			rec.forced = pref.String()
+			d = s.chaos.draw(op)
+			if pref.delay > 0 {
+				d.delay = pref.delay
+			}
+			if d.delay > 0 || d.fault != "" {
+				rec.fault = d.String()
+			}
 		}
 		rec.session = in.session
-		pref, ok := s.preferenceOf(w, r)
-		if !ok {
-			return
-		}
-		rec.forced = pref.String()
-		d := s.chaos.draw(op)
-		if pref.delay > 0 {
-			d.delay = pref.delay
-		}
-		if d.delay > 0 || d.fault != "" {
-			rec.fault = d.String()
-		}
 		var body []byte
 		var bodyErr error
 		if op.Body != nil {

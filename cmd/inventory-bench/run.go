@@ -141,14 +141,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "inventory-bench", cli.Version(version))
 		return nil
 	}
+	dir, err := os.MkdirTemp("", "inventory-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
 	mock := o.mock
 	if mock == "" {
-		dir, err := os.MkdirTemp("", "inventory-bench-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		if mock, err = buildMock(ctx, dir, stderr); err != nil {
+		if mock, err = buildMock(ctx, dir, stderr, ""); err != nil {
 			return err
 		}
 	}
@@ -156,7 +156,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	b := &bench{o: o, out: stdout, args: args, mock: []string{mock, "--api-key", benchKey}, baseline: []string{self, "baseline", "--api-key", benchKey}}
+	b := &bench{o: o, out: stdout, args: args, mock: []string{mock, "--api-key", benchKey}, baseline: []string{self, "baseline", "--api-key", benchKey},
+		builds: map[string]string{}, build: func(tags string) (string, error) { return buildMock(ctx, dir, stderr, tags) }}
 	if o.against != "" {
 		b.baseline = []string{o.against, "--api-key", benchKey}
 	}
@@ -193,10 +194,16 @@ func concat(parts ...[]string) []string {
 	return out
 }
 
-// buildMock builds cmd/inventory-mock into dir, as a user's go build would.
-func buildMock(ctx context.Context, dir string, stderr io.Writer) (string, error) {
+// buildMock builds cmd/inventory-mock into dir, as a user's go build
+// would, with the build tags given, if any.
+func buildMock(ctx context.Context, dir string, stderr io.Writer, tags string) (string, error) {
 	out := filepath.Join(dir, "inventory-mock")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "github.com/petstore/inventory-kit/cmd/inventory-mock")
+	args := []string{"build", "-o", out}
+	if tags != "" {
+		out += "-" + tags
+		args = []string{"build", "-tags", tags, "-o", out}
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, "github.com/petstore/inventory-kit/cmd/inventory-mock")...)
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("go build ./cmd/inventory-mock (run inside the module, or pass --mock): %w", err)
@@ -210,8 +217,11 @@ type bench struct {
 	args           []string // as given, for the report
 	out            io.Writer
 	mock, baseline []string // argv of each server, without --addr
-	rows           []row
-	startupRows    [][3]string // what, figure, target
+	// build builds the mock with build tags; builds keeps each binary built.
+	build       func(tags string) (string, error)
+	builds      map[string]string
+	rows        []row
+	startupRows [][3]string // what, figure, target
 }
 
 // A row is the medians of one scenario.
@@ -288,6 +298,19 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 		baseArgv := concat(b.baseline, gen)
 		if s.versus != nil {
 			baseName, baseArgv = s.versus.name, concat(b.mock, gen, s.versus.args)
+			if tags := s.versus.tags; tags != "" {
+				if b.o.mock != "" {
+					fmt.Fprintf(b.out, "  note: the other side is built with -tags %s from the module's source, the mock is --mock %s: unless that is the same source, the ratio compares two versions\n", tags, b.o.mock)
+				}
+				bin, ok := b.builds[tags]
+				if !ok {
+					if bin, err = b.build(tags); err != nil {
+						return err
+					}
+					b.builds[tags] = bin
+				}
+				baseArgv = concat([]string{bin}, b.mock[1:], gen, s.versus.args)
+			}
 		}
 		if base, err = start(ctx, baseName, baseArgv); err != nil {
 			return err
