@@ -1,9 +1,12 @@
 package conformance
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -159,8 +162,30 @@ func dedupe(lines []string) []string {
 	return out
 }
 
-// JSONReport renders r as Ginkgo's JSON report does: an array of one
-// report.
-func JSONReport(r types.Report) ([]byte, error) {
-	return json.MarshalIndent([]types.Report{r}, "", "  ")
+// JSONReport renders r as Ginkgo's JSON report does, an array of one
+// report, with the key replaced in every string value (before encoding,
+// so no key can break the document) and without the working directory:
+// SuitePath is empty and paths under it are relative.
+func JSONReport(r types.Report, rd *Redactor) ([]byte, error) {
+	r.SuitePath = ""
+	b, err := json.Marshal([]types.Report{r})
+	if err != nil {
+		return nil, err
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	cwd, _ := os.Getwd()
+	v = mapStrings(v, func(s string) string {
+		if cwd != "" && cwd != "/" {
+			if rest, ok := strings.CutPrefix(s, cwd+string(filepath.Separator)); ok {
+				s = rest
+			}
+		}
+		return rd.String(s)
+	})
+	return json.MarshalIndent(v, "", "  ")
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/petstore/inventory-kit/cmd/internal/cli"
 )
 
 // TestHelpToStdout: --help goes to stdout with exit 0, and names every
@@ -25,18 +27,24 @@ func TestHelpToStdout(t *testing.T) {
 // TestBadFlagOneLine: a bad flag is one line on stderr with a hint, not
 // the usage.
 func TestBadFlagOneLine(t *testing.T) {
-	for _, args := range [][]string{{"--nope"}, {"--timeout", "soon"}, {"--max-run-bytes", "lots"}} {
+	for _, args := range [][]string{{"--nope"}, {"--timeout", "soon"}, {"--max-run-bytes", "lots"}, {"-pet-id", "x"}} {
 		code, out, errOut := runInProcess(args, nil)
 		if code != exitCannotRun || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "see --help") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and one line with a hint", args, code, out, errOut)
 		}
+		// The flag is named as --help names it, never with Go's one dash.
+		name := strings.TrimLeft(args[0], "-")
+		if !strings.Contains(errOut, "--"+name) || strings.Contains(strings.ReplaceAll(errOut, "--"+name, ""), "-"+name) {
+			t.Errorf("%v: stderr %q; want the flag named --%s", args, errOut, name)
+		}
 	}
 }
 
+// TestVersion: --version says what cli.Version says, as the mock's does.
 func TestVersion(t *testing.T) {
 	code, out, _ := runInProcess([]string{"--version"}, nil)
-	if code != exitPassed || !strings.HasPrefix(out, "inventory-conformance ") || strings.Contains(out, "(devel)") {
-		t.Errorf("--version: exit %d, %q", code, out)
+	if want := "inventory-conformance " + cli.Version(version) + "\n"; code != exitPassed || out != want || strings.Contains(out, "(devel)") {
+		t.Errorf("--version: exit %d, %q; want 0 and %q", code, out, want)
 	}
 }
 
