@@ -62,7 +62,7 @@ type (
 type RunInfo struct {
 	Target    string // the base URL, redacted
 	Contract  string // where the contract came from
-	Seed      uint64 // the exploration seed
+	Seed      uint64 // the exploration seed; 0 where it did not run
 	Mutations bool
 	Strict    bool
 	Summary   string // the summary text
@@ -166,18 +166,23 @@ func (info RunInfo) properties(t Tally) []junitProperty {
 	ps := []junitProperty{
 		{"target", info.Target},
 		{"contract", info.Contract},
-		{"seed", fmt.Sprint(info.Seed)},
+	}
+	if info.Seed != 0 { // 0: the exploration did not run
+		ps = append(ps, junitProperty{"seed", fmt.Sprint(info.Seed)})
+	}
+	ps = append(ps, []junitProperty{
 		{"mutations", fmt.Sprint(info.Mutations)},
 		{"strict", fmt.Sprint(info.Strict)},
 		{"passed", fmt.Sprint(t.Passed)},
 		{"failed", fmt.Sprint(len(t.Failed))},
 		{"skipped", fmt.Sprint(t.Skipped)},
-	}
+		{"interrupted", fmt.Sprint(len(t.Interrupted))},
+	}...)
 	for _, w := range dedupe(t.Warnings) {
 		ps = append(ps, junitProperty{"warning", w})
 	}
 	for _, c := range t.Causes {
-		ps = append(ps, junitProperty{"cause", fmt.Sprintf("%s (broke %d)", c, len(t.ByCause[c]))})
+		ps = append(ps, junitProperty{"cause", fmt.Sprintf("%s: %s (broke %d)", c, c.Text(), len(t.ByCause[c]))})
 	}
 	return ps
 }

@@ -84,7 +84,7 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 	}
 	var summary bytes.Buffer
 	Summarize(&summary, out.Tally)
-	if t.cfg.Explore.Steps > 0 {
+	if len(out.Tally.Exploration) > 0 { // the exploration ran: its seed replays it
 		fmt.Fprintf(&summary, "Exploration seed: %d (replay with --seed %d)\n", t.cfg.Explore.Seed, t.cfg.Explore.Seed)
 	}
 	_, _ = o.Stdout.Write(summary.Bytes())
@@ -92,7 +92,9 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 		_ = f.Flush()
 	}
 	o.Info.Summary = summary.String()
-	o.Info.Seed = t.cfg.Explore.Seed
+	if len(out.Tally.Exploration) > 0 {
+		o.Info.Seed = t.cfg.Explore.Seed
+	}
 	o.Info.Mutations = t.cfg.AllowMutations
 	o.Info.Strict = t.cfg.Strict
 	var err error

@@ -34,7 +34,7 @@ type Config struct {
 	APIKey         string         // sent as "Authorization: Bearer <key>"; never shown
 	Contract       *spec.Contract // nil: the embedded contract
 	AllowMutations bool           // run the checks that write
-	PetID          int64          // the record mutating checks may touch; 0: the first listed
+	PetID          int64          // the one record the run writes to (checks and exploration); 0: the checks the first listed, the exploration any
 	Strict         bool           // a warning (what only HTTP's RFCs require) fails its check
 	Timeout        time.Duration  // per request; 0: DefaultTimeout
 	CACertFile     string         // extra PEM roots for the target's certificate

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -50,10 +51,19 @@ func TestVersion(t *testing.T) {
 
 // TestList lists the checks of a variant without a target: a new
 // operation brings its checks.
+// --list runs nothing, so it leaves a report named on its command line
+// as it was.
 func TestList(t *testing.T) {
-	code, out := runChild(t, "--list", "--spec", "../../testdata/specs/get-one-record.yaml")
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	if err := os.WriteFile(junit, []byte("<earlier/>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out := runChild(t, "--list", "--spec", "../../testdata/specs/get-one-record.yaml", "--junit-report", junit)
 	if code != exitPassed || !strings.Contains(out, "operations: getInventoryItem: with the key") || !strings.Contains(out, "[auth]") {
 		t.Errorf("--list: exit %d\n%s", code, out)
+	}
+	if b, _ := os.ReadFile(junit); string(b) != "<earlier/>" {
+		t.Errorf("--list wrote %s", b)
 	}
 }
 

@@ -98,6 +98,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		return exitCannotRun
 	}
+	if o.list {
+		reports = reportFiles{rd: rd} // --list runs nothing: it writes no report
+	}
 	// Before anything else can fail, replace any old report: a stale green
 	// one must never survive a run that stops short.
 	if err := reports.cannotRun("the run did not finish (it stopped before writing its report)"); err != nil {

@@ -268,7 +268,8 @@ func TestInterruptRestores(t *testing.T) {
 		})
 	})
 	before := listed(t, m)
-	a, _ := json.Marshal([]string{"--base-url", url, "--allow-mutations", "--label-filter", "update"})
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	a, _ := json.Marshal([]string{"--base-url", url, "--allow-mutations", "--label-filter", "update", "--junit-report", junit})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childArgs+"="+string(a), "INVENTORY_API_KEY="+testKey)
 	var out bytes.Buffer
@@ -290,6 +291,11 @@ func TestInterruptRestores(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "interrupted") {
 		t.Errorf("the output does not say the run was interrupted:\n%s", out.String())
+	}
+	// The report says so too, and counts the interrupted check as no
+	// contract failure.
+	if b, _ := os.ReadFile(junit); !bytes.Contains(b, []byte("interrupted: the run is incomplete")) || !bytes.Contains(b, []byte(" 0 failed")) {
+		t.Errorf("junit.xml does not say the run was interrupted, with no failure:\n%s", b)
 	}
 	if after := listed(t, m); !bytes.Equal(before, after) {
 		t.Errorf("the data was not restored:\nbefore %s\nafter  %s", before, after)
