@@ -327,6 +327,9 @@ func (s *Shape) AtBounds(cur Record) []Body {
 		if s.Item.Field(f.Name) == nil || (f.Minimum == nil && f.Maximum == nil) {
 			continue
 		}
+		if _, ok := s.valueOf(cur, f.Name); !ok {
+			continue // an optional field cur lacks: never added
+		}
 		g, ok := f.Grid(true)
 		if !ok {
 			continue

@@ -195,6 +195,23 @@ func TestPassesAgainstTheMock(t *testing.T) {
 	}
 	noKeyIn(t, junit, js)
 	checkJUnit(t, junit, out)
+	// Neither the console (Ginkgo's "Running Suite" line) nor a report
+	// names the directory the run was made in.
+	cwd, _ := os.Getwd()
+	for name, b := range map[string]string{"the output": out, "junit.xml": readFile(t, junit), "report.json": readFile(t, js)} {
+		if strings.Contains(b, cwd) {
+			t.Errorf("%s names the working directory %s", name, cwd)
+		}
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // TestReadOnlyChangesNothing runs without --allow-mutations and checks
