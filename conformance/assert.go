@@ -2,10 +2,12 @@ package conformance
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -42,15 +44,10 @@ func (t *Target) Warn(rfc, format string, args ...any) {
 	ginkgo.GinkgoHelper()
 	w := Warning{Text: fmt.Sprintf(format, args...), RFC: rfc}
 	if t.cfg.Strict {
-		t.cause("--strict: " + w.String())
+		t.because(CauseStrictWarning, w.String())
 		ginkgo.Fail("--strict makes this warning a failure: " + w.String())
 	}
 	ginkgo.AddReportEntry(EntryWarning, w, ginkgo.ReportEntryVisibilityFailureOrVerbose)
-}
-
-// cause records what a failure is about, for the summary's grouping.
-func (t *Target) cause(c string) {
-	ginkgo.AddReportEntry(EntryCause, c, ginkgo.ReportEntryVisibilityNever)
 }
 
 // gotLine says in a few words what came back.
@@ -85,7 +82,16 @@ func (t *Target) ExpectStatus(x *Exchange, why string, want ...int) {
 			return
 		}
 	}
-	t.FailWith(x, why, []string{fmt.Sprintf("status %s; want %s", gotLine(x), joinInts(want, " or "))})
+	t.ExpectStatusBecause(statusCause(x, want), x, why, want...)
+}
+
+// ExpectStatusBecause is ExpectStatus with the cause named by the check.
+func (t *Target) ExpectStatusBecause(c Cause, x *Exchange, why string, want ...int) {
+	ginkgo.GinkgoHelper()
+	if slices.Contains(want, x.Status) {
+		return
+	}
+	t.FailBecause(c, x, why, []string{fmt.Sprintf("status %s; want %s", gotLine(x), joinInts(want, " or "))})
 }
 
 func joinInts(v []int, sep string) string {
@@ -96,19 +102,12 @@ func joinInts(v []int, sep string) string {
 	return strings.Join(s, sep)
 }
 
-// FailWith fails the check with the exchange and the problems found.
+// FailWith fails the check with the exchange and the problems found; the
+// cause is the first problem's, as the rules every response keeps word
+// it (see FailBecause to name another).
 func (t *Target) FailWith(x *Exchange, want string, problems []string) {
 	ginkgo.GinkgoHelper()
-	c := want + " — got " + gotLine(x)
-	if len(problems) > 0 {
-		p := problems[0]
-		if !strings.HasPrefix(p, "status ") {
-			p = digits.ReplaceAllString(p, "N")
-		}
-		c = want + " — " + p
-	}
-	t.cause(c)
-	ginkgo.Fail(x.Want("%s", want) + "problems:\n  - " + strings.Join(problems, "\n  - "))
+	t.FailBecause(problemCause(x, problems), x, want, problems)
 }
 
 // List lists the records with the key and decodes them, failing the check
@@ -117,7 +116,7 @@ func (t *Target) List(ctx context.Context) (*Index, []Record, *Exchange) {
 	ginkgo.GinkgoHelper()
 	x := t.Do(ctx, Request{Method: t.shape.List.Method, Path: t.shape.List.Path})
 	t.ExpectStatus(x, "the list with the key: 200 and the records", http.StatusOK)
-	rs, err := DecodeRecords(x.RespBody)
+	rs, err := DecodeRecordsContext(ctx, x.RespBody)
 	if err != nil {
 		t.FailWith(x, "a JSON array of records", []string{err.Error()})
 	}
@@ -158,27 +157,74 @@ func (t *Target) Current(ctx context.Context) Record {
 	ix, _, x := t.List(ctx)
 	r, ok := ix.ByID[id]
 	if !ok {
-		t.FailWith(x, fmt.Sprintf("%s %d in the list", t.shape.IDField, id), []string{"not listed"})
+		t.FailBecause(CauseRecordMissing, x, fmt.Sprintf("%s %d in the list", t.shape.IDField, id), []string{"not listed"})
 	}
 	return r
 }
 
 // UnknownID returns a valid identifier the target does not list, within
-// any bounds the document gives the identifier.
+// the bounds the document gives the identifier: the highest such one up
+// to 1000 below the top of the range, else the nearest one lower down.
 func (t *Target) UnknownID(ctx context.Context) int64 {
 	ginkgo.GinkgoHelper()
 	ix, _, _ := t.List(ctx)
-	hi := int64(math.MaxInt64)
-	if h := t.shape.ID.Highest(); h != nil && h.IsInt64() {
-		hi = h.Int64()
+	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+	if l := t.shape.ID.Lowest(); l != nil {
+		lo = clampInt64(l)
 	}
-	for id := hi - 1000; ; id++ {
-		if _, ok := ix.ByID[id]; !ok {
+	if h := t.shape.ID.Highest(); h != nil {
+		hi = clampInt64(h)
+	}
+	start := max(lo, hi-1000)
+	if hi-1000 > hi { // overflow: the range reaches the smallest int64
+		start = lo
+	}
+	for id := start; ; id++ {
+		if _, ok := ix.ByID[id]; !ok && t.shape.ID.Accepts(json.RawMessage(strconv.FormatInt(id, 10))) {
 			return id
 		}
 		if ctx.Err() != nil {
 			ginkgo.Fail("interrupted")
 		}
+		if id == hi {
+			break
+		}
+	}
+	for id := start - 1; id >= lo && id < start; id-- {
+		if _, ok := ix.ByID[id]; !ok && t.shape.ID.Accepts(json.RawMessage(strconv.FormatInt(id, 10))) {
+			return id
+		}
+		if ctx.Err() != nil {
+			ginkgo.Fail("interrupted")
+		}
+	}
+	ginkgo.Skip(fmt.Sprintf("every %s from %d to %d is listed: no unknown one to ask for", t.shape.IDField, lo, hi))
+	return 0
+}
+
+// ExpectNothingChanged fails the check unless the list shows every record
+// of before as it was. A record that changed is put back first.
+func (t *Target) ExpectNothingChanged(ctx context.Context, after *Exchange, before *Index) {
+	ginkgo.GinkgoHelper()
+	now, _, _ := t.List(ctx)
+	var ps []string
+	for _, id := range before.Order {
+		if ctx.Err() != nil {
+			return
+		}
+		was := before.ByID[id]
+		if got, ok := now.ByID[id]; !ok || !got.Equal(was) {
+			ps = append(ps, fmt.Sprintf("%s %d was %s; the list now shows %s", t.shape.IDField, id, was, got))
+			if ok {
+				t.guard.remember(id, was)
+				if err := t.restore(id); err != nil {
+					ginkgo.AddReportEntry(EntryRestoreFailed, err.Error(), ginkgo.ReportEntryVisibilityAlways)
+				}
+			}
+		}
+	}
+	if len(ps) > 0 {
+		t.FailBecause(CauseRejectedChanged, after, "a rejected request changes no record", ps)
 	}
 }
 
@@ -188,7 +234,7 @@ func (t *Target) ExpectUnchanged(ctx context.Context, after *Exchange, want Reco
 	id, _ := want.ID(t.shape.IDField)
 	ix, _, _ := t.List(ctx)
 	if got, ok := ix.ByID[id]; !ok || !got.Equal(want) {
-		t.FailWith(after, "a rejected request leaves the stored record unchanged",
+		t.FailBecause(CauseRejectedChanged, after, "a rejected request leaves the stored record unchanged",
 			[]string{fmt.Sprintf("%s %d was %s before; the list now shows %s", t.shape.IDField, id, want, got)})
 	}
 }
@@ -229,7 +275,7 @@ func (t *Target) ExpectWritten(x *Exchange, id int64, b Body) Record {
 		}
 	}
 	if len(ps) > 0 {
-		t.FailWith(x, "the answer is the updated record: the same identifier and the values sent", ps)
+		t.FailBecause(CauseWriteAnswer, x, "the answer is the updated record: the same identifier and the values sent", ps)
 	}
 	return r
 }

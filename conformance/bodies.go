@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -40,49 +39,6 @@ type Body struct {
 	Sets Record
 }
 
-// valueFor renders a valid value of f different from cur (the current
-// value, possibly nil), the n-th of the choices the suite makes.
-func valueFor(f *Field, cur json.RawMessage, n int) json.RawMessage {
-	switch {
-	case len(f.Enum) > 0:
-		i := 0
-		var s string
-		if json.Unmarshal(cur, &s) == nil {
-			i = slices.Index(f.Enum, s) + 1
-		}
-		return jsonString(f.Enum[(i+n)%len(f.Enum)])
-	case f.Type == "integer":
-		lo, hi := f.SafeRange()
-		v := pickInt(lo, hi, 7+int64(n))
-		if c, err := strconv.ParseInt(string(cur), 10, 64); err == nil && c == v {
-			v = pickInt(lo, hi, 8+int64(n))
-		}
-		return json.RawMessage(strconv.FormatInt(v, 10))
-	case f.Type == "number":
-		return json.RawMessage(strconv.Itoa(7 + n))
-	case f.Type == "boolean":
-		return json.RawMessage(strconv.FormatBool(string(cur) != "true"))
-	case f.Type == "string" && f.Format == "date-time":
-		return jsonString(fmt.Sprintf("2026-01-02T03:04:%02dZ", n%60))
-	case f.Type == "string" && f.Format == "date":
-		return jsonString(fmt.Sprintf("2026-01-%02d", 1+n%28))
-	case f.Type == "string":
-		return jsonString(fmt.Sprintf("conformance-%d", n))
-	}
-	return json.RawMessage(`{}`)
-}
-
-// pickInt returns the value at offset off from lo, wrapping within [lo, hi].
-func pickInt(lo, hi, off int64) int64 {
-	if hi <= lo {
-		return lo
-	}
-	span := new(big.Int).Sub(big.NewInt(hi), big.NewInt(lo))
-	span.Add(span, big.NewInt(1))
-	o := new(big.Int).Mod(big.NewInt(off), span)
-	return new(big.Int).Add(big.NewInt(lo), o).Int64()
-}
-
 func jsonString(s string) json.RawMessage {
 	b, _ := json.Marshal(s)
 	return b
@@ -114,25 +70,38 @@ func encodeObject(names []string, values map[string]json.RawMessage) []byte {
 	return []byte(b.String())
 }
 
-// baseValues returns, for every field of the update body the record also
-// carries (and every required one), the value cur holds, or a valid one
-// where cur has none: a body that changes nothing. The fields do not
-// depend on cur, so bodies built for any record have the same names.
+// baseValues returns a body that changes nothing: for every field of the
+// update body the record carries, the value cur holds, and for a field
+// the body requires that cur lacks, a valid one. An optional field cur
+// lacks is left out: writing it would add a value the record never had,
+// which no update can take back.
 func (s *Shape) baseValues(cur Record) ([]string, map[string]json.RawMessage) {
 	var names []string
 	vals := map[string]json.RawMessage{}
 	for _, f := range s.UpdateBody.Fields {
-		if s.Item.Field(f.Name) == nil && !f.Required {
+		v, has := cur[f.Name]
+		switch {
+		case has && s.Item.Field(f.Name) != nil:
+			vals[f.Name] = v
+		case f.Required:
+			vals[f.Name] = valueFor(f, nil, 0)
+		default:
 			continue
 		}
 		names = append(names, f.Name)
-		if v, ok := cur[f.Name]; ok && s.Item.Field(f.Name) != nil {
-			vals[f.Name] = v
-		} else {
-			vals[f.Name] = valueFor(f, nil, 0)
-		}
 	}
 	return names, vals
+}
+
+// Prototype returns a record with a valid value in every field, which
+// registration uses to name the bodies the checks will send: the bodies
+// built for it name every case any record can have.
+func (s *Shape) Prototype() Record {
+	r := Record{}
+	for _, f := range s.Item.Fields {
+		r[f.Name] = valueFor(f, nil, 0)
+	}
+	return r
 }
 
 // Harmless returns a valid update body that sets cur's own values: what
@@ -143,14 +112,14 @@ func (s *Shape) Harmless(cur Record) []byte {
 	return encodeObject(names, vals)
 }
 
-// Write returns a valid body that changes every writable field of cur,
-// the n-th of the suite's choices.
+// Write returns a valid body that changes every writable field cur has
+// (and those the body requires), the n-th of the suite's choices.
 func (s *Shape) Write(cur Record, n int) Body {
 	names, vals := s.baseValues(cur)
 	sets := Record{}
 	for _, f := range s.writable() {
 		if !slices.Contains(names, f.Name) {
-			names = append(names, f.Name)
+			continue // cur lacks it and it is optional: never added
 		}
 		vals[f.Name] = valueFor(f, cur[f.Name], n)
 		sets[f.Name] = vals[f.Name]
@@ -158,11 +127,11 @@ func (s *Shape) Write(cur Record, n int) Body {
 	return Body{Name: "a valid update", Raw: encodeObject(names, vals), Kind: Valid, Sets: sets}
 }
 
-// WriteInt returns a valid body setting the integer field f to v and
-// leaving the rest as cur has it.
-func (s *Shape) WriteInt(cur Record, f *Field, v int64) Body {
-	b := s.with(cur, f.Name, json.RawMessage(strconv.FormatInt(v, 10)), fmt.Sprintf("%s %d", f.Name, v), Valid)
-	b.Sets = Record{f.Name: json.RawMessage(strconv.FormatInt(v, 10))}
+// WriteValue returns a valid body setting field f to raw and leaving the
+// rest as cur has it.
+func (s *Shape) WriteValue(cur Record, f *Field, raw json.RawMessage) Body {
+	b := s.with(cur, f.Name, raw, fmt.Sprintf("%s %s", f.Name, raw), Valid)
+	b.Sets = Record{f.Name: raw}
 	return b
 }
 
@@ -192,6 +161,30 @@ func (s *Shape) IntFields() []*Field {
 		}
 	}
 	return fs
+}
+
+// NumFields lists the update body's integer and number fields.
+func (s *Shape) NumFields() []*Field {
+	var fs []*Field
+	for _, f := range s.UpdateBody.Fields {
+		if f.Type == "integer" || f.Type == "number" {
+			fs = append(fs, f)
+		}
+	}
+	return fs
+}
+
+// Named returns the body of bodies named name, and whether there is one.
+// Checks are registered by the names of the bodies built for the
+// Prototype; at run time the body of that name is built for the record as
+// it is, and a record may not have it (a field it lacks).
+func Named(bodies []Body, name string) (Body, bool) {
+	for _, b := range bodies {
+		if b.Name == name {
+			return b, true
+		}
+	}
+	return Body{}, false
 }
 
 // InvalidBodies lists update bodies the schema forbids, each with a name
@@ -250,35 +243,113 @@ func (s *Shape) typeErrors(cur Record, f *Field) []Body {
 	return bs
 }
 
-// beyondBounds lists bodies where integer f lies just outside a bound the
-// schema states (minimum, maximum or the format's range).
+// beyondBounds lists bodies where f lies just outside what the schema
+// states: past a minimum or maximum (or, for an integer, the format's
+// range), off its multipleOf, shorter or longer than its lengths, not
+// matching its pattern. A probe the field's compiled schema would accept
+// is left out: it would not be invalid.
 func (s *Shape) beyondBounds(cur Record, f *Field) []Body {
-	if f.Type != "integer" {
-		return nil
-	}
 	var bs []Body
-	if lo := f.Lowest(); lo != nil {
-		v := new(big.Int).Sub(lo, big.NewInt(1))
-		bs = append(bs, s.with(cur, f.Name, json.RawMessage(v.String()), fmt.Sprintf("%s %s (below the lowest, %s)", f.Name, v, lo), Invalid))
+	add := func(raw json.RawMessage, name string) {
+		if f.Schema != nil && f.Accepts(raw) {
+			return
+		}
+		bs = append(bs, s.with(cur, f.Name, raw, name, Invalid))
 	}
-	if hi := f.Highest(); hi != nil {
-		v := new(big.Int).Add(hi, big.NewInt(1))
-		bs = append(bs, s.with(cur, f.Name, json.RawMessage(v.String()), fmt.Sprintf("%s %s (above the highest, %s)", f.Name, v, hi), Invalid))
+	switch f.Type {
+	case "integer":
+		if lo := f.Lowest(); lo != nil {
+			v := new(big.Int).Sub(lo, big.NewInt(1))
+			add(json.RawMessage(v.String()), fmt.Sprintf("%s %s (below the lowest, %s)", f.Name, v, lo))
+		}
+		if hi := f.Highest(); hi != nil {
+			v := new(big.Int).Add(hi, big.NewInt(1))
+			add(json.RawMessage(v.String()), fmt.Sprintf("%s %s (above the highest, %s)", f.Name, v, hi))
+		}
+	case "number":
+		one := big.NewRat(1, 1)
+		if f.Minimum != nil {
+			v := new(big.Rat).Sub(f.Minimum, one)
+			if f.ExclusiveMinimum {
+				v = f.Minimum
+			}
+			add(numberJSON(v), fmt.Sprintf("%s %s (below the lowest, %s%s)", f.Name, numberJSON(v), exclusive(f.ExclusiveMinimum), numberJSON(f.Minimum)))
+		}
+		if f.Maximum != nil {
+			v := new(big.Rat).Add(f.Maximum, one)
+			if f.ExclusiveMaximum {
+				v = f.Maximum
+			}
+			add(numberJSON(v), fmt.Sprintf("%s %s (above the highest, %s%s)", f.Name, numberJSON(v), exclusive(f.ExclusiveMaximum), numberJSON(f.Maximum)))
+		}
+	case "string":
+		if f.MinLength > 0 {
+			add(jsonString(strings.Repeat("x", f.MinLength-1)), fmt.Sprintf("%s shorter than %d characters (minLength)", f.Name, f.MinLength))
+		}
+		if f.MaxLength >= 0 {
+			add(jsonString(strings.Repeat("x", f.MaxLength+1)), fmt.Sprintf("%s longer than %d characters (maxLength)", f.Name, f.MaxLength))
+		}
+		if f.Pattern != "" {
+			add(jsonString("conformance not matching ~"), fmt.Sprintf("%s not matching its pattern", f.Name))
+		}
+	}
+	if g, ok := f.Grid(true); ok && f.MultipleOf != nil && g.Lo.Cmp(g.Hi) < 0 {
+		// Between the two lowest values allowed: within the bounds, off the
+		// multipleOf.
+		var v *big.Rat
+		switch {
+		case f.Type == "number":
+			v = new(big.Rat).Add(g.Value(g.Lo), new(big.Rat).Quo(g.Step, big.NewRat(2, 1)))
+		case g.Step.Cmp(big.NewRat(1, 1)) > 0:
+			v = new(big.Rat).Add(g.Value(g.Lo), big.NewRat(1, 1))
+		}
+		if v != nil {
+			add(numberJSON(v), fmt.Sprintf("%s %s (not a multiple of %s)", f.Name, numberJSON(v), numberJSON(f.MultipleOf)))
+		}
 	}
 	return bs
 }
 
-// AtBounds lists valid bodies that set an integer field to a bound the
-// schema states (minimum and maximum, not a format's range).
+func exclusive(ex bool) string {
+	if ex {
+		return "exclusive, "
+	}
+	return ""
+}
+
+// AtBounds lists valid bodies that set a numeric field to the extremes of
+// what the schema states: the minimum and maximum, or where a bound is
+// exclusive or off the multipleOf, the nearest value inside it. A format's
+// range alone is not one.
 func (s *Shape) AtBounds(cur Record) []Body {
 	var bs []Body
-	for _, f := range s.IntFields() {
-		for _, b := range []*big.Int{f.Min, f.Max} {
-			if b != nil && b.IsInt64() && s.Item.Field(f.Name) != nil {
-				body := s.WriteInt(cur, f, b.Int64())
-				body.Name = fmt.Sprintf("%s %d (a bound the schema states)", f.Name, b.Int64())
-				bs = append(bs, body)
+	for _, f := range s.NumFields() {
+		if s.Item.Field(f.Name) == nil || (f.Minimum == nil && f.Maximum == nil) {
+			continue
+		}
+		if _, ok := s.valueOf(cur, f.Name); !ok {
+			continue // an optional field cur lacks: never added
+		}
+		g, ok := f.Grid(true)
+		if !ok {
+			continue
+		}
+		for _, end := range []struct {
+			stated *big.Rat
+			k      *big.Int
+			which  string
+		}{{f.Minimum, g.Lo, "lowest"}, {f.Maximum, g.Hi, "highest"}} {
+			if end.stated == nil {
+				continue
 			}
+			v := g.Value(end.k)
+			body := s.WriteValue(cur, f, numberJSON(v))
+			if v.Cmp(end.stated) == 0 {
+				body.Name = fmt.Sprintf("%s %s (a bound the schema states)", f.Name, numberJSON(v))
+			} else {
+				body.Name = fmt.Sprintf("%s %s (the %s value the schema allows)", f.Name, numberJSON(v), end.which)
+			}
+			bs = append(bs, body)
 		}
 	}
 	return bs
@@ -287,9 +358,15 @@ func (s *Shape) AtBounds(cur Record) []Body {
 // SilentBodies lists update bodies the contract neither allows nor forbids
 // plainly: integers where no bound is stated, 5.0 for an integer,
 // an unknown field, a field given twice. A target may accept or reject each.
+// A probe of a field cur lacks is left out: an accepted one would add a
+// value the record never had.
 func (s *Shape) SilentBodies(cur Record) []Body {
 	var bs []Body
 	for _, f := range s.IntFields() {
+		v, ok := s.valueOf(cur, f.Name)
+		if !ok {
+			continue
+		}
 		lo, hi := f.Lowest(), f.Highest()
 		probes := []struct {
 			v    *big.Int
@@ -305,14 +382,15 @@ func (s *Shape) SilentBodies(cur Record) []Body {
 			if (lo != nil && p.v.Cmp(lo) < 0) || (hi != nil && p.v.Cmp(hi) > 0) {
 				continue // beyond a stated bound: invalid, not silent
 			}
+			if f.MultipleOf != nil && !new(big.Rat).Quo(new(big.Rat).SetInt(p.v), f.MultipleOf).IsInt() {
+				continue // off the multipleOf: invalid, not silent
+			}
 			if p.v.IsInt64() && p.v.Int64() >= safeLo && p.v.Int64() <= safeHi {
 				continue // expected accepted: valid
 			}
 			bs = append(bs, s.with(cur, f.Name, json.RawMessage(p.v.String()), fmt.Sprintf("%s %s (%s)", f.Name, p.v, p.what), Silent))
 		}
-		if v, ok := s.valueOf(cur, f.Name); ok {
-			bs = append(bs, s.with(cur, f.Name, json.RawMessage(string(v)+".0"), f.Name+" written as a decimal (such as 5.0)", Silent))
-		}
+		bs = append(bs, s.with(cur, f.Name, json.RawMessage(string(v)+".0"), f.Name+" written as a decimal (such as 5.0)", Silent))
 	}
 	if !s.UpdateBody.Closed {
 		bs = append(bs, s.with(cur, "conformanceNote", jsonString("conformance"), "an unknown extra field", Silent))
@@ -339,9 +417,47 @@ func (s *Shape) valueOf(cur Record, field string) (json.RawMessage, bool) {
 func (s *Shape) MalformedIDs() []string {
 	ids := []string{"abc", "1.5"}
 	if s.ID.Type == "integer" {
+		if s.ID.Min != nil {
+			ids = append(ids, new(big.Int).Sub(s.ID.Min, big.NewInt(1)).String())
+		}
 		if hi := s.ID.Highest(); hi != nil {
 			ids = append(ids, new(big.Int).Add(hi, big.NewInt(1)).String())
 		}
 	}
 	return ids
+}
+
+// ValidBody returns a request body for op that its schema accepts, the
+// n-th of the suite's choices, and whether the suite could build one: the
+// fields the schema requires (and optional ones up to its minProperties),
+// each with a valid value, checked against the compiled schema.
+func (s *Shape) ValidBody(op *OpShape, n int) ([]byte, bool) {
+	if op.Body == nil {
+		return nil, false
+	}
+	var names []string
+	vals := map[string]json.RawMessage{}
+	for _, f := range op.Body.Fields {
+		if f.Required || len(names) < op.Body.MinProperties {
+			names = append(names, f.Name)
+			vals[f.Name] = valueFor(f, nil, n)
+		}
+	}
+	raw := encodeObject(names, vals)
+	if op.Body.Schema != nil && len(op.Body.Schema.ValidateJSON(raw)) > 0 {
+		return raw, false
+	}
+	return raw, true
+}
+
+// Timestamps lists the record's date-time fields, which may record when
+// a write happened and so differ between two identical writes.
+func (s *Shape) Timestamps() []string {
+	var ts []string
+	for _, f := range s.Item.Fields {
+		if f.Type == "string" && f.Format == "date-time" {
+			ts = append(ts, f.Name)
+		}
+	}
+	return ts
 }

@@ -51,7 +51,7 @@ type Exchange struct {
 	// Waited is how long the suite waited on 429 answers before this one.
 	Waited time.Duration
 
-	key string // for the curl line's placeholder
+	rd *Redactor // hides the key wherever the exchange is shown
 }
 
 // ErrTooLarge is wrapped by the error of an exchange whose response body
@@ -61,7 +61,7 @@ var ErrTooLarge = errors.New("response body too large")
 // Send makes the request and records the exchange. It never fails the
 // check: transport errors are in the Exchange.
 func (t *Target) Send(ctx context.Context, r Request) *Exchange {
-	x := &Exchange{Method: r.Method, URL: t.base.String() + r.Path, Header: http.Header{}, Body: r.Body, key: t.cfg.APIKey}
+	x := &Exchange{Method: r.Method, URL: t.base.String() + r.Path, Header: http.Header{}, Body: r.Body, rd: t.redactor}
 	x.Op = t.operation(r.Method, r.Path)
 	switch r.Auth {
 	case "":
@@ -180,10 +180,13 @@ func (t *Target) readBody(r io.Reader, limit int64) ([]byte, error) {
 	got, b, err := readAtMost(r, n+1)
 	t.read.Add(got)
 	if err != nil {
-		return b, err
+		// The body ended early, perhaps inside the key: hide it first.
+		b = t.redactor.Bytes(b)
+		return t.redactor.Cut(b, len(b)), err
 	}
 	if got > n {
-		b = b[:min(n, 4096)]
+		// Hide the key before the cut, so that the cut leaves none of it.
+		b = t.redactor.Cut(t.redactor.Bytes(b), 4096)
 		if n == limit {
 			return b, fmt.Errorf("%w: more than %s (the cap per response, --max-response-bytes)", ErrTooLarge, byteSize(limit))
 		}
@@ -276,17 +279,19 @@ func (x *Exchange) Got() string {
 		return "no response: " + x.Err.Error()
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d %s, Content-Type %s, after %s", x.Status, http.StatusText(x.Status), Quote(x.RespHead.Get("Content-Type")), x.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(&b, "%d %s, Content-Type %s, after %s", x.Status, http.StatusText(x.Status), Quote(x.rd.String(x.RespHead.Get("Content-Type"))), x.Elapsed.Round(time.Millisecond))
 	if x.Err != nil {
-		fmt.Fprintf(&b, " (%s)", x.Err)
+		fmt.Fprintf(&b, " (%s)", x.rd.String(x.Err.Error()))
 	}
-	body := x.RespBody
+	// The key is hidden before the body is cut, so that no cut leaves a
+	// piece of it.
+	body := x.rd.Bytes(x.RespBody)
 	const show = 600
 	switch {
 	case len(body) == 0:
 		b.WriteString("\n          (empty body)")
 	case len(body) > show:
-		fmt.Fprintf(&b, "\n          %s ... (%d bytes in all)", Printable(body[:show]), len(body))
+		fmt.Fprintf(&b, "\n          %s ... (%d bytes in all)", Printable(x.rd.Cut(body, show)), len(x.RespBody))
 	default:
 		fmt.Fprintf(&b, "\n          %s", Printable(body))
 	}

@@ -1,8 +1,13 @@
 package conformance
 
 import (
+	"context"
+	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -37,7 +42,7 @@ func TestCurlHidesTheKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.x.key = key
+			tt.x.rd = NewRedactor(key)
 			if got := tt.x.Curl(); got != tt.want {
 				t.Errorf("Curl() =\n  %s\nwant\n  %s", got, tt.want)
 			}
@@ -106,5 +111,63 @@ func TestErrorProblemsTable(t *testing.T) {
 		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 			t.Errorf("errorProblems(%s) = %q; want %q", tt.body, got, tt.want)
 		}
+	}
+}
+
+// TestKeyStraddlingACut: a target echoes the key where the suite cuts what
+// it shows (the 600 bytes of a body shown, the 4 KiB kept of a body past
+// the cap, the 80 bytes of a value in a schema message). No piece of the
+// key longer than a few bytes is shown.
+func TestKeyStraddlingACut(t *testing.T) {
+	const key = "secretkey-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	var mu sync.Mutex // guards at
+	at := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		n := at
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if r.Method == http.MethodPatch { // a record whose status is the key: a schema message cuts it
+			fmt.Fprintf(w, `{"petId":1,"quantity":2,"status":"%s%s"}`, strings.Repeat("s", n), key)
+			return
+		}
+		body := `[{"petId":1,"quantity":2,"status":"sold","note":"` + strings.Repeat("a", n) + key + strings.Repeat("b", 10000) + `"}]`
+		_, _ = io.WriteString(w, body)
+	}))
+	defer srv.Close()
+	tg, err := NewTarget(Config{BaseURL: srv.URL + "/v1", APIKey: key, MaxResponseBytes: 8192})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaks := func(what, s string) {
+		t.Helper()
+		for n := 6; n <= len(key); n++ {
+			if strings.Contains(s, key[:n]) || strings.Contains(s, key[len(key)-n:]) {
+				t.Errorf("%s shows %d bytes of the key:\n%s", what, n, s)
+				return
+			}
+		}
+	}
+	offsets := []int{4060, 4070, 4080, 4090, 4095}
+	for n := 540; n <= 600; n += 3 {
+		offsets = append(offsets, n)
+	}
+	for _, n := range offsets {
+		mu.Lock()
+		at = n - len(`[{"petId":1,"quantity":2,"status":"sold","note":"`)
+		mu.Unlock()
+		x := tg.Send(context.Background(), Request{Method: "GET", Path: "/inventory"})
+		leaks(fmt.Sprintf("the list with the key at byte %d", n), x.Want("a list")+strings.Join(tg.ResponseProblems(x), "\n"))
+	}
+	for _, n := range []int{40, 60, 70, 75, 79} {
+		mu.Lock()
+		at = n
+		mu.Unlock()
+		x := tg.Send(context.Background(), Request{Method: "PATCH", Path: "/inventory/1", Body: []byte(`{"quantity":2}`)})
+		ps := tg.ResponseProblems(x)
+		if len(ps) == 0 {
+			t.Errorf("a status of %d bytes passed the schema", n+len(key))
+		}
+		leaks(fmt.Sprintf("the record with the key at byte %d of its status", n), x.Want("a record")+strings.Join(ps, "\n"))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"flag"
 	"fmt"
+	"math/big"
 	"net/http"
 	"slices"
 	"strconv"
@@ -18,10 +19,29 @@ import (
 	"pgregory.net/rapid"
 )
 
+// exploreBatch is how many sequences one rapid.Check draws.
+const exploreBatch = 8
+
+// batchSeed derives the seed of a batch from the run's (splitmix64): the
+// same run seed gives the same batches, and neighbouring seeds share none.
+func batchSeed(seed, batch uint64) uint64 {
+	x := seed + batch*0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	x ^= x >> 31
+	if x == 0 {
+		return 1 // 0 would make rapid draw a seed of its own
+	}
+	return x
+}
+
 // Defaults of the exploration.
 const (
 	DefaultExploreSteps = 300
 	DefaultExploreTime  = 30 * time.Second
+	// DefaultShrinkTime bounds the shrinking of a failure found, so a
+	// failing CI run takes at most this much longer.
+	DefaultShrinkTime = 10 * time.Second
 	// DefaultSequenceLength is the average number of steps of one sequence.
 	DefaultSequenceLength = 15
 )
@@ -42,8 +62,9 @@ type ExploreConfig struct {
 	// SequenceLength is the average number of steps of a sequence; 0:
 	// DefaultSequenceLength.
 	SequenceLength int
-	// ShrinkTime bounds the shrinking of a failure found; 0: Time;
-	// negative: no shrinking (the failure is replayed once).
+	// ShrinkTime bounds the shrinking of a failure found; 0: Time, at
+	// most DefaultShrinkTime; negative: no shrinking (the failure is
+	// replayed once).
 	ShrinkTime time.Duration
 }
 
@@ -55,7 +76,7 @@ func (c ExploreConfig) withDefaults() ExploreConfig {
 		c.SequenceLength = DefaultSequenceLength
 	}
 	if c.ShrinkTime == 0 {
-		c.ShrinkTime = c.Time
+		c.ShrinkTime = min(c.Time, DefaultShrinkTime)
 	}
 	if c.Seed == 0 {
 		var b [8]byte
@@ -79,6 +100,7 @@ type ExploreResult struct {
 // the contract, shrunk to the shortest one rapid found.
 type ExploreFailure struct {
 	Rule     string   // the rule broken
+	Cause    Cause    // what the rule is about, for the summary's grouping
 	Detail   string   // what was sent and what came back at the failing step
 	Steps    []string // the sequence, one line per step, each with its curl lines
 	Original int      // steps of the sequence first found
@@ -124,14 +146,20 @@ func (t *Target) Explore(ctx context.Context) *ExploreResult {
 		res.Stopped = "the step budget (exploration is off)"
 		return res
 	}
-	tb := &rapidTB{}
-	s := rapidSettings{
-		checks:     cfg.Steps,
-		steps:      cfg.SequenceLength,
-		seed:       cfg.Seed,
-		shrinkTime: max(cfg.ShrinkTime, 0),
+	// rapid runs a fixed number of sequences per Check and cannot be
+	// stopped early: draw them in small batches, each with a seed derived
+	// from the run's, until a budget is spent or a failure is found (and
+	// shrunk, within its batch), so that a spent budget ends the run at
+	// once however many steps were allowed.
+	for batch := uint64(0); !e.idle() && e.firstFailing == nil; batch++ {
+		s := rapidSettings{
+			checks:     exploreBatch,
+			steps:      cfg.SequenceLength,
+			seed:       batchSeed(cfg.Seed, batch),
+			shrinkTime: max(cfg.ShrinkTime, 0),
+		}
+		withRapid(s, func() { rapid.Check(&rapidTB{}, e.sequence) })
 	}
-	withRapid(s, func() { rapid.Check(tb, e.sequence) })
 	res.Steps, res.Sequences, res.Elapsed = e.steps, e.sequences, time.Since(e.start)
 	switch {
 	case e.firstFailing != nil:
@@ -148,7 +176,7 @@ func (t *Target) Explore(ctx context.Context) *ExploreResult {
 		if last == nil || last.rule != f.rule || !shrunk {
 			last, shrunk = f, false
 		}
-		res.Failure = &ExploreFailure{Rule: last.rule, Detail: last.detail, Steps: last.lines, Original: f.length, Shrunk: shrunk}
+		res.Failure = &ExploreFailure{Rule: last.rule, Cause: last.cause, Detail: last.detail, Steps: last.lines, Original: f.length, Shrunk: shrunk}
 	}
 	return res
 }
@@ -270,6 +298,7 @@ type sequenceRun struct {
 	step   []*Exchange      // the current step's exchanges
 	length int
 	rule   string
+	cause  Cause
 	detail string
 }
 
@@ -328,13 +357,13 @@ func (e *explorer) load(rt *rapid.T, run *sequenceRun) {
 	x := e.send(Request{Method: e.t.shape.List.Method, Path: e.t.shape.List.Path})
 	run.model = map[int64]Record{}
 	e.expectStatus(rt, x, "the list answers 200", http.StatusOK)
-	rs, err := DecodeRecords(x.RespBody)
+	rs, err := DecodeRecordsContext(e.ctx, x.RespBody)
 	if err != nil {
-		e.fail(rt, "the list is an array of records", x, err.Error())
+		e.fail(rt, CauseResponseSchema, "the list is an array of records", x, err.Error())
 	}
 	ix := IndexRecords(rs, e.t.shape.IDField)
 	if len(ix.Dups) > 0 || len(ix.Bad) > 0 {
-		e.fail(rt, "one record per identifier", x, fmt.Sprintf("listed more than once: %v; %v", ix.Dups, ix.Bad))
+		e.fail(rt, CauseDuplicateIDs, "one record per identifier", x, fmt.Sprintf("listed more than once: %v; %v", ix.Dups, ix.Bad))
 	}
 	run.model = ix.ByID
 	run.ids = slices.Sorted(mapKeysInt(ix.ByID))
@@ -364,7 +393,7 @@ func (e *explorer) restore(rt *rapid.T, run *sequenceRun) {
 	}
 	if len(failed) > 0 && !rt.Failed() && e.ctx.Err() == nil {
 		run.lines = append(run.lines, "(the restore at the end of the sequence)")
-		e.fail(rt, "a record written to can be restored", nil, strings.Join(failed, "; "))
+		e.fail(rt, CauseRestoreFailed, "a record written to can be restored", nil, strings.Join(failed, "; "))
 	}
 }
 
@@ -386,12 +415,12 @@ func (e *explorer) begin(what string) {
 
 // fail ends the sequence: rapid gets a stable message (the rule), so that
 // shrinking keeps to the same failure; the details go to the report.
-func (e *explorer) fail(rt *rapid.T, rule string, x *Exchange, problem string) {
+func (e *explorer) fail(rt *rapid.T, c Cause, rule string, x *Exchange, problem string) {
 	if e.ctx.Err() != nil {
 		rt.SkipNow() // an interrupt is not a finding
 	}
 	run := e.run
-	run.rule = rule
+	run.rule, run.cause = rule, c
 	var b strings.Builder
 	for _, sx := range run.step {
 		fmt.Fprintf(&b, "     %s\n", sx.Curl())
@@ -436,7 +465,7 @@ func (e *explorer) stepCurls() {
 // expectStatus fails unless x's status is one of want.
 func (e *explorer) expectStatus(rt *rapid.T, x *Exchange, rule string, want ...int) {
 	if !slices.Contains(want, x.Status) {
-		e.fail(rt, rule, x, fmt.Sprintf("status %s; want %s", gotLine(x), joinInts(want, " or ")))
+		e.fail(rt, statusCause(x, want), rule, x, fmt.Sprintf("status %s; want %s", gotLine(x), joinInts(want, " or ")))
 	}
 }
 
@@ -450,7 +479,7 @@ func (e *explorer) check(rt *rapid.T) {
 	}
 	for _, x := range e.run.step {
 		if ps := e.t.ResponseProblems(x, http.StatusUnsupportedMediaType); len(ps) > 0 {
-			e.fail(rt, "every response: a documented status, no 5xx, a body valid against the contract, an Error body whose status is the HTTP status", x, strings.Join(ps, "; "))
+			e.fail(rt, problemCause(x, ps), "every response: a documented status, no 5xx, a body valid against the contract, an Error body whose status is the HTTP status", x, strings.Join(ps, "; "))
 		}
 	}
 	e.stepCurls()
@@ -461,25 +490,26 @@ func (e *explorer) check(rt *rapid.T) {
 		return
 	}
 	if ps := e.t.ResponseProblems(x); len(ps) > 0 {
-		e.fail(rt, "every response: a documented status, no 5xx, a body valid against the contract", x, strings.Join(ps, "; "))
+		e.fail(rt, problemCause(x, ps), "every response: a documented status, no 5xx, a body valid against the contract", x, strings.Join(ps, "; "))
 	}
 	e.expectStatus(rt, x, "the list answers 200", http.StatusOK)
-	rs, err := DecodeRecords(x.RespBody)
+	rs, err := DecodeRecordsContext(e.ctx, x.RespBody)
 	if err != nil {
-		e.fail(rt, "the list is an array of records", x, err.Error())
+		e.fail(rt, CauseResponseSchema, "the list is an array of records", x, err.Error())
 	}
 	ix := IndexRecords(rs, e.t.shape.IDField)
 	if len(ix.Dups) > 0 {
-		e.fail(rt, "one record per identifier", x, fmt.Sprintf("listed more than once: %v", ix.Dups))
+		e.fail(rt, CauseDuplicateIDs, "one record per identifier", x, fmt.Sprintf("listed more than once: %v", ix.Dups))
 	}
 	for _, id := range e.run.ids {
 		want := e.run.model[id]
 		got, ok := ix.ByID[id]
 		switch {
 		case !ok:
-			e.fail(rt, "no record vanishes", x, fmt.Sprintf("%s %d is no longer listed", e.t.shape.IDField, id))
+			e.fail(rt, CauseRecordVanished, "no record vanishes", x, fmt.Sprintf("%s %d is no longer listed", e.t.shape.IDField, id))
 		case !got.Equal(want):
-			e.fail(rt, "the list shows every record as the last accepted write left it, and no other change", x,
+			e.touchWith(id, want) // put it back when the sequence ends
+			e.fail(rt, CauseOtherChanged, "the list shows every record as the last accepted write left it, and no other change", x,
 				fmt.Sprintf("%s %d: %s", e.t.shape.IDField, id, strings.Join(want.Diff(got), ", ")))
 		}
 	}
@@ -491,7 +521,7 @@ func (e *explorer) check(rt *rapid.T) {
 			}
 		}
 		slices.Sort(extra)
-		e.fail(rt, "no record appears without a write that creates it", x, fmt.Sprintf("new %s: %v", e.t.shape.IDField, extra))
+		e.fail(rt, CauseRecordAppeared, "no record appears without a write that creates it", x, fmt.Sprintf("new %s: %v", e.t.shape.IDField, extra))
 	}
 	e.run.step = nil
 	e.lastList, e.modelChanged = x.RespBody, false
@@ -512,6 +542,17 @@ func (e *explorer) drawID(rt *rapid.T) int64 {
 	return rapid.SampledFrom(e.run.ids).Draw(rt, "id")
 }
 
+// drawWriteID draws the listed identifier a step writes to: --pet-id
+// where it is given (the one record QA lets the run touch), else any.
+// It returns false when that record is not listed now.
+func (e *explorer) drawWriteID(rt *rapid.T) (int64, bool) {
+	if id := e.t.cfg.PetID; id != 0 {
+		_, ok := e.run.model[id]
+		return id, ok
+	}
+	return e.drawID(rt), true
+}
+
 // drawUnknownID draws a valid identifier the model does not hold.
 func (e *explorer) drawUnknownID(rt *rapid.T) int64 {
 	lo, hi := int64(-1<<63), int64(1<<63-1)
@@ -522,6 +563,15 @@ func (e *explorer) drawUnknownID(rt *rapid.T) int64 {
 		hi = h.Int64()
 	}
 	return rapid.Int64Range(lo, hi).Filter(func(id int64) bool { _, ok := e.run.model[id]; return !ok }).Draw(rt, "unknown id")
+}
+
+// touchWith records want as the values to put record id back to when the
+// sequence ends: a record that changed where no step wrote to it.
+func (e *explorer) touchWith(id int64, want Record) {
+	if _, ok := e.run.orig[id]; !ok {
+		e.run.orig[id] = want
+		e.t.guard.remember(id, want)
+	}
 }
 
 // touch records a record's original values before a step writes to it.
@@ -536,41 +586,45 @@ func (e *explorer) touch(id int64) {
 }
 
 // drawValidBody draws a valid update body for record cur: each writable
-// field within its safe range or enum, optional fields sometimes left out.
+// field cur has within its bounds or enum, optional fields sometimes left
+// out, and never an optional field cur lacks (no update could take it
+// away again).
 func (e *explorer) drawValidBody(rt *rapid.T, cur Record) Body {
 	s := e.t.shape
 	names, vals := s.baseValues(cur)
 	sets := Record{}
-	var included []string
-	for _, f := range s.UpdateBody.Fields {
-		writable := s.Item.Field(f.Name) != nil && f.Name != s.IDField
-		if !f.Required && !rapid.Bool().Draw(rt, "include "+f.Name) && !(len(included) == 0 && f == s.UpdateBody.Fields[len(s.UpdateBody.Fields)-1]) {
-			names = slices.DeleteFunc(names, func(n string) bool { return n == f.Name })
+	var kept []string
+	for i, n := range names {
+		f := s.UpdateBody.Field(n)
+		last := i == len(names)-1
+		if !f.Required && !(last && len(kept) == 0) && !rapid.Bool().Draw(rt, "include "+n) {
 			continue
 		}
-		if !slices.Contains(names, f.Name) {
-			names = append(names, f.Name)
+		kept = append(kept, n)
+		if s.Item.Field(n) != nil && n != s.IDField {
+			vals[n] = drawValue(rt, f)
+			sets[n] = vals[n]
 		}
-		included = append(included, f.Name)
-		if !writable {
-			continue
-		}
-		vals[f.Name] = drawValue(rt, f)
-		sets[f.Name] = vals[f.Name]
 	}
-	b := Body{Raw: encodeObject(names, vals), Kind: Valid, Sets: sets}
+	b := Body{Raw: encodeObject(kept, vals), Kind: Valid, Sets: sets}
 	b.Name = "valid " + string(b.Raw)
 	return b
 }
 
-// drawValue draws a valid value of a field.
+// drawValue draws a valid value of a field: from its enum, its grid of
+// numbers (bounds and multipleOf), or the suite's choices for the rest.
 func drawValue(rt *rapid.T, f *Field) []byte {
 	switch {
-	case len(f.Enum) > 0:
-		return jsonString(rapid.SampledFrom(f.Enum).Draw(rt, f.Name))
-	case f.Type == "integer":
-		lo, hi := f.SafeRange()
-		return []byte(strconv.FormatInt(rapid.Int64Range(lo, hi).Draw(rt, f.Name), 10))
+	case len(f.EnumJSON) > 0:
+		return rapid.SampledFrom(f.EnumJSON).Draw(rt, f.Name)
+	case f.Type == "integer" || f.Type == "number":
+		if g, ok := f.Grid(true); ok {
+			k := rapid.Int64Range(0, min(g.Size(), 1<<62)-1).Draw(rt, f.Name)
+			v := numberJSON(g.Value(new(big.Int).Add(g.Lo, big.NewInt(k))))
+			if f.Accepts(v) {
+				return v
+			}
+		}
 	}
 	return valueFor(f, nil, rapid.IntRange(0, 50).Draw(rt, f.Name))
 }
@@ -581,7 +635,10 @@ func (e *explorer) write(rt *rapid.T) {
 	if e.idle() {
 		return
 	}
-	id := e.drawID(rt)
+	id, ok := e.drawWriteID(rt)
+	if !ok {
+		return
+	}
 	b := e.drawValidBody(rt, e.run.model[id])
 	twice := rapid.Bool().Draw(rt, "twice")
 	e.begin(fmt.Sprintf("update %s %d: %s", e.t.shape.IDField, id, b.Name) + map[bool]string{true: ", twice"}[twice])
@@ -592,35 +649,23 @@ func (e *explorer) write(rt *rapid.T) {
 		e.expectStatus(rt, x, "a valid update answers 200", http.StatusOK)
 		r, err := DecodeRecord(x.RespBody)
 		if err != nil {
-			e.fail(rt, "a valid update answers the updated record", x, err.Error())
+			e.fail(rt, CauseWriteAnswer, "a valid update answers the updated record", x, err.Error())
 		}
 		if got, ok := r.ID(e.t.shape.IDField); !ok || got != id {
-			e.fail(rt, "the answer to an update is the record updated", x, fmt.Sprintf("%s is %s, want %d", e.t.shape.IDField, Printable(r[e.t.shape.IDField]), id))
+			e.fail(rt, CauseWriteAnswer, "the answer to an update is the record updated", x, fmt.Sprintf("%s is %s, want %d", e.t.shape.IDField, Printable(r[e.t.shape.IDField]), id))
 		}
 		for f, v := range b.Sets {
 			if canonical(r[f]) != canonical(v) {
-				e.fail(rt, "the answer to an update shows the values sent", x, fmt.Sprintf("%s is %s, want %s", f, Printable(r[f]), v))
+				e.fail(rt, CauseWriteAnswer, "the answer to an update shows the values sent", x, fmt.Sprintf("%s is %s, want %s", f, Printable(r[f]), v))
 			}
 		}
-		if first != nil && !first.EqualExcept(r, e.t.shape.timestamps()) {
-			e.fail(rt, "the same update twice gives the same record", x, strings.Join(first.Diff(r), ", "))
+		if first != nil && !first.EqualExcept(r, e.t.shape.Timestamps()) {
+			e.fail(rt, CauseNotIdempotent, "the same update twice gives the same record", x, strings.Join(first.Diff(r), ", "))
 		}
 		first = r
 		e.run.model[id] = r
 		e.modelChanged = true
 	}
-}
-
-// timestamps lists the record's date-time fields, which may record when
-// a write happened and so differ between two identical writes.
-func (s *Shape) timestamps() []string {
-	var ts []string
-	for _, f := range s.Item.Fields {
-		if f.Type == "string" && f.Format == "date-time" {
-			ts = append(ts, f.Name)
-		}
-	}
-	return ts
 }
 
 // writeInvalid: a body the schema forbids; 400 with an Error body, and the
@@ -629,7 +674,10 @@ func (e *explorer) writeInvalid(rt *rapid.T) {
 	if e.idle() {
 		return
 	}
-	id := e.drawID(rt)
+	id, ok := e.drawWriteID(rt)
+	if !ok {
+		return
+	}
 	b := rapid.SampledFrom(e.t.shape.InvalidBodies(e.run.model[id])).Draw(rt, "invalid body")
 	e.begin(fmt.Sprintf("update %s %d with %s (invalid)", e.t.shape.IDField, id, b.Name))
 	e.touch(id)
@@ -643,7 +691,10 @@ func (e *explorer) writeSilent(rt *rapid.T) {
 	if e.idle() {
 		return
 	}
-	id := e.drawID(rt)
+	id, ok := e.drawWriteID(rt)
+	if !ok {
+		return
+	}
 	cur := e.run.model[id]
 	bodies := e.t.shape.SilentBodies(cur)
 	if rapid.Bool().Draw(rt, "another content type") {
@@ -660,10 +711,10 @@ func (e *explorer) writeSilent(rt *rapid.T) {
 	if x.Status == http.StatusOK {
 		rec, err := DecodeRecord(x.RespBody)
 		if err != nil {
-			e.fail(rt, "an accepted update answers the updated record", x, err.Error())
+			e.fail(rt, CauseWriteAnswer, "an accepted update answers the updated record", x, err.Error())
 		}
 		if got, ok := rec.ID(e.t.shape.IDField); !ok || got != id {
-			e.fail(rt, "the answer to an update is the record updated", x, fmt.Sprintf("%s is %s, want %d", e.t.shape.IDField, Printable(rec[e.t.shape.IDField]), id))
+			e.fail(rt, CauseWriteAnswer, "the answer to an update is the record updated", x, fmt.Sprintf("%s is %s, want %d", e.t.shape.IDField, Printable(rec[e.t.shape.IDField]), id))
 		}
 		e.run.model[id] = rec
 		e.modelChanged = true
@@ -683,18 +734,30 @@ func (e *explorer) writeUnknown(rt *rapid.T) {
 	e.expectStatus(rt, x, "an update of an identifier nobody lists answers 404", http.StatusNotFound)
 }
 
-// malformedID: an identifier that is not one; 400. The body carries a
-// listed record's own values, so a target that wrongly accepts it changes
-// nothing.
+// malformedID: an identifier that is not one; 400. Without
+// --allow-mutations it carries no body, so a target that reads identifiers
+// loosely (abc as 1) has no values to write anywhere. With it, the body is
+// the written-to record's own values; should the target write them to
+// another record, the invariant finds the change and the sequence puts
+// that record back.
 func (e *explorer) malformedID(rt *rapid.T) {
 	if e.idle() || len(e.run.ids) == 0 {
 		return
 	}
 	raw := rapid.SampledFrom(e.t.shape.MalformedIDs()).Draw(rt, "malformed id")
-	cur := e.run.model[e.drawID(rt)]
+	r := Request{Method: e.t.shape.Update.Method, Path: e.t.ItemPath(raw)}
+	if e.t.cfg.AllowMutations {
+		id, ok := e.drawWriteID(rt)
+		if !ok {
+			return
+		}
+		r.Body = e.t.shape.Harmless(e.run.model[id])
+	}
 	e.begin(fmt.Sprintf("update %s %q (not an identifier)", e.t.shape.IDField, raw))
-	x := e.send(Request{Method: e.t.shape.Update.Method, Path: e.t.ItemPath(raw), Body: e.t.shape.Harmless(cur)})
-	e.expectStatus(rt, x, "an identifier that is not a valid "+e.t.shape.ID.Type+" answers 400", http.StatusBadRequest)
+	x := e.send(r)
+	if x.Status != http.StatusBadRequest {
+		e.fail(rt, CauseBadIDAccepted, "an identifier that is not a valid "+e.t.shape.ID.Type+" answers 400", x, fmt.Sprintf("status %s; want 400", gotLine(x)))
+	}
 }
 
 // A credential is one way of failing to authenticate.
@@ -725,8 +788,13 @@ func (e *explorer) badCredential(rt *rapid.T) {
 	path := op.Op.Path
 	var cur Record
 	if len(e.run.ids) > 0 {
-		cur = e.run.model[e.drawID(rt)]
+		// The record a wrongly accepted update would write to: its own
+		// values, and only the one --pet-id names.
+		if id, ok := e.drawWriteID(rt); ok {
+			cur = e.run.model[id]
+		}
 	}
+	malformed := false
 	what := ""
 	if len(op.PathParams) > 0 {
 		kinds := []string{"listed"}
@@ -743,6 +811,7 @@ func (e *explorer) badCredential(rt *rapid.T) {
 			id = strconv.FormatInt(e.drawUnknownID(rt), 10)
 		default:
 			id = rapid.SampledFrom(e.t.shape.MalformedIDs()).Draw(rt, "malformed id")
+			malformed = true
 		}
 		for _, p := range op.PathParams {
 			path = strings.ReplaceAll(path, "{"+p.Name+"}", id)
@@ -750,7 +819,10 @@ func (e *explorer) badCredential(rt *rapid.T) {
 		what = " on " + id
 	}
 	r := Request{Method: op.Op.Method, Path: path, Auth: c.Auth(e.t.cfg.APIKey)}
-	if op.Body != nil && op.Op == e.t.shape.Update {
+	switch {
+	case op.Op == e.t.shape.Update && malformed && !e.t.cfg.AllowMutations:
+		// No values a loose reading of the identifier could write.
+	case op.Op == e.t.shape.Update:
 		if cur == nil {
 			return
 		}
@@ -759,8 +831,20 @@ func (e *explorer) badCredential(rt *rapid.T) {
 			r.Body = r.Body[:len(r.Body)-1]
 			what += " with malformed JSON"
 		}
-	} else if op.Writes() {
-		return // only the update's bodies are known to be harmless
+	case op.Writes() && op.Body != nil:
+		// Another write: a body valid against its schema, which a target
+		// that ignores the credential would act on; only with
+		// --allow-mutations.
+		if !e.t.cfg.AllowMutations {
+			return
+		}
+		b, ok := e.t.shape.ValidBody(op, rapid.IntRange(0, 50).Draw(rt, "body"))
+		if !ok {
+			return
+		}
+		r.Body = b
+	case op.Writes() && !e.t.cfg.AllowMutations:
+		return
 	}
 	e.begin(fmt.Sprintf("%s with %s%s", op.Name(), c.Name, what))
 	x := e.send(r)
@@ -805,9 +889,9 @@ func (e *explorer) callOperation(rt *rapid.T) {
 	e.expectStatus(rt, x, OpName(op.Op)+" of a listed record answers 200", http.StatusOK)
 	r, err := DecodeRecord(x.RespBody)
 	if err != nil {
-		e.fail(rt, OpName(op.Op)+" answers the record", x, err.Error())
+		e.fail(rt, CauseResponseSchema, OpName(op.Op)+" answers the record", x, err.Error())
 	}
 	if want := e.run.model[id]; !want.Equal(r) {
-		e.fail(rt, OpName(op.Op)+" answers the record as listed", x, strings.Join(want.Diff(r), ", "))
+		e.fail(rt, CauseRecordMismatch, OpName(op.Op)+" answers the record as listed", x, strings.Join(want.Diff(r), ", "))
 	}
 }

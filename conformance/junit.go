@@ -62,14 +62,15 @@ type (
 type RunInfo struct {
 	Target    string // the base URL, redacted
 	Contract  string // where the contract came from
-	Seed      uint64 // the exploration seed
+	Seed      uint64 // the exploration seed; 0 where it did not run
 	Mutations bool
 	Strict    bool
 	Summary   string // the summary text
 }
 
-// JUnitReport renders r as JUnit XML.
-func JUnitReport(r types.Report, info RunInfo) []byte {
+// JUnitReport renders r as JUnit XML, the key replaced in every value
+// before the document is encoded.
+func JUnitReport(r types.Report, info RunInfo, rd *Redactor) []byte {
 	t := TallyReport(r, info.Mutations)
 	doc := junitSuites{Name: SuiteName, Time: r.RunTime.Seconds()}
 	byArea := map[Area]*junitSuite{}
@@ -128,6 +129,30 @@ func JUnitReport(r types.Report, info RunInfo) []byte {
 	summary := junitSuite{Name: "summary", Timestamp: r.StartTime.UTC().Format(time.RFC3339), SystemOut: info.Summary}
 	summary.Properties = info.properties(t)
 	doc.Suites = append(doc.Suites, summary)
+	return doc.encode(rd)
+}
+
+// encode renders the document as XML, the key replaced in every name,
+// attribute and text first.
+func (doc junitSuites) encode(rd *Redactor) []byte {
+	s := rd.String
+	doc.Name = s(doc.Name)
+	for i := range doc.Suites {
+		js := &doc.Suites[i]
+		js.Name, js.SystemOut = s(js.Name), s(js.SystemOut)
+		for j := range js.Properties {
+			js.Properties[j].Name, js.Properties[j].Value = s(js.Properties[j].Name), s(js.Properties[j].Value)
+		}
+		for j := range js.Cases {
+			c := &js.Cases[j]
+			c.Name, c.Classname, c.SystemOut = s(c.Name), s(c.Classname), s(c.SystemOut)
+			for _, m := range []*junitMessage{c.Skipped, c.Failure, c.Error} {
+				if m != nil {
+					m.Message, m.Type, m.Text = s(m.Message), s(m.Type), s(m.Text)
+				}
+			}
+		}
+	}
 	var b bytes.Buffer
 	b.WriteString(xml.Header)
 	enc := xml.NewEncoder(&b)
@@ -141,18 +166,23 @@ func (info RunInfo) properties(t Tally) []junitProperty {
 	ps := []junitProperty{
 		{"target", info.Target},
 		{"contract", info.Contract},
-		{"seed", fmt.Sprint(info.Seed)},
+	}
+	if info.Seed != 0 { // 0: the exploration did not run
+		ps = append(ps, junitProperty{"seed", fmt.Sprint(info.Seed)})
+	}
+	ps = append(ps, []junitProperty{
 		{"mutations", fmt.Sprint(info.Mutations)},
 		{"strict", fmt.Sprint(info.Strict)},
 		{"passed", fmt.Sprint(t.Passed)},
 		{"failed", fmt.Sprint(len(t.Failed))},
 		{"skipped", fmt.Sprint(t.Skipped)},
-	}
+		{"interrupted", fmt.Sprint(len(t.Interrupted))},
+	}...)
 	for _, w := range dedupe(t.Warnings) {
 		ps = append(ps, junitProperty{"warning", w})
 	}
 	for _, c := range t.Causes {
-		ps = append(ps, junitProperty{"cause", fmt.Sprintf("%s (broke %d)", c, len(t.ByCause[c]))})
+		ps = append(ps, junitProperty{"cause", fmt.Sprintf("%s: %s (broke %d)", c, c.Text(), len(t.ByCause[c]))})
 	}
 	return ps
 }
@@ -164,23 +194,17 @@ func firstLine(s string) string {
 
 // CannotRunJUnit is the JUnit report of a run that could not be made: one
 // errored test saying why, so CI never shows a stale or empty report.
-func CannotRunJUnit(reason string) []byte {
+func CannotRunJUnit(reason string, rd *Redactor) []byte {
 	doc := junitSuites{Name: SuiteName, Tests: 1, Errors: 1, Suites: []junitSuite{{
 		Name: "run", Tests: 1, Errors: 1, Timestamp: time.Now().UTC().Format(time.RFC3339),
 		Cases: []junitCase{{Name: "the run could be made", Classname: "conformance.run",
 			Error: &junitMessage{Message: "the run could not be made: " + firstLine(reason), Type: "cannot-run", Text: reason}}},
 	}}}
-	var b bytes.Buffer
-	b.WriteString(xml.Header)
-	enc := xml.NewEncoder(&b)
-	enc.Indent("", "  ")
-	_ = enc.Encode(doc)
-	b.WriteByte('\n')
-	return b.Bytes()
+	return doc.encode(rd)
 }
 
 // CannotRunJSON is the JSON report of a run that could not be made.
-func CannotRunJSON(reason string) []byte {
+func CannotRunJSON(reason string, rd *Redactor) []byte {
 	b, _ := JSONReport(types.Report{
 		SuiteDescription: SuiteName,
 		SuiteSucceeded:   false,
@@ -189,6 +213,6 @@ func CannotRunJSON(reason string) []byte {
 		},
 		StartTime: time.Now(),
 		EndTime:   time.Now(),
-	})
+	}, rd)
 	return b
 }

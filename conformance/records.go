@@ -2,8 +2,10 @@ package conformance
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/big"
 	"slices"
 	"strconv"
@@ -161,6 +163,47 @@ func writeCanonical(b *strings.Builder, v any) {
 		enc, _ := json.Marshal(v)
 		b.Write(enc)
 	}
+}
+
+// DecodeRecordsContext is DecodeRecords that stops, with ctx's error,
+// when ctx ends: a list of a million records is read in pieces, so an
+// interrupt does not wait for the whole of it.
+func DecodeRecordsContext(ctx context.Context, body []byte) ([]Record, error) {
+	d := json.NewDecoder(bytes.NewReader(body))
+	tok, err := d.Token()
+	if err != nil {
+		return nil, fmt.Errorf("not a JSON array of objects: %v", err)
+	}
+	if tok == nil && !d.More() { // null, as json.Unmarshal reads it: no records
+		if _, err := d.Token(); err != io.EOF {
+			return nil, fmt.Errorf("not a JSON array of objects: data after null")
+		}
+		return nil, nil
+	}
+	if tok != json.Delim('[') {
+		return nil, fmt.Errorf("not a JSON array of objects: it starts with %v", tok)
+	}
+	var rs []Record
+	for i := 0; d.More(); i++ {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		var r Record
+		if err := d.Decode(&r); err != nil {
+			return nil, fmt.Errorf("not a JSON array of objects: item %d: %v", i, err)
+		}
+		if r == nil {
+			return nil, fmt.Errorf("item %d is null", i)
+		}
+		rs = append(rs, r)
+	}
+	if _, err := d.Token(); err != nil {
+		return nil, fmt.Errorf("not a JSON array of objects: %v", err)
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, fmt.Errorf("not a JSON array of objects: data after the array")
+	}
+	return rs, nil
 }
 
 // DecodeRecords decodes a list body into records. A body that is not a

@@ -1,9 +1,12 @@
 package conformance
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -15,9 +18,11 @@ import (
 // grouped by cause, and the entries the suite added.
 type Tally struct {
 	Passed, Skipped, SkippedMutating int
-	Failed                           []string            // full names of the failed checks, in run order
-	Causes                           []string            // distinct causes, most checks first
-	ByCause                          map[string][]string // cause → the checks it broke
+	Failed                           []string           // full names of the failed checks, in run order
+	Interrupted                      []string           // checks an interrupt stopped: not contract failures
+	Causes                           []Cause            // distinct causes, most checks first
+	ByCause                          map[Cause][]string // cause → the checks it broke
+	Details                          map[Cause][]string // cause → what the checks saw, each once
 	Warnings, Observations, Restores []string
 	Exploration                      []string
 }
@@ -41,7 +46,7 @@ func FullName(s types.SpecReport) string {
 // mutations says whether the run allowed writes: a mutating check skipped
 // without them is counted apart.
 func TallyReport(r types.Report, mutations bool) Tally {
-	t := Tally{ByCause: map[string][]string{}}
+	t := Tally{ByCause: map[Cause][]string{}, Details: map[Cause][]string{}}
 	for _, s := range r.SpecReports {
 		if s.LeafNodeType == types.NodeTypeIt {
 			switch {
@@ -52,14 +57,19 @@ func TallyReport(r types.Report, mutations bool) Tally {
 				if Mutating.In(s.Labels()) && !mutations {
 					t.SkippedMutating++
 				}
+			case s.State.Is(types.SpecStateInterrupted | types.SpecStateAborted):
+				t.Interrupted = append(t.Interrupted, FullName(s))
 			case s.State.Is(types.SpecStateFailureStates):
 				name := FullName(s)
 				t.Failed = append(t.Failed, name)
-				c := causeOf(s)
+				c, detail := causeOf(s)
 				if _, ok := t.ByCause[c]; !ok {
 					t.Causes = append(t.Causes, c)
 				}
 				t.ByCause[c] = append(t.ByCause[c], name)
+				if !slices.Contains(t.Details[c], detail) {
+					t.Details[c] = append(t.Details[c], detail)
+				}
 			}
 		}
 		for _, e := range s.ReportEntries {
@@ -79,22 +89,18 @@ func TallyReport(r types.Report, mutations bool) Tally {
 	return t
 }
 
-// causeOf returns what a failure is about: the last cause the check
-// recorded, or the first line of its failure.
-func causeOf(s types.SpecReport) string {
-	c := ""
-	for _, e := range s.ReportEntries {
-		if e.Name == EntryCause {
-			c = e.StringRepresentation()
+// causeOf returns what a failure is about, as the check recorded it (the
+// last cause entry), and the detail it saw; a failure without one (a
+// panic, a timeout) is its own cause.
+func causeOf(s types.SpecReport) (Cause, string) {
+	for i := len(s.ReportEntries) - 1; i >= 0; i-- {
+		if e := s.ReportEntries[i]; e.Name == EntryCause {
+			c, detail := splitCause(e.StringRepresentation())
+			return c, Printable([]byte(detail))
 		}
 	}
-	if c == "" {
-		c, _, _ = strings.Cut(s.Failure.Message, "\n")
-		if c == "" {
-			c = s.State.String()
-		}
-	}
-	return Printable([]byte(c))
+	first, _, _ := strings.Cut(s.Failure.Message, "\n")
+	return Cause(s.State.String()), Printable([]byte(first))
 }
 
 // Summarize writes the end-of-run summary: counts, failures grouped by
@@ -103,17 +109,29 @@ func causeOf(s types.SpecReport) string {
 func Summarize(w io.Writer, t Tally) {
 	fmt.Fprintf(w, "\n== Conformance summary: %d passed, %d failed, %d skipped ==\n", t.Passed, len(t.Failed), t.Skipped)
 	if len(t.Causes) > 0 {
-		fmt.Fprintf(w, "Failures by cause (%d causes):\n", len(t.Causes))
+		fmt.Fprintf(w, "Failures by cause (%d %s):\n", len(t.Causes), plural(len(t.Causes), "cause", "causes"))
 		for _, c := range t.Causes {
 			checks := t.ByCause[c]
-			fmt.Fprintf(w, "  ✗ %s\n    broke %d %s:\n", c, len(checks), plural(len(checks), "check", "checks"))
+			fmt.Fprintf(w, "  ✗ %s: %s\n", c, c.Text())
+			details := t.Details[c]
+			for i, d := range details {
+				if i == maxDetails {
+					fmt.Fprintf(w, "      seen: ... (%d more)\n", len(details)-maxDetails)
+					break
+				}
+				fmt.Fprintf(w, "      seen: %s\n", d)
+			}
+			fmt.Fprintf(w, "    broke %d %s:\n", len(checks), plural(len(checks), "check", "checks"))
 			for _, n := range checks {
 				fmt.Fprintf(w, "      - %s\n", n)
 			}
 		}
 	}
+	if len(t.Interrupted) > 0 {
+		fmt.Fprintf(w, "Interrupted (not counted as failures): %s\n", strings.Join(t.Interrupted, "; "))
+	}
 	if t.SkippedMutating > 0 {
-		fmt.Fprintf(w, "%d mutating checks were skipped: no request changed data. Pass --allow-mutations to run them.\n", t.SkippedMutating)
+		fmt.Fprintf(w, "%d mutating checks were skipped (no --allow-mutations). The run sent reads, and writes a conforming target refuses, each carrying the record's own values or no body at all. Pass --allow-mutations to run them.\n", t.SkippedMutating)
 	}
 	section := func(title string, lines []string) {
 		if len(lines) == 0 {
@@ -133,6 +151,9 @@ func Summarize(w io.Writer, t Tally) {
 		fmt.Fprintf(w, "\n!!! Data could NOT be restored; set it back by hand:\n  %s\n", strings.Join(dedupe(t.Restores), "\n  "))
 	}
 }
+
+// maxDetails is how many different details the summary shows per cause.
+const maxDetails = 3
 
 func plural(n int, one, many string) string {
 	if n == 1 {
@@ -159,8 +180,30 @@ func dedupe(lines []string) []string {
 	return out
 }
 
-// JSONReport renders r as Ginkgo's JSON report does: an array of one
-// report.
-func JSONReport(r types.Report) ([]byte, error) {
-	return json.MarshalIndent([]types.Report{r}, "", "  ")
+// JSONReport renders r as Ginkgo's JSON report does, an array of one
+// report, with the key replaced in every string value (before encoding,
+// so no key can break the document) and without the working directory:
+// SuitePath is empty and paths under it are relative.
+func JSONReport(r types.Report, rd *Redactor) ([]byte, error) {
+	r.SuitePath = ""
+	b, err := json.Marshal([]types.Report{r})
+	if err != nil {
+		return nil, err
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	cwd, _ := os.Getwd()
+	v = mapStrings(v, func(s string) string {
+		if cwd != "" && cwd != "/" {
+			if rest, ok := strings.CutPrefix(s, cwd+string(filepath.Separator)); ok {
+				s = rest
+			}
+		}
+		return rd.String(s)
+	})
+	return json.MarshalIndent(v, "", "  ")
 }

@@ -36,13 +36,13 @@ func (t *Target) Protect(ctx context.Context, id int64) Record {
 	ix, _, x := t.List(ctx)
 	orig, ok := ix.ByID[id]
 	if !ok {
-		ginkgo.Fail(x.Want("%s %d to be listed before the check writes to it", t.shape.IDField, id))
+		t.FailBecause(CauseRecordMissing, x, fmt.Sprintf("%s %d to be listed before the check writes to it", t.shape.IDField, id), []string{"not listed"})
 	}
 	t.guard.remember(id, orig)
 	ginkgo.DeferCleanup(func() {
 		if err := t.restore(id); err != nil {
 			ginkgo.AddReportEntry(EntryRestoreFailed, err.Error(), ginkgo.ReportEntryVisibilityAlways)
-			t.cause("the check changed data it could not restore")
+			t.because(CauseRestoreFailed, "the check changed data it could not restore")
 			ginkgo.Fail("the check changed data it could not restore: " + err.Error())
 		}
 	})
@@ -103,8 +103,13 @@ func (t *Target) putBack(ctx context.Context, orig Record) error {
 	}
 	got := IndexRecords(rs, t.shape.IDField).ByID[id]
 	for _, f := range t.shape.writable() {
-		if v, ok := orig[f.Name]; ok && canonical(got[f.Name]) != canonical(v) {
+		v, had := orig[f.Name]
+		w, has := got[f.Name]
+		switch {
+		case had && canonical(w) != canonical(v):
 			return fmt.Errorf("the list after the restore shows %s", got)
+		case !had && has:
+			return fmt.Errorf("the list after the restore shows %s with %s %s, a field it did not have; an update cannot take it away", got, f.Name, Printable(w))
 		}
 	}
 	return nil

@@ -58,8 +58,9 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 		o.T = &standIn{}
 	}
 	// Ginkgo writes its progress to formatter.ColorableStdOut; send it
-	// through the caller's (redacting) writer.
-	formatter.ColorableStdOut = o.Stdout
+	// through the caller's (redacting) writer, without the working
+	// directory Ginkgo names the suite by.
+	formatter.ColorableStdOut = hideCwd(o.Stdout)
 	register(t)
 	var captured types.Report
 	ginkgo.ReportAfterSuite("conformance report", func(r ginkgo.Report) { captured = r })
@@ -83,7 +84,7 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 	}
 	var summary bytes.Buffer
 	Summarize(&summary, out.Tally)
-	if t.cfg.Explore.Steps > 0 {
+	if len(out.Tally.Exploration) > 0 { // the exploration ran: its seed replays it
 		fmt.Fprintf(&summary, "Exploration seed: %d (replay with --seed %d)\n", t.cfg.Explore.Seed, t.cfg.Explore.Seed)
 	}
 	_, _ = o.Stdout.Write(summary.Bytes())
@@ -91,45 +92,72 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 		_ = f.Flush()
 	}
 	o.Info.Summary = summary.String()
-	o.Info.Seed = t.cfg.Explore.Seed
+	if len(out.Tally.Exploration) > 0 {
+		o.Info.Seed = t.cfg.Explore.Seed
+	}
 	o.Info.Mutations = t.cfg.AllowMutations
 	o.Info.Strict = t.cfg.Strict
 	var err error
 	if o.JUnitReport != "" {
-		err = WriteReport(o.JUnitReport, JUnitReport(captured, o.Info), t.redactor)
+		err = WriteReport(o.JUnitReport, JUnitReport(captured, o.Info, t.redactor))
 	}
 	if o.JSONReport != "" && err == nil {
 		var b []byte
-		if b, err = JSONReport(captured); err == nil {
-			err = WriteReport(o.JSONReport, b, t.redactor)
+		if b, err = JSONReport(captured, t.redactor); err == nil {
+			err = WriteReport(o.JSONReport, b)
 		}
 	}
 	return out, err
 }
 
-// WriteReport writes a report file, creating its directory, with the key
-// redacted.
-func WriteReport(path string, data []byte, rd *Redactor) error {
+// WriteReport writes a report file, creating its directory. The report's
+// values have the key replaced already (JUnitReport, JSONReport).
+func WriteReport(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(path, rd.Bytes(data), 0o644)
+	return os.WriteFile(path, data, 0o644)
 }
 
 // WriteCannotRun writes the reports of a run that could not be made,
 // saying why. Called as soon as the report paths are known (so no stale
 // report survives) and again with the reason when the run stops short.
 func WriteCannotRun(junitPath, jsonPath, reason string, rd *Redactor) error {
-	reason = rd.String(reason)
 	if junitPath != "" {
-		if err := WriteReport(junitPath, CannotRunJUnit(reason), rd); err != nil {
+		if err := WriteReport(junitPath, CannotRunJUnit(reason, rd)); err != nil {
 			return fmt.Errorf("--junit-report: %v", err)
 		}
 	}
 	if jsonPath != "" {
-		if err := WriteReport(jsonPath, CannotRunJSON(reason), rd); err != nil {
+		if err := WriteReport(jsonPath, CannotRunJSON(reason, rd)); err != nil {
 			return fmt.Errorf("--json-report: %v", err)
 		}
 	}
 	return nil
+}
+
+// hideCwd returns w writing with the working directory replaced by ".":
+// Ginkgo names the suite by it ("Running Suite: ... - /home/me/src"), and
+// a report of a run says nothing of the machine it ran on.
+func hideCwd(w io.Writer) io.Writer {
+	cwd, err := os.Getwd()
+	if err != nil || cwd == "/" {
+		return w
+	}
+	return cwdHider{w: w, cwd: []byte(cwd)}
+}
+
+type cwdHider struct {
+	w   io.Writer
+	cwd []byte
+}
+
+func (h cwdHider) Write(p []byte) (int, error) {
+	if !bytes.Contains(p, h.cwd) {
+		return h.w.Write(p)
+	}
+	if _, err := h.w.Write(bytes.ReplaceAll(p, h.cwd, []byte("."))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

@@ -1,12 +1,14 @@
 package conformance
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"math/big"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pb33f/libopenapi/datamodel/high/base"
@@ -69,6 +71,17 @@ func (o *OpShape) Writes() bool {
 	return o.Op.Method != http.MethodGet && o.Op.Method != http.MethodHead && o.Op.Method != http.MethodOptions
 }
 
+// Addresses reports whether one of the operation's path parameters is
+// named field (the record's identifier, petId).
+func (o *OpShape) Addresses(field string) bool {
+	for _, f := range o.PathParams {
+		if f.Name == field {
+			return true
+		}
+	}
+	return false
+}
+
 // An Object is an object schema: its fields in the document's order.
 type Object struct {
 	Ref           string // the component it comes from, such as #/components/schemas/InventoryItem
@@ -78,6 +91,9 @@ type Object struct {
 	// Closed reports additionalProperties: false; an unknown field is then
 	// invalid rather than a case the contract is silent on.
 	Closed bool
+	// Schema is the object's schema, compiled, where the suite sends it (a
+	// request body): a body built is checked against it. Nil elsewhere.
+	Schema *spec.Schema
 }
 
 // Field returns the named field, or nil.
@@ -107,15 +123,33 @@ type Field struct {
 	Name     string
 	Type     string // integer, number, string, boolean, object, array; empty if not given
 	Format   string
-	Enum     []string // string enums only
+	Enum     []string          // the enum's string values
+	EnumJSON []json.RawMessage // every enum value, as JSON
 	Required bool
 	Nullable bool
-	// Min and Max are the bounds the schema states (minimum, maximum,
-	// exclusive bounds made inclusive), nil where it states none.
+	// Minimum and Maximum are the numeric bounds the schema states, as it
+	// writes them, nil where it states none; ExclusiveMinimum and
+	// ExclusiveMaximum say whether the bound itself is left out (OpenAPI
+	// 3.0's boolean form and 3.1's numeric form both end up here).
+	Minimum, Maximum                   *big.Rat
+	ExclusiveMinimum, ExclusiveMaximum bool
+	// MultipleOf is the schema's multipleOf, nil for none.
+	MultipleOf *big.Rat
+	// Min and Max are the smallest and largest integers the stated bounds
+	// allow (integers only), nil where none is stated.
 	Min, Max *big.Int
 	// FormatMin and FormatMax are the bounds the format implies (int32,
 	// int64), nil for none.
 	FormatMin, FormatMax *big.Int
+	// MinLength and MaxLength bound a string's length in characters
+	// (MaxLength -1: no bound); Pattern is the regular expression it
+	// must match, empty for none.
+	MinLength, MaxLength int
+	Pattern              string
+	// Schema is the field's schema, compiled, where the suite sends the
+	// field (request bodies, path parameters): a value chosen is checked
+	// against it before it is sent. Nil elsewhere.
+	Schema *spec.Schema
 }
 
 // Lowest returns the smallest integer the schema allows, or nil when it
@@ -139,30 +173,16 @@ func tighter(a, b *big.Int, sign int) *big.Int {
 	return b
 }
 
-// SafeRange returns integers the suite writes expecting them accepted:
-// the stated bounds where the schema gives them, and otherwise, where the
-// contract is silent, stock counts from 0 to 1000 (within any one bound
-// that is given).
+// SafeRange returns the integers the suite writes expecting them
+// accepted, as a range of int64: the smallest and largest value of the
+// field's grid (Field.Grid), within the stated bounds and multipleOf, or
+// where the contract is silent stock counts from 0 to 1000.
 func (f *Field) SafeRange() (lo, hi int64) {
-	low, high := f.Lowest(), f.Highest()
-	lo, hi = 0, 1000
-	switch {
-	case low != nil && high != nil:
-		return clampInt64(low), clampInt64(high)
-	case low != nil:
-		lo = clampInt64(low)
-		if lo > 0 {
-			hi = lo + 1000
-		}
-		return lo, max(hi, lo)
-	case high != nil:
-		hi = clampInt64(high)
-		if hi < 1000 {
-			lo = min(0, hi)
-		}
-		return lo, hi
+	g, ok := f.Grid(true)
+	if !ok {
+		return 0, 0
 	}
-	return lo, hi
+	return clampInt64(g.Value(g.Lo).Num()), clampInt64(g.Value(g.Hi).Num())
 }
 
 // Bounded reports whether the schema states any integer bound for f.
@@ -259,10 +279,15 @@ func readOp(o *spec.Operation) (*OpShape, error) {
 			continue
 		}
 		name = strings.TrimSuffix(name, "}")
-		f := &Field{Name: name, Required: true}
+		f := &Field{Name: name, Required: true, MaxLength: -1}
 		if p := params["path "+name]; p != nil && p.Schema != nil {
 			if sc := p.Schema.Schema(); sc != nil {
 				readScalar(f, sc)
+			}
+		}
+		for _, p := range o.Params {
+			if p.In == "path" && p.Name == name {
+				f.Schema = p.Schema
 			}
 		}
 		os.PathParams = append(os.PathParams, f)
@@ -283,6 +308,12 @@ func readOp(o *spec.Operation) (*OpShape, error) {
 			obj, err := readObject(mt.Schema)
 			if err != nil {
 				return nil, fmt.Errorf("%s: request body: %v", OpName(o), err)
+			}
+			if o.Body != nil && o.Body.Schema != nil {
+				obj.Schema = o.Body.Schema
+				for _, f := range obj.Fields {
+					f.Schema = o.Body.Schema.Property(f.Name)
+				}
 			}
 			os.Body = obj
 		}
@@ -346,7 +377,7 @@ func readObject(p *base.SchemaProxy) (*Object, error) {
 	}
 	if sc.Properties != nil {
 		for name, fp := range sc.Properties.FromOldest() {
-			f := &Field{Name: name, Required: slices.Contains(sc.Required, name)}
+			f := &Field{Name: name, Required: slices.Contains(sc.Required, name), MaxLength: -1}
 			if fs := fp.Schema(); fs != nil {
 				readScalar(f, fs)
 			}
@@ -356,7 +387,8 @@ func readObject(p *base.SchemaProxy) (*Object, error) {
 	return obj, nil
 }
 
-// readScalar reads type, format, enum, nullability and bounds into f.
+// readScalar reads type, format, enum, nullability, bounds, multipleOf,
+// lengths and pattern into f.
 func readScalar(f *Field, sc *base.Schema) {
 	for _, t := range sc.Type {
 		if t == "null" {
@@ -370,8 +402,46 @@ func readScalar(f *Field, sc *base.Schema) {
 	}
 	f.Format = sc.Format
 	for _, n := range sc.Enum {
-		if n != nil && n.Tag == "!!str" {
+		if n == nil {
+			continue
+		}
+		switch n.Tag {
+		case "!!str":
 			f.Enum = append(f.Enum, n.Value)
+			f.EnumJSON = append(f.EnumJSON, jsonString(n.Value))
+		case "!!null":
+			f.EnumJSON = append(f.EnumJSON, json.RawMessage("null"))
+		default:
+			f.EnumJSON = append(f.EnumJSON, json.RawMessage(n.Value))
+		}
+	}
+	f.MaxLength = -1
+	if sc.MinLength != nil {
+		f.MinLength = int(*sc.MinLength)
+	}
+	if sc.MaxLength != nil {
+		f.MaxLength = int(*sc.MaxLength)
+	}
+	f.Pattern = sc.Pattern
+	if sc.MultipleOf != nil && *sc.MultipleOf > 0 {
+		f.MultipleOf = ratOf(*sc.MultipleOf)
+	}
+	if sc.Minimum != nil {
+		f.Minimum = ratOf(*sc.Minimum)
+		f.ExclusiveMinimum = sc.ExclusiveMinimum != nil && sc.ExclusiveMinimum.IsA() && sc.ExclusiveMinimum.A
+	}
+	if em := sc.ExclusiveMinimum; em != nil && em.IsB() {
+		if b := ratOf(em.B); f.Minimum == nil || b.Cmp(f.Minimum) >= 0 {
+			f.Minimum, f.ExclusiveMinimum = b, true
+		}
+	}
+	if sc.Maximum != nil {
+		f.Maximum = ratOf(*sc.Maximum)
+		f.ExclusiveMaximum = sc.ExclusiveMaximum != nil && sc.ExclusiveMaximum.IsA() && sc.ExclusiveMaximum.A
+	}
+	if em := sc.ExclusiveMaximum; em != nil && em.IsB() {
+		if b := ratOf(em.B); f.Maximum == nil || b.Cmp(f.Maximum) <= 0 {
+			f.Maximum, f.ExclusiveMaximum = b, true
 		}
 	}
 	if f.Type != "integer" {
@@ -383,28 +453,44 @@ func readScalar(f *Field, sc *base.Schema) {
 	case "int64":
 		f.FormatMin, f.FormatMax = big.NewInt(math.MinInt64), big.NewInt(math.MaxInt64)
 	}
-	if sc.Minimum != nil {
-		f.Min = ceilInt(*sc.Minimum)
-		if em := sc.ExclusiveMinimum; em != nil && em.IsA() && em.A {
+	if f.Minimum != nil {
+		f.Min = ceilRat(f.Minimum)
+		if f.ExclusiveMinimum && f.Minimum.IsInt() {
 			f.Min.Add(f.Min, big.NewInt(1))
 		}
 	}
-	if em := sc.ExclusiveMinimum; em != nil && em.IsB() {
-		f.Min = tighter(f.Min, new(big.Int).Add(floorInt(em.B), big.NewInt(1)), 1)
-	}
-	if sc.Maximum != nil {
-		f.Max = floorInt(*sc.Maximum)
-		if em := sc.ExclusiveMaximum; em != nil && em.IsA() && em.A {
+	if f.Maximum != nil {
+		f.Max = floorRat(f.Maximum)
+		if f.ExclusiveMaximum && f.Maximum.IsInt() {
 			f.Max.Sub(f.Max, big.NewInt(1))
 		}
 	}
-	if em := sc.ExclusiveMaximum; em != nil && em.IsB() {
-		f.Max = tighter(f.Max, new(big.Int).Sub(ceilInt(em.B), big.NewInt(1)), -1)
-	}
 }
 
-func floorInt(v float64) *big.Int { b, _ := big.NewFloat(math.Floor(v)).Int(nil); return b }
-func ceilInt(v float64) *big.Int  { b, _ := big.NewFloat(math.Ceil(v)).Int(nil); return b }
+// ratOf returns v as the decimal the document wrote (the shortest form
+// that gives v back), exactly: 0.1 is 1/10, not the double nearest it.
+func ratOf(v float64) *big.Rat {
+	r, ok := new(big.Rat).SetString(strconv.FormatFloat(v, 'g', -1, 64))
+	if !ok {
+		r = new(big.Rat).SetFloat64(v)
+	}
+	return r
+}
+
+// floorRat and ceilRat round r down and up to an integer.
+func floorRat(r *big.Rat) *big.Int {
+	q, m := new(big.Int).DivMod(r.Num(), r.Denom(), new(big.Int))
+	_ = m
+	return q // Euclidean division by a positive denominator floors
+}
+
+func ceilRat(r *big.Rat) *big.Int {
+	q := floorRat(r)
+	if !r.IsInt() {
+		q.Add(q, big.NewInt(1))
+	}
+	return q
+}
 
 // sameObject reports whether two object schemas are the same record: the
 // same component, or the same field names.

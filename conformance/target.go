@@ -34,7 +34,7 @@ type Config struct {
 	APIKey         string         // sent as "Authorization: Bearer <key>"; never shown
 	Contract       *spec.Contract // nil: the embedded contract
 	AllowMutations bool           // run the checks that write
-	PetID          int64          // the record mutating checks may touch; 0: the first listed
+	PetID          int64          // the one record the run writes to (checks and exploration); 0: the checks the first listed, the exploration any
 	Strict         bool           // a warning (what only HTTP's RFCs require) fails its check
 	Timeout        time.Duration  // per request; 0: DefaultTimeout
 	CACertFile     string         // extra PEM roots for the target's certificate
@@ -50,7 +50,8 @@ type Config struct {
 	// Trace, if set, receives every exchange as it happens (--verbose).
 	Trace io.Writer
 	// Stderr receives messages that must be seen at once (a failed
-	// restore); nil: os.Stderr. The caller redacts it.
+	// restore); nil: os.Stderr. Either way it is written through the
+	// target's Redactor.
 	Stderr io.Writer
 }
 
@@ -120,8 +121,12 @@ func NewTarget(cfg Config) (*Target, error) {
 	if cfg.Stderr == nil {
 		cfg.Stderr = os.Stderr
 	}
+	rd := NewRedactor(cfg.APIKey)
+	if w, ok := cfg.Stderr.(*RedactingWriter); !ok || w.rd.key != cfg.APIKey {
+		cfg.Stderr = rd.Writer(cfg.Stderr)
+	}
 	cfg.Explore = cfg.Explore.withDefaults()
-	t := &Target{cfg: cfg, base: base, client: cfg.Client, contract: contract, shape: shape, redactor: NewRedactor(cfg.APIKey)}
+	t := &Target{cfg: cfg, base: base, client: cfg.Client, contract: contract, shape: shape, redactor: rd}
 	t.guard.pending = map[int64]Record{}
 	if t.client == nil {
 		if t.client, err = newClient(cfg); err != nil {

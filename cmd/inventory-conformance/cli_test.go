@@ -4,8 +4,11 @@ import (
 	"flag"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/petstore/inventory-kit/cmd/internal/cli"
 )
 
 // TestHelpToStdout: --help goes to stdout with exit 0, and names every
@@ -25,27 +28,42 @@ func TestHelpToStdout(t *testing.T) {
 // TestBadFlagOneLine: a bad flag is one line on stderr with a hint, not
 // the usage.
 func TestBadFlagOneLine(t *testing.T) {
-	for _, args := range [][]string{{"--nope"}, {"--timeout", "soon"}, {"--max-run-bytes", "lots"}} {
+	for _, args := range [][]string{{"--nope"}, {"--timeout", "soon"}, {"--max-run-bytes", "lots"}, {"-pet-id", "x"}} {
 		code, out, errOut := runInProcess(args, nil)
 		if code != exitCannotRun || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "see --help") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and one line with a hint", args, code, out, errOut)
 		}
+		// The flag is named as --help names it, never with Go's one dash.
+		name := strings.TrimLeft(args[0], "-")
+		if !strings.Contains(errOut, "--"+name) || strings.Contains(strings.ReplaceAll(errOut, "--"+name, ""), "-"+name) {
+			t.Errorf("%v: stderr %q; want the flag named --%s", args, errOut, name)
+		}
 	}
 }
 
+// TestVersion: --version says what cli.Version says, as the mock's does.
 func TestVersion(t *testing.T) {
 	code, out, _ := runInProcess([]string{"--version"}, nil)
-	if code != exitPassed || !strings.HasPrefix(out, "inventory-conformance ") || strings.Contains(out, "(devel)") {
-		t.Errorf("--version: exit %d, %q", code, out)
+	if want := "inventory-conformance " + cli.Version(version) + "\n"; code != exitPassed || out != want || strings.Contains(out, "(devel)") {
+		t.Errorf("--version: exit %d, %q; want 0 and %q", code, out, want)
 	}
 }
 
 // TestList lists the checks of a variant without a target: a new
 // operation brings its checks.
+// --list runs nothing, so it leaves a report named on its command line
+// as it was.
 func TestList(t *testing.T) {
-	code, out := runChild(t, "--list", "--spec", "../../testdata/specs/get-one-record.yaml")
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	if err := os.WriteFile(junit, []byte("<earlier/>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out := runChild(t, "--list", "--spec", "../../testdata/specs/get-one-record.yaml", "--junit-report", junit)
 	if code != exitPassed || !strings.Contains(out, "operations: getInventoryItem: with the key") || !strings.Contains(out, "[auth]") {
 		t.Errorf("--list: exit %d\n%s", code, out)
+	}
+	if b, _ := os.ReadFile(junit); string(b) != "<earlier/>" {
+		t.Errorf("--list wrote %s", b)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/petstore/inventory-kit/cmd/internal/cli"
 	"github.com/petstore/inventory-kit/conformance/traffic"
 	"github.com/petstore/inventory-kit/spec"
 )
@@ -60,7 +61,6 @@ func runHAR(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	var o harOptions
 	fs := flag.NewFlagSet("inventory-conformance --har", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.file, "har", "", "the HAR `FILE` to check")
 	fs.StringVar(&o.baseURL, "base-url", "", "check only the entries under this `URL`, whose path stands for the contract's /v1; default: every entry whose path is under /v1")
 	fs.StringVar(&o.specFile, "spec", "", "check against this OpenAPI `FILE` instead of the embedded contract")
@@ -69,15 +69,12 @@ func runHAR(ctx context.Context, args []string, getenv func(string) string, stdo
 	fs.StringVar(&o.apiKey, "api-key", "", "a `KEY` to hide wherever it appears (default $INVENTORY_API_KEY); the recording's own credentials are hidden anyway")
 	fs.IntVar(&o.bodyLimit, "body-check-limit", 1<<20, "`bytes` of each body checked; a longer one is reported too large to check")
 	fs.Var(&o.ignore, "ignore-rule", "leave out violations of the rules matching this `PATTERN`, such as request-* (repeatable)")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			harUsage(stdout, fs)
 			return exitPassed, true
 		}
-		return cannot("%v (see --har FILE --help)", err)
-	}
-	if fs.NArg() > 0 {
-		return cannot("unexpected argument %q", fs.Arg(0))
+		return cannot("%s", doubleDash(err.Error()))
 	}
 	if o.apiKey == "" {
 		o.apiKey = getenv("INVENTORY_API_KEY")

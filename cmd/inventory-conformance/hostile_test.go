@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,7 +18,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onsi/ginkgo/v2/types"
+
 	"github.com/petstore/inventory-kit/conformance"
+	"github.com/petstore/inventory-kit/mockserver"
 )
 
 // hostile starts a server on loopback that answers every request with h.
@@ -29,40 +34,69 @@ func hostile(t *testing.T, h http.HandlerFunc) string {
 
 // TestReportsAfterExit2 covers a run that cannot be made: an old report
 // (a green one from an earlier run) must not survive, and the new one
-// must say why the run could not be made.
+// must say why the run could not be made. A bad flag is no exception,
+// wherever the report flags stand.
 func TestReportsAfterExit2(t *testing.T) {
-	dir := t.TempDir()
-	junit, js := filepath.Join(dir, "junit.xml"), filepath.Join(dir, "report.json")
-	stale := `<testsuites tests="66" failures="0"></testsuites>`
-	for _, f := range []string{junit, js} {
-		if err := os.WriteFile(f, []byte(stale+strings.Repeat(" ", 4096)), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	tests := []struct {
+		name string
+		args func(junit, js string) []string
+		want string
+	}{
+		{"unreachable target", func(junit, js string) []string {
+			return []string{"--base-url", "http://127.0.0.1:1/v1", "--api-key", testKey, "--junit-report", junit, "--json-report", js}
+		}, "unreachable"},
+		{"bad duration after the reports", func(junit, js string) []string {
+			return []string{"--junit-report", junit, "--json-report", js, "--base-url", "http://127.0.0.1:1/v1", "--timeout", "abc"}
+		}, "--timeout"},
+		{"bad duration before the reports", func(junit, js string) []string {
+			return []string{"--timeout", "abc", "--junit-report", junit, "--json-report=" + js}
+		}, "--timeout"},
+		{"unknown flag before the reports", func(junit, js string) []string {
+			return []string{"--nope", "-junit-report", junit, "--json-report", js}
+		}, "--nope"},
+		{"stray argument", func(junit, js string) []string {
+			return []string{"--junit-report=" + junit, "--json-report", js, "extra"}
+		}, "unexpected argument"},
 	}
-	code, _, errOut := runInProcess([]string{"--base-url", "http://127.0.0.1:1/v1", "--api-key", testKey, "--junit-report", junit, "--json-report", js}, nil)
-	if code != exitCannotRun {
-		t.Fatalf("exit %d; want 2 (%s)", code, errOut)
-	}
-	b, _ := os.ReadFile(junit)
-	var doc struct {
-		Errors int `xml:"errors,attr"`
-		Suites []struct {
-			Cases []struct {
-				Error *struct {
-					Message string `xml:"message,attr"`
-				} `xml:"error"`
-			} `xml:"testcase"`
-		} `xml:"testsuite"`
-	}
-	if err := xml.Unmarshal(b, &doc); err != nil {
-		t.Fatalf("junit.xml is not XML: %v\n%s", err, b)
-	}
-	if doc.Errors != 1 || len(doc.Suites) != 1 || len(doc.Suites[0].Cases) != 1 || doc.Suites[0].Cases[0].Error == nil ||
-		!strings.Contains(doc.Suites[0].Cases[0].Error.Message, "unreachable") {
-		t.Errorf("junit.xml does not hold one error saying the target is unreachable:\n%s", b)
-	}
-	if j, _ := os.ReadFile(js); bytes.Contains(j, []byte(stale)) || !bytes.Contains(j, []byte("could not be made")) || !bytes.Contains(j, []byte("unreachable")) {
-		t.Errorf("report.json does not say why the run could not be made:\n%s", j)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			junit, js := filepath.Join(dir, "junit.xml"), filepath.Join(dir, "report.json")
+			stale := `<testsuites tests="66" failures="0"></testsuites>`
+			for _, f := range []string{junit, js} {
+				if err := os.WriteFile(f, []byte(stale+strings.Repeat(" ", 4096)), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			code, _, errOut := runInProcess(tt.args(junit, js), nil)
+			if code != exitCannotRun {
+				t.Fatalf("exit %d; want 2 (%s)", code, errOut)
+			}
+			if !strings.Contains(errOut, tt.want) {
+				t.Errorf("stderr = %q; want it to name %q", errOut, tt.want)
+			}
+			b, _ := os.ReadFile(junit)
+			var doc struct {
+				Errors int `xml:"errors,attr"`
+				Suites []struct {
+					Cases []struct {
+						Error *struct {
+							Message string `xml:"message,attr"`
+						} `xml:"error"`
+					} `xml:"testcase"`
+				} `xml:"testsuite"`
+			}
+			if err := xml.Unmarshal(b, &doc); err != nil {
+				t.Fatalf("junit.xml is not XML: %v\n%s", err, b)
+			}
+			if doc.Errors != 1 || len(doc.Suites) != 1 || len(doc.Suites[0].Cases) != 1 || doc.Suites[0].Cases[0].Error == nil ||
+				!strings.Contains(doc.Suites[0].Cases[0].Error.Message, tt.want) {
+				t.Errorf("junit.xml does not hold one error naming %q:\n%s", tt.want, b)
+			}
+			if j, _ := os.ReadFile(js); bytes.Contains(j, []byte(stale)) || !bytes.Contains(j, []byte("could not be made")) || !bytes.Contains(j, []byte(tt.want)) {
+				t.Errorf("report.json does not say why the run could not be made:\n%s", j)
+			}
+		})
 	}
 }
 
@@ -213,5 +247,62 @@ func TestRetryAfterCapped(t *testing.T) {
 	}
 	if code != exitFailed || !strings.Contains(out, "--max-retry-wait") {
 		t.Errorf("exit %d; want 1 and a failure naming --max-retry-wait:\n%s", code, out)
+	}
+}
+
+// TestShortKeysKeepReports: with a key of a few letters ("test", "x",
+// "k"), which occur inside the words and element names of every report,
+// the JUnit report is still XML with its element names, the JSON report
+// still Ginkgo's JSON, and the console still readable.
+func TestShortKeysKeepReports(t *testing.T) {
+	elements := map[string]bool{"testsuites": true, "testsuite": true, "properties": true, "property": true, "testcase": true, "skipped": true, "system-out": true}
+	for _, key := range []string{"test", "x", "k"} {
+		t.Run(key, func(t *testing.T) {
+			m, err := mockserver.New(mockserver.Config{APIKeys: []string{key}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(m)
+			t.Cleanup(srv.Close)
+			dir := t.TempDir()
+			junit, js := filepath.Join(dir, "junit.xml"), filepath.Join(dir, "report.json")
+			code, out := runChildKey(t, key, "--base-url", srv.URL+"/v1", "--explore-steps", "10", "--junit-report", junit, "--json-report", js)
+			if code != exitPassed {
+				t.Fatalf("exit %d; want 0\n%s", code, out)
+			}
+			for _, want := range []string{"skipped", "--allow-mutations", "Conformance summary"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("the console lacks %q:\n%s", want, out)
+				}
+			}
+			b, _ := os.ReadFile(junit)
+			d := xml.NewDecoder(bytes.NewReader(b))
+			cases := 0
+			for {
+				tok, err := d.Token()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatalf("junit.xml: %v\n%s", err, b)
+				}
+				if se, ok := tok.(xml.StartElement); ok {
+					if !elements[se.Name.Local] {
+						t.Errorf("junit.xml has an element <%s>", se.Name.Local)
+					}
+					if se.Name.Local == "testcase" {
+						cases++
+					}
+				}
+			}
+			if cases < 60 {
+				t.Errorf("junit.xml has %d test cases; want every check", cases)
+			}
+			var reports []types.Report
+			j, _ := os.ReadFile(js)
+			if err := json.Unmarshal(j, &reports); err != nil || len(reports) != 1 || reports[0].SuiteDescription != conformance.SuiteName || len(reports[0].SpecReports) < 60 {
+				t.Errorf("report.json is not Ginkgo's report (%v):\n%.500s", err, j)
+			}
+		})
 	}
 }

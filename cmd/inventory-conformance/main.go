@@ -24,6 +24,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/petstore/inventory-kit/cmd/internal/cli"
 	"github.com/petstore/inventory-kit/conformance"
 	"github.com/petstore/inventory-kit/conformance/checks"
 	"github.com/petstore/inventory-kit/spec"
@@ -35,6 +36,10 @@ const (
 	exitFailed    = 1 // the target broke the contract
 	exitCannotRun = 2 // bad flags, unreachable target, rejected key, unwritable report
 )
+
+// version is set at build time with -ldflags "-X main.version=..."; empty:
+// cli.Version reads the build information.
+var version = ""
 
 func main() {
 	os.Exit(run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
@@ -49,18 +54,32 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	var o options
 	fs := flag.NewFlagSet("inventory-conformance", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	flags(fs, &o)
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(stdout, fs)
 			return exitPassed
 		}
-		fmt.Fprintf(stderr, "inventory-conformance: %v (see --help)\n", err)
+		// The report paths may come after the mistake, which stops the
+		// parse: read them from the arguments, so that no stale report
+		// survives a bad flag either.
+		key := o.apiKey
+		if key == "" {
+			key = getenv("INVENTORY_API_KEY")
+		}
+		rd := conformance.NewRedactor(key)
+		errOut := rd.Writer(stderr)
+		defer errOut.Flush()
+		msg := doubleDash(err.Error())
+		fmt.Fprintf(errOut, "inventory-conformance: %s\n", msg)
+		junit, js := reportPaths(args)
+		if err := (reportFiles{junit: junit, json: js, rd: rd}).cannotRun(msg); err != nil {
+			fmt.Fprintf(errOut, "inventory-conformance: %v\n", err)
+		}
 		return exitCannotRun
 	}
 	if o.version {
-		fmt.Fprintf(stdout, "inventory-conformance %s\n", versionString())
+		fmt.Fprintf(stdout, "inventory-conformance %s\n", cli.Version(version))
 		return exitPassed
 	}
 	if o.apiKey == "" {
@@ -79,14 +98,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		return exitCannotRun
 	}
+	if o.list {
+		reports = reportFiles{rd: rd} // --list runs nothing: it writes no report
+	}
 	// Before anything else can fail, replace any old report: a stale green
 	// one must never survive a run that stops short.
 	if err := reports.cannotRun("the run did not finish (it stopped before writing its report)"); err != nil {
 		fmt.Fprintf(errOut, "inventory-conformance: cannot run: %v\n", err)
 		return exitCannotRun
-	}
-	if fs.NArg() > 0 {
-		return cannot("unexpected argument %s (see --help)", conformance.Quote(fs.Arg(0)))
 	}
 	if o.baseURL == "" && !o.list {
 		return cannot("--base-url is required (see --help)")
@@ -277,3 +296,35 @@ func plain(s string) string {
 	}
 	return strings.Join(lines, "; ")
 }
+
+// reportPaths finds --junit-report and --json-report in args, in any of
+// the forms the flag package reads (one or two dashes, FILE as the next
+// argument or after "="), wherever they stand.
+func reportPaths(args []string) (junit, js string) {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		name, value, eq := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		if !eq && i+1 < len(args) {
+			value = args[i+1]
+		}
+		switch {
+		case name == "junit-report" && (eq || i+1 < len(args)):
+			junit = value
+		case name == "json-report" && (eq || i+1 < len(args)):
+			js = value
+		}
+	}
+	return junit, js
+}
+
+// singleDash finds a flag name written with Go's one dash in a message of
+// the flag package ("flag provided but not defined: -nope").
+var singleDash = regexp.MustCompile(`(^|[\s:])-([A-Za-z][A-Za-z0-9-]*)`)
+
+// doubleDash writes flag names in a message as the help does, --name.
+func doubleDash(msg string) string { return singleDash.ReplaceAllString(msg, "$1--$2") }

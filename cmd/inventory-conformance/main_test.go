@@ -141,9 +141,15 @@ func TestCannotRun(t *testing.T) {
 // environment.
 func runChild(t *testing.T, args ...string) (int, string) {
 	t.Helper()
+	return runChildKey(t, testKey, args...)
+}
+
+// runChildKey is runChild with another key.
+func runChildKey(t *testing.T, key string, args ...string) (int, string) {
+	t.Helper()
 	a, _ := json.Marshal(args)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childArgs+"="+string(a), "INVENTORY_API_KEY="+testKey)
+	cmd.Env = append(os.Environ(), childArgs+"="+string(a), "INVENTORY_API_KEY="+key)
 	out, err := cmd.CombinedOutput()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
@@ -151,7 +157,7 @@ func runChild(t *testing.T, args ...string) (int, string) {
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(out), testKey) {
+	if len(key) >= 8 && strings.Contains(string(out), key) {
 		t.Errorf("the key appears in the output")
 	}
 	return code, string(out)
@@ -189,6 +195,23 @@ func TestPassesAgainstTheMock(t *testing.T) {
 	}
 	noKeyIn(t, junit, js)
 	checkJUnit(t, junit, out)
+	// Neither the console (Ginkgo's "Running Suite" line) nor a report
+	// names the directory the run was made in.
+	cwd, _ := os.Getwd()
+	for name, b := range map[string]string{"the output": out, "junit.xml": readFile(t, junit), "report.json": readFile(t, js)} {
+		if strings.Contains(b, cwd) {
+			t.Errorf("%s names the working directory %s", name, cwd)
+		}
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // TestReadOnlyChangesNothing runs without --allow-mutations and checks
@@ -262,7 +285,8 @@ func TestInterruptRestores(t *testing.T) {
 		})
 	})
 	before := listed(t, m)
-	a, _ := json.Marshal([]string{"--base-url", url, "--allow-mutations", "--label-filter", "update"})
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	a, _ := json.Marshal([]string{"--base-url", url, "--allow-mutations", "--label-filter", "update", "--junit-report", junit})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childArgs+"="+string(a), "INVENTORY_API_KEY="+testKey)
 	var out bytes.Buffer
@@ -284,6 +308,11 @@ func TestInterruptRestores(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "interrupted") {
 		t.Errorf("the output does not say the run was interrupted:\n%s", out.String())
+	}
+	// The report says so too, and counts the interrupted check as no
+	// contract failure.
+	if b, _ := os.ReadFile(junit); !bytes.Contains(b, []byte("interrupted: the run is incomplete")) || !bytes.Contains(b, []byte(" 0 failed")) {
+		t.Errorf("junit.xml does not say the run was interrupted, with no failure:\n%s", b)
 	}
 	if after := listed(t, m); !bytes.Equal(before, after) {
 		t.Errorf("the data was not restored:\nbefore %s\nafter  %s", before, after)

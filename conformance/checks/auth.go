@@ -11,19 +11,55 @@ import (
 )
 
 // harmlessRequest builds a request for o that changes nothing even if the
-// target wrongly accepts it: the update carries the record's own values.
+// target wrongly accepts it: the update carries the record's own values, a
+// read has no body. Another write carries a body valid against its schema,
+// which a target that wrongly accepts the request would act on: its checks
+// are labelled mutating (writeOp) and run only with --allow-mutations.
 func harmlessRequest(ctx context.Context, t *conformance.Target, o *conformance.OpShape) conformance.Request {
 	ginkgo.GinkgoHelper()
 	r := conformance.Request{Method: o.Op.Method, Path: o.Op.Path}
+	if writeOp(t, o) {
+		id := t.RequireMutations()
+		if o.Body != nil {
+			b, ok := t.Shape().ValidBody(o, 0)
+			if !ok {
+				ginkgo.Skip("no body the suite can build is valid against " + o.Name() + "'s schema")
+			}
+			r.Body = b
+		}
+		if len(o.PathParams) > 0 {
+			r.Path = conformance.PathFor(o, id)
+			if o.Addresses(t.Shape().IDField) {
+				t.Protect(ctx, id)
+			}
+		}
+		return r
+	}
 	if len(o.PathParams) > 0 {
 		r.Path = conformance.PathFor(o, t.RequirePet())
 	}
 	if o.Op == t.Shape().Update {
 		r.Body = t.Shape().Harmless(t.Current(ctx))
-	} else if o.Writes() {
-		ginkgo.Skip("no harmless body is known for " + o.Name())
 	}
 	return r
+}
+
+// writeOp reports whether o is a write other than the update: the suite
+// knows no body for it that changes nothing.
+func writeOp(t *conformance.Target, o *conformance.OpShape) bool {
+	return o.Writes() && o.Op != t.Shape().Update
+}
+
+// opLabels labels a check of o in area a: deprecated where o is, mutating
+// where o is another write, plus traits.
+func opLabels(t *conformance.Target, o *conformance.OpShape, a conformance.Area, traits ...conformance.Trait) ginkgo.Labels {
+	if o.Op.Deprecated {
+		traits = append(traits, conformance.Deprecated)
+	}
+	if writeOp(t, o) {
+		traits = append(traits, conformance.Mutating)
+	}
+	return conformance.Labels(a, traits...)
 }
 
 func registerAuth(t *conformance.Target) {
@@ -31,7 +67,7 @@ func registerAuth(t *conformance.Target) {
 	ginkgo.Describe(string(conformance.AreaAuth), conformance.Labels(conformance.AreaAuth), func() {
 		for _, o := range s.Operations {
 			for _, c := range conformance.BadCredentials {
-				ginkgo.It(o.Name()+": "+c.Name+" gives 401 with an Error body", func(ctx ginkgo.SpecContext) {
+				ginkgo.It(o.Name()+": "+c.Name+" gives 401 with an Error body", opLabels(t, o, conformance.AreaAuth), func(ctx ginkgo.SpecContext) {
 					r := harmlessRequest(ctx, t, o)
 					r.Auth = c.Auth(t.Config().APIKey)
 					x := t.Do(ctx, r)
@@ -41,7 +77,7 @@ func registerAuth(t *conformance.Target) {
 					}
 				})
 			}
-			ginkgo.It(o.Name()+": the key only in the query string gives 401 with an Error body", conformance.Labels(conformance.AreaAuth, conformance.KeyInURL), func(ctx ginkgo.SpecContext) {
+			ginkgo.It(o.Name()+": the key only in the query string gives 401 with an Error body", opLabels(t, o, conformance.AreaAuth, conformance.KeyInURL), func(ctx ginkgo.SpecContext) {
 				r := harmlessRequest(ctx, t, o)
 				key := t.Config().APIKey
 				r.Auth = conformance.NoAuth

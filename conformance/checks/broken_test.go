@@ -400,7 +400,10 @@ var brokenServers = []brokenServer{
 			r.URL.Path = "/v1/inventory/" + digits
 			r.URL.RawPath = ""
 		}),
-		fails: []string{"petId abc gives 400", "petId 1.5 gives 400", "petId 9223372036854775808 gives 400", "400: the Error body"},
+		// "400: the Error body" sends no body with its malformed identifier
+		// (nothing a loose reading could write), so the mock's own 400 for
+		// the missing body answers it here.
+		fails: []string{"petId abc gives 400", "petId 1.5 gives 400", "petId 9223372036854775808 gives 400"},
 	},
 	{
 		name: "silent-cases-crash",
@@ -491,7 +494,54 @@ var brokenServers = []brokenServer{
 	},
 }
 
+// variantServers serve the variant new-write-operation.yaml, whose
+// POST /store/orders the mock answers 501: one serves it as the contract
+// says, the others break it. TestVariants runs them; TestBrokenServers
+// does not (on the embedded contract they break nothing).
+var variantServers = []brokenServer{
+	{name: "orders-served", wrap: orders(false, false)},
+	{name: "orders-auth-ignored", wrap: orders(true, false), fails: []string{"placeOrder: no Authorization header gives 401"}},
+	{name: "orders-wrong-shape", wrap: orders(false, true), fails: []string{"placeOrder: with the key and a body valid against its schema"}},
+}
+
+// orders serves POST /v1/store/orders: with the key (or any credential,
+// authIgnored) 201 and an Order, one without its status (wrongShape).
+func orders(authIgnored, wrongShape bool) func(http.Handler) http.Handler {
+	return func(h http.Handler) http.Handler {
+		var mu sync.Mutex // guards next
+		next := int64(1)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPost || r.URL.Path != "/v1/store/orders" || (!authorized(r) && !authIgnored) {
+				h.ServeHTTP(w, r)
+				return
+			}
+			var o struct {
+				PetID    *int64 `json:"petId"`
+				Quantity *int64 `json:"quantity"`
+			}
+			if json.Unmarshal(peekBody(r), &o) != nil || o.PetID == nil || o.Quantity == nil {
+				writeError(w, http.StatusBadRequest, "invalid_body")
+				return
+			}
+			mu.Lock()
+			id := next
+			next++
+			mu.Unlock()
+			order := map[string]any{"id": id, "petId": *o.PetID, "quantity": *o.Quantity, "status": "placed"}
+			if wrongShape {
+				delete(order, "status")
+			}
+			writeJSON(w, http.StatusCreated, order)
+		})
+	}
+}
+
 func brokenServerNamed(name string) (brokenServer, bool) {
+	for _, b := range variantServers {
+		if b.name == name {
+			return b, true
+		}
+	}
 	for _, b := range brokenServers {
 		if b.name == name {
 			return b, true

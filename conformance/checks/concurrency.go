@@ -47,11 +47,11 @@ func registerConcurrency(t *conformance.Target) {
 			ix, _, lx := t.List(ctx)
 			final := ix.ByID[id]
 			for _, w := range written {
-				if w.EqualExcept(final, timestamps(s)) {
+				if w.EqualExcept(final, s.Timestamps()) {
 					return
 				}
 			}
-			t.FailWith(lx, "the final record is one of the values written (no lost or mixed update)", []string{"listed " + final.String()})
+			t.FailBecause(conformance.CauseLostUpdate, lx, "the final record is one of the values written (no lost or mixed update)", []string{"listed " + final.String()})
 		})
 	})
 }

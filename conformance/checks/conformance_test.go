@@ -21,14 +21,17 @@ const testKey = "ck-test-5f1d2e9a7b3c4d6e"
 
 // Environment of a child process run by TestBrokenServers.
 const (
-	brokenEnv     = "CONFORMANCE_BROKEN_SERVER" // the broken server to run against
-	reportEnv     = "CONFORMANCE_JSON_REPORT"   // where to write the JSON report
-	junitEnv      = "CONFORMANCE_JUNIT_REPORT"  // where to write the JUnit report
-	exploreEnv    = "CONFORMANCE_EXPLORE_STEPS" // the exploration's step budget
-	suiteSpecEnv  = "CONFORMANCE_SUITE_SPEC"    // the document the suite checks (a file); empty: embedded
-	mockSpecEnv   = "CONFORMANCE_MOCK_SPEC"     // the document the mock serves (a file); empty: embedded
-	childSeed     = 7                           // the exploration seed of every child
-	defaultChecks = 80                          // exploration steps of a child by default
+	brokenEnv      = "CONFORMANCE_BROKEN_SERVER" // the broken server to run against
+	reportEnv      = "CONFORMANCE_JSON_REPORT"   // where to write the JSON report
+	junitEnv       = "CONFORMANCE_JUNIT_REPORT"  // where to write the JUnit report
+	exploreEnv     = "CONFORMANCE_EXPLORE_STEPS" // the exploration's step budget
+	suiteSpecEnv   = "CONFORMANCE_SUITE_SPEC"    // the document the suite checks (a file); empty: embedded
+	mockSpecEnv    = "CONFORMANCE_MOCK_SPEC"     // the document the mock serves (a file); empty: embedded
+	labelEnv       = "CONFORMANCE_LABEL_FILTER"  // the checks a child runs; empty: all
+	seedEnv        = "CONFORMANCE_SEED"          // the exploration seed of a child; empty: childSeed
+	exploreTimeEnv = "CONFORMANCE_EXPLORE_TIME"  // the exploration's time budget; empty: 5s
+	childSeed      = 7                           // the exploration seed of a child by default
+	defaultChecks  = 80                          // exploration steps of a child by default
 )
 
 // loadSpec loads a document from a file, or the embedded one for "".
@@ -97,15 +100,23 @@ func TestConformance(t *testing.T) {
 	if v := os.Getenv(exploreEnv); v != "" {
 		steps, _ = strconv.Atoi(v)
 	}
+	seed := uint64(childSeed)
+	if v := os.Getenv(seedEnv); v != "" {
+		seed, _ = strconv.ParseUint(v, 10, 64)
+	}
+	budget := 5 * time.Second
+	if v := os.Getenv(exploreTimeEnv); v != "" {
+		budget, _ = time.ParseDuration(v)
+	}
 	tg, err := conformance.Prepare(context.Background(), conformance.Config{
 		BaseURL: srv.URL + loadSpec(t, os.Getenv(mockSpecEnv)).BasePath, APIKey: testKey, Contract: suiteSpec, AllowMutations: true, Timeout: timeout,
-		Explore: conformance.ExploreConfig{Steps: steps, Seed: childSeed, Time: 5 * time.Second, ShrinkTime: 300 * time.Millisecond},
+		Explore: conformance.ExploreConfig{Steps: steps, Seed: seed, Time: budget, ShrinkTime: 300 * time.Millisecond},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = conformance.Run(tg, Register, conformance.RunOptions{
-		T: t, JSONReport: os.Getenv(reportEnv), JUnitReport: os.Getenv(junitEnv),
+		T: t, JSONReport: os.Getenv(reportEnv), JUnitReport: os.Getenv(junitEnv), LabelFilter: os.Getenv(labelEnv),
 		Info: conformance.RunInfo{Target: srv.URL + "/v1", Contract: "embedded"},
 	})
 	if err != nil {

@@ -13,12 +13,17 @@ func registerExplore(t *conformance.Target) {
 	if t.Config().Explore.Steps <= 0 {
 		return
 	}
-	ginkgo.Describe(string(conformance.AreaExplore), conformance.Labels(conformance.AreaExplore), func() {
+	// It writes (and is labelled mutating) only with --allow-mutations.
+	labels := conformance.Labels(conformance.AreaExplore)
+	if t.Mutations() {
+		labels = conformance.Labels(conformance.AreaExplore, conformance.Mutating)
+	}
+	ginkgo.Describe(string(conformance.AreaExplore), labels, func() {
 		ginkgo.It("random sequences of calls keep the model: read after write, no other record changed, rejected writes change nothing, documented statuses and bodies only", func(ctx ginkgo.SpecContext) {
 			res := t.Explore(ctx)
 			ginkgo.AddReportEntry(conformance.EntryExploration, res.Summary(), ginkgo.ReportEntryVisibilityFailureOrVerbose)
 			if f := res.Failure; f != nil {
-				ginkgo.AddReportEntry(conformance.EntryCause, "exploration: "+f.Rule, ginkgo.ReportEntryVisibilityNever)
+				t.Because(f.Cause, "exploration: "+f.Rule)
 				ginkgo.Fail("exploration (seed " + itoaU(res.Seed) + "; replay with --seed " + itoaU(res.Seed) + "): " + f.String())
 			}
 		})

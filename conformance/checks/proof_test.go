@@ -3,14 +3,17 @@ package checks
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
 
@@ -107,7 +110,6 @@ func TestBrokenServers(t *testing.T) {
 	}
 	wg.Wait()
 
-	var explored []string
 	failedBySomeone := map[string]bool{}
 	var all []string
 	for _, r := range runs {
@@ -124,14 +126,6 @@ func TestBrokenServers(t *testing.T) {
 			continue
 		}
 		b, _ := brokenServerNamed(r.name)
-		found := slices.ContainsFunc(failed, func(f string) bool { return strings.HasPrefix(f, string(conformance.AreaExplore)+":") })
-		_, blind := exploreBlind[b.name]
-		if len(b.fails) > 0 && !blind && !found {
-			t.Errorf("%s: exploration alone did not find it", b.name)
-		}
-		for _, e := range conformance.TallyReport(r.report, true).Exploration {
-			explored = append(explored, b.name+": "+e)
-		}
 		for _, f := range failed {
 			failedBySomeone[f] = true
 		}
@@ -165,8 +159,98 @@ func TestBrokenServers(t *testing.T) {
 			t.Errorf("no broken server makes %q fail: remove the check or add a server that proves it", s)
 		}
 	}
-	slices.Sort(explored)
-	t.Logf("%d broken servers, %d specs, each failed by at least one; exploration:\n  %s", len(brokenServers), len(all), strings.Join(explored, "\n  "))
+	t.Logf("%d broken servers, %d specs, each failed by at least one", len(brokenServers), len(all))
+}
+
+// proofSeeds are the exploration seeds TestExplorationProof runs every
+// server with: the proof holds for each of them, not for one lucky seed.
+// CONFORMANCE_PROOF_SEEDS (comma-separated) replaces them.
+var proofSeeds = []string{"7", "12345", "2024"}
+
+// TestExplorationProof runs the exploration alone (--label-filter explore),
+// at the default budget of conformance.DefaultExploreSteps steps, against
+// every broken server and the correct mock, once per seed of proofSeeds.
+// For every seed, the exploration must fail against every server that
+// breaks a rule, except the ones it cannot see (exploreBlind), and must
+// pass against every server that breaks none. It logs, per server, how
+// many steps each seed needed and how long it took.
+func TestExplorationProof(t *testing.T) {
+	if os.Getenv(brokenEnv) != "" {
+		t.Skip("in a child process")
+	}
+	if testing.Short() {
+		t.Skip("-short: skipping the exploration proof")
+	}
+	seeds := proofSeeds
+	if v := os.Getenv("CONFORMANCE_PROOF_SEEDS"); v != "" {
+		seeds = strings.Split(v, ",")
+	}
+	names := []string{correctServer}
+	for _, b := range brokenServers {
+		names = append(names, b.name)
+	}
+	type job struct{ seed, name string }
+	var jobs []job
+	for _, seed := range seeds {
+		for _, name := range names {
+			jobs = append(jobs, job{seed, name})
+		}
+	}
+	dir := t.TempDir()
+	runs := make([]childRun, len(jobs))
+	start := time.Now()
+	sem := make(chan struct{}, 2*runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			runs[i] = runChildEnv(t, j.name, filepath.Join(dir, j.seed+"-"+j.name), labelEnv+"=explore", seedEnv+"="+j.seed,
+				exploreEnv+"="+strconv.Itoa(conformance.DefaultExploreSteps), exploreTimeEnv+"="+conformance.DefaultExploreTime.String())
+		}()
+	}
+	wg.Wait()
+	wall := time.Since(start)
+
+	found := map[string][]string{} // server → per seed: steps and time
+	maxSteps, slowest := 0, ""
+	for i, r := range runs {
+		j := jobs[i]
+		failed, _, _ := outcome(r.report)
+		hit := len(failed) > 0
+		b, _ := brokenServerNamed(j.name)
+		_, blind := exploreBlind[j.name]
+		breaks := j.name != correctServer && len(b.fails) > 0
+		switch {
+		case breaks && !blind && !hit:
+			t.Errorf("seed %s: %s: exploration alone did not find it in %d steps", j.seed, j.name, conformance.DefaultExploreSteps)
+		case !breaks && hit:
+			t.Errorf("seed %s: %s breaks no rule, but exploration failed: %q\n%s", j.seed, j.name, failed, tail(r.output))
+		}
+		for _, e := range conformance.TallyReport(r.report, true).Exploration {
+			var steps int
+			_, _ = fmt.Sscanf(e, "%d steps", &steps)
+			took, _, _ := strings.Cut(strings.SplitN(e, " in ", 3)[2], ",")
+			found[j.name] = append(found[j.name], fmt.Sprintf("seed %s: %d steps, %s", j.seed, steps, took))
+			if hit && steps > maxSteps {
+				maxSteps, slowest = steps, j.name+" (seed "+j.seed+")"
+			}
+		}
+	}
+	var lines []string
+	for _, name := range names {
+		what := "found"
+		if _, blind := exploreBlind[name]; blind {
+			what = "blind"
+		} else if b, _ := brokenServerNamed(name); name == correctServer || len(b.fails) == 0 {
+			what = "breaks no rule"
+		}
+		lines = append(lines, fmt.Sprintf("%s (%s): %s", name, what, strings.Join(found[name], "; ")))
+	}
+	t.Logf("exploration alone, %d seeds x %d servers, %d steps each at most, in %s; a rule-breaking server took at most %d steps (%s):\n  %s",
+		len(seeds), len(names), conformance.DefaultExploreSteps, wall.Round(time.Second), maxSteps, slowest, strings.Join(lines, "\n  "))
 }
 
 // outcome lists the full texts of the failed specs, the warnings and the

@@ -1,0 +1,179 @@
+package conformance
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2"
+)
+
+// A Cause names what a failure is about, so that the summary groups the
+// checks one defect breaks under one line, whatever status or value each
+// of them saw. The checks record it (FailBecause, ExpectStatus, FailWith
+// and the exploration's rules each give one); the summary never reads it
+// out of a message.
+type Cause string
+
+// The causes.
+const (
+	CauseNoResponse        Cause = "no-response"
+	CauseTooLarge          Cause = "response-too-large"
+	CauseRateLimited       Cause = "rate-limited"
+	CauseServerError       Cause = "server-error"
+	CauseUndocumented      Cause = "undocumented-status"
+	CauseContentType       Cause = "content-type"
+	CauseResponseSchema    Cause = "response-schema"
+	CauseErrorEnvelope     Cause = "error-envelope"
+	CauseAuthNotEnforced   Cause = "auth-not-enforced"
+	CauseInvalidAccepted   Cause = "invalid-input-accepted"
+	CauseWrongErrorStatus  Cause = "wrong-error-status"
+	CauseUnknownNot404     Cause = "unknown-record-not-404"
+	CauseBadIDAccepted     Cause = "malformed-identifier-not-400"
+	CauseValidRefused      Cause = "valid-request-refused"
+	CauseUnexpectedStatus  Cause = "unexpected-status"
+	CauseRecordMissing     Cause = "record-missing"
+	CauseDuplicateIDs      Cause = "duplicate-identifiers"
+	CauseRecordMismatch    Cause = "record-mismatch"
+	CauseWriteAnswer       Cause = "write-answer-wrong"
+	CauseWriteNotStored    Cause = "write-not-stored"
+	CauseNotIdempotent     Cause = "not-idempotent"
+	CauseOtherChanged      Cause = "other-record-changed"
+	CauseRejectedChanged   Cause = "rejected-write-changed-data"
+	CauseLostUpdate        Cause = "lost-update"
+	CauseRecordAppeared    Cause = "record-appeared"
+	CauseRecordVanished    Cause = "record-vanished"
+	CauseRestoreFailed     Cause = "restore-failed"
+	CauseStrictWarning     Cause = "rfc-warning-strict"
+	CauseExplorationOthers Cause = "exploration"
+)
+
+// causeText says in a line what each cause means.
+var causeText = map[Cause]string{
+	CauseNoResponse:        "no answer (connection refused or reset, or a timeout)",
+	CauseTooLarge:          "a response body past the cap",
+	CauseRateLimited:       "still rate limited (429) after the allowed waits",
+	CauseServerError:       "a 5xx answer",
+	CauseUndocumented:      "a status the contract does not document for the operation",
+	CauseContentType:       "a Content-Type other than application/json",
+	CauseResponseSchema:    "a response that does not match the contract's schema",
+	CauseErrorEnvelope:     "an Error body without non-empty code and message or with a status other than the HTTP status",
+	CauseAuthNotEnforced:   "a missing or invalid credential not answered 401 (before anything else)",
+	CauseInvalidAccepted:   "a request the contract forbids was accepted",
+	CauseWrongErrorStatus:  "a request the contract forbids answered with another error status",
+	CauseUnknownNot404:     "an unknown record not answered 404",
+	CauseBadIDAccepted:     "an identifier that is not a valid one not answered 400",
+	CauseValidRefused:      "a valid request refused",
+	CauseUnexpectedStatus:  "a status the check does not allow",
+	CauseRecordMissing:     "a record that should be listed is not",
+	CauseDuplicateIDs:      "records listed more than once",
+	CauseRecordMismatch:    "a record answered differently from the list",
+	CauseWriteAnswer:       "the answer to an update is not the record with the values sent",
+	CauseWriteNotStored:    "an update not stored as answered",
+	CauseNotIdempotent:     "the same update twice gives different records",
+	CauseOtherChanged:      "an update changed another record",
+	CauseRejectedChanged:   "a rejected request changed data",
+	CauseLostUpdate:        "concurrent updates lost or mixed",
+	CauseRecordAppeared:    "a record appeared without a write that creates it",
+	CauseRecordVanished:    "a record vanished",
+	CauseRestoreFailed:     "data written could not be put back",
+	CauseStrictWarning:     "what an RFC requires (a failure under --strict)",
+	CauseExplorationOthers: "exploration found a sequence that breaks the contract",
+}
+
+// Text says what the cause means.
+func (c Cause) Text() string {
+	if s, ok := causeText[c]; ok {
+		return s
+	}
+	return string(c)
+}
+
+// causeSep separates a cause's id from its detail in a report entry.
+const causeSep = " | "
+
+// Because records why the check fails: the cause and the detail seen.
+// FailBecause, FailWith and ExpectStatus record it themselves.
+func (t *Target) Because(c Cause, detail string) { t.because(c, detail) }
+
+func (t *Target) because(c Cause, detail string) {
+	ginkgo.AddReportEntry(EntryCause, string(c)+causeSep+detail, ginkgo.ReportEntryVisibilityNever)
+}
+
+// FailBecause fails the check with the exchange and the problems found,
+// recording the cause.
+func (t *Target) FailBecause(c Cause, x *Exchange, want string, problems []string) {
+	ginkgo.GinkgoHelper()
+	detail := want + " — got " + gotLine(x)
+	if len(problems) > 0 {
+		p := problems[0]
+		if !strings.HasPrefix(p, "status ") {
+			p = digits.ReplaceAllString(p, "N")
+		}
+		detail = want + " — " + p
+	}
+	t.because(c, detail)
+	ginkgo.Fail(x.Want("%s", want) + "problems:\n  - " + strings.Join(problems, "\n  - "))
+}
+
+// problemCause names the cause of the first of the problems the rules
+// every response keeps found (ResponseProblems and ErrorProblems word
+// them).
+func problemCause(x *Exchange, problems []string) Cause {
+	if x != nil && x.Err != nil {
+		if strings.Contains(x.Err.Error(), ErrTooLarge.Error()) {
+			return CauseTooLarge
+		}
+		return CauseNoResponse
+	}
+	if len(problems) == 0 {
+		return CauseUnexpectedStatus
+	}
+	p := problems[0]
+	switch {
+	case strings.HasPrefix(p, "no response"):
+		return CauseNoResponse
+	case strings.HasPrefix(p, "status 429"):
+		return CauseRateLimited
+	case strings.HasPrefix(p, "status ") && strings.Contains(p, "no 5xx"):
+		return CauseServerError
+	case strings.HasPrefix(p, "status ") && strings.Contains(p, "not documented"):
+		return CauseUndocumented
+	case strings.HasPrefix(p, "Content-Type"):
+		return CauseContentType
+	case strings.HasPrefix(p, "Error body"):
+		return CauseErrorEnvelope
+	}
+	return CauseResponseSchema
+}
+
+// statusCause names the cause of a status other than the ones wanted.
+func statusCause(x *Exchange, want []int) Cause {
+	switch {
+	case slices.Contains(want, http.StatusUnauthorized) && len(want) == 1 && x.Status != 0:
+		// Whatever came instead, the credential was not checked first.
+		return CauseAuthNotEnforced
+	case x.Status == 0:
+		return CauseNoResponse
+	case x.Status >= 500:
+		return CauseServerError
+	case slices.Contains(want, http.StatusBadRequest) && x.Status < 300:
+		return CauseInvalidAccepted
+	case slices.Contains(want, http.StatusBadRequest):
+		return CauseWrongErrorStatus
+	case slices.Contains(want, http.StatusNotFound):
+		return CauseUnknownNot404
+	case slices.Contains(want, http.StatusOK):
+		return CauseValidRefused
+	}
+	return CauseUnexpectedStatus
+}
+
+// splitCause reads a cause entry: the cause and the detail.
+func splitCause(entry string) (Cause, string) {
+	c, detail, ok := strings.Cut(entry, causeSep)
+	if !ok {
+		return CauseUnexpectedStatus, entry
+	}
+	return Cause(c), detail
+}

@@ -1,0 +1,131 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/petstore/inventory-kit/mockserver"
+)
+
+const exploreKey = "explore-test-key-1234"
+
+// exploreTarget starts the mock, wrapped by wrap (nil: none), and returns
+// a target for it and the requests it received, in order.
+func exploreTarget(t *testing.T, cfg ExploreConfig, wrap func(http.Handler) http.Handler) (*Target, func() []string) {
+	t.Helper()
+	m, err := mockserver.New(mockserver.Config{APIKeys: []string{exploreKey}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h http.Handler = m
+	if wrap != nil {
+		h = wrap(h)
+	}
+	var mu sync.Mutex // guards log
+	var log []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		mu.Lock()
+		log = append(log, r.Method+" "+r.URL.RequestURI()+" "+r.Header.Get("Authorization")+" "+string(b))
+		mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	tg, err := Prepare(context.Background(), Config{BaseURL: srv.URL + "/v1", APIKey: exploreKey, AllowMutations: true, Explore: cfg, Stderr: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), log...)
+	}
+}
+
+// TestExploreSameSeedSameRun: two explorations with the same seed against
+// targets in the same state send the very same requests, in the same
+// order, and report the same steps; another seed sends others.
+func TestExploreSameSeedSameRun(t *testing.T) {
+	run := func(seed uint64) (*ExploreResult, []string) {
+		tg, log := exploreTarget(t, ExploreConfig{Steps: 60, Seed: seed, Time: time.Minute}, nil)
+		res := tg.Explore(context.Background())
+		return res, log()
+	}
+	a, logA := run(42)
+	b, logB := run(42)
+	c, logC := run(43)
+	if a.Failure != nil || a.Steps != 60 || a.Stopped != "the step budget" {
+		t.Fatalf("the mock: %s", a.Summary())
+	}
+	if a.Steps != b.Steps || a.Sequences != b.Sequences || strings.Join(logA, "\n") != strings.Join(logB, "\n") {
+		t.Errorf("seed 42 twice: %s (%d requests) and %s (%d requests); want the same run", a.Summary(), len(logA), b.Summary(), len(logB))
+	}
+	if strings.Join(logA, "\n") == strings.Join(logC, "\n") {
+		t.Errorf("seeds 42 and 43 sent the same %d requests (%s)", len(logA), c.Summary())
+	}
+}
+
+// TestExploreShrinks: a target that fails every update to a quantity
+// above 500 (a 500 answer) is found, and the sequence is shrunk to the
+// one step that breaks it, from a longer one.
+func TestExploreShrinks(t *testing.T) {
+	planted := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPatch {
+				b, _ := io.ReadAll(r.Body)
+				r.Body = io.NopCloser(bytes.NewReader(b))
+				var u struct{ Quantity *int64 }
+				if json.Unmarshal(b, &u) == nil && u.Quantity != nil && *u.Quantity > 500 {
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(http.StatusInternalServerError)
+					_, _ = io.WriteString(w, `{"code":"planted","message":"planted","status":500}`)
+					return
+				}
+			}
+			h.ServeHTTP(w, r)
+		})
+	}
+	tg, _ := exploreTarget(t, ExploreConfig{Steps: 300, Seed: 7, SequenceLength: 6, Time: time.Minute, ShrinkTime: 10 * time.Second}, planted)
+	res := tg.Explore(context.Background())
+	f := res.Failure
+	if f == nil {
+		t.Fatalf("the planted failure was not found: %s", res.Summary())
+	}
+	if !f.Shrunk || len(f.Steps) != 1 || f.Original < 2 || f.Cause != CauseServerError {
+		t.Errorf("found %d steps (shrunk %v) from %d, cause %s; want 1 step shrunk from a longer sequence, server-error:\n%s", len(f.Steps), f.Shrunk, f.Original, f.Cause, f)
+	}
+	t.Logf("%s; shrunk from %d steps to %d", res.Summary(), f.Original, len(f.Steps))
+	if !strings.Contains(f.Steps[0], "update petId") || !strings.Contains(f.Steps[0], "curl ") || !strings.Contains(f.String(), "$INVENTORY_API_KEY") {
+		t.Errorf("the step is not an update shown with its curl line:\n%s", f)
+	}
+}
+
+// TestExploreBudgets: the step budget and the time budget each stop the
+// exploration, and say which stopped it.
+func TestExploreBudgets(t *testing.T) {
+	tg, _ := exploreTarget(t, ExploreConfig{Steps: 5, Seed: 3, Time: time.Minute}, nil)
+	if res := tg.Explore(context.Background()); res.Steps != 5 || res.Stopped != "the step budget" {
+		t.Errorf("--explore-steps 5: %s", res.Summary())
+	}
+	slow := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(5 * time.Millisecond)
+			h.ServeHTTP(w, r)
+		})
+	}
+	tg, _ = exploreTarget(t, ExploreConfig{Steps: 1 << 30, Seed: 3, Time: 400 * time.Millisecond}, slow)
+	start := time.Now()
+	res := tg.Explore(context.Background())
+	if res.Stopped != "the time budget" || res.Steps == 0 || time.Since(start) > 5*time.Second {
+		t.Errorf("--explore-time 400ms: %s after %s", res.Summary(), time.Since(start))
+	}
+}

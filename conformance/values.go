@@ -1,0 +1,324 @@
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/petstore/inventory-kit/spec"
+)
+
+// A Grid is the numbers a field takes that the suite writes: Step times
+// every integer from Lo to Hi. Step is the schema's multipleOf (for an
+// integer field, the smallest whole multiple of it), else 1, else, where
+// no whole number lies between the bounds, the power of ten that fits.
+type Grid struct {
+	Lo, Hi *big.Int
+	Step   *big.Rat
+}
+
+// Value returns the k-th value of the grid, k*Step.
+func (g Grid) Value(k *big.Int) *big.Rat {
+	return new(big.Rat).Mul(new(big.Rat).SetInt(k), g.Step)
+}
+
+// Pick returns the value at offset off from the grid's start, wrapping.
+func (g Grid) Pick(off int64) *big.Rat {
+	span := new(big.Int).Sub(g.Hi, g.Lo)
+	span.Add(span, big.NewInt(1))
+	k := new(big.Int).Mod(big.NewInt(off), span)
+	return g.Value(k.Add(k, g.Lo))
+}
+
+// Size returns how many values the grid holds, capped at the largest
+// int64.
+func (g Grid) Size() int64 {
+	n := new(big.Int).Sub(g.Hi, g.Lo)
+	n.Add(n, big.NewInt(1))
+	return clampInt64(n)
+}
+
+// bounds returns the field's range: the stated bounds (format ranges
+// included for integers), and where safe is set and a side is not stated,
+// the suite's defaults there, stock counts from 0 to 1000 (within any one
+// bound that is given).
+func (f *Field) bounds(safe bool) (lo, hi *big.Rat, loEx, hiEx bool) {
+	lo, hi, loEx, hiEx = f.Minimum, f.Maximum, f.ExclusiveMinimum, f.ExclusiveMaximum
+	if f.Type == "integer" {
+		if l := f.Lowest(); l != nil {
+			lo, loEx = new(big.Rat).SetInt(l), false
+		}
+		if h := f.Highest(); h != nil {
+			hi, hiEx = new(big.Rat).SetInt(h), false
+		}
+		if f.Min == nil && f.Max == nil && f.FormatMin != nil {
+			lo, hi = nil, nil // a format alone is not a bound the suite writes to
+		} else if f.Min == nil && f.FormatMin != nil {
+			lo = nil
+		} else if f.Max == nil && f.FormatMax != nil {
+			hi = nil
+		}
+	}
+	if !safe {
+		return lo, hi, loEx, hiEx
+	}
+	thousand := big.NewRat(1000, 1)
+	switch {
+	case lo == nil && hi == nil:
+		lo, hi = new(big.Rat), thousand
+	case hi == nil:
+		hi = thousand
+		if lo.Sign() > 0 {
+			hi = new(big.Rat).Add(lo, thousand)
+		}
+	case lo == nil:
+		lo = new(big.Rat)
+		if hi.Cmp(thousand) < 0 && hi.Sign() <= 0 {
+			lo = new(big.Rat).Sub(hi, thousand)
+		}
+	}
+	return lo, hi, loEx, hiEx
+}
+
+// Grid returns the numbers of an integer or number field the suite
+// writes, within the stated bounds and multipleOf (and the defaults where
+// safe is set and the contract is silent); false when no number fits, or
+// where !safe and a side has no stated bound.
+func (f *Field) Grid(safe bool) (Grid, bool) {
+	lo, hi, loEx, hiEx := f.bounds(safe)
+	if lo == nil || hi == nil {
+		return Grid{}, false
+	}
+	step := big.NewRat(1, 1)
+	switch {
+	case f.MultipleOf != nil && f.Type == "integer":
+		// Whole multiples of p/q are the multiples of p.
+		step = new(big.Rat).SetInt(new(big.Int).Abs(f.MultipleOf.Num()))
+	case f.MultipleOf != nil:
+		step = new(big.Rat).Abs(f.MultipleOf)
+	case f.Type != "integer":
+		for d := 0; d < 18; d++ {
+			if g := gridOf(lo, hi, loEx, hiEx, step); g.Lo.Cmp(g.Hi) <= 0 {
+				return g, true
+			}
+			step = new(big.Rat).Quo(step, big.NewRat(10, 1))
+		}
+	}
+	g := gridOf(lo, hi, loEx, hiEx, step)
+	return g, g.Lo.Cmp(g.Hi) <= 0
+}
+
+func gridOf(lo, hi *big.Rat, loEx, hiEx bool, step *big.Rat) Grid {
+	l := new(big.Rat).Quo(lo, step)
+	k0 := ceilRat(l)
+	if loEx && l.IsInt() {
+		k0.Add(k0, big.NewInt(1))
+	}
+	h := new(big.Rat).Quo(hi, step)
+	k1 := floorRat(h)
+	if hiEx && h.IsInt() {
+		k1.Sub(k1, big.NewInt(1))
+	}
+	return Grid{Lo: k0, Hi: k1, Step: step}
+}
+
+// numberJSON renders a rational as a JSON number: an integer plainly, else
+// the exact decimal (grid values always have one).
+func numberJSON(r *big.Rat) json.RawMessage {
+	if r.IsInt() {
+		return json.RawMessage(r.Num().String())
+	}
+	for d := 1; d <= 40; d++ {
+		if s := r.FloatString(d); ratEqual(s, r) {
+			return json.RawMessage(strings.TrimRight(s, "0"))
+		}
+	}
+	return json.RawMessage(r.FloatString(20))
+}
+
+func ratEqual(s string, r *big.Rat) bool {
+	v, ok := new(big.Rat).SetString(s)
+	return ok && v.Cmp(r) == 0
+}
+
+// Accepts reports whether v is valid for the field: checked against the
+// field's compiled schema where the suite knows it, else against the
+// pattern, enum and lengths read.
+func (f *Field) Accepts(v json.RawMessage) bool {
+	if f.Schema != nil {
+		d, err := spec.DecodeJSON(v)
+		return err == nil && len(f.Schema.Validate(d)) == 0
+	}
+	var s string
+	if f.Type == "string" && json.Unmarshal(v, &s) == nil {
+		n := utf8.RuneCountInString(s)
+		if n < f.MinLength || (f.MaxLength >= 0 && n > f.MaxLength) {
+			return false
+		}
+		if f.Pattern != "" {
+			re, err := regexp.Compile(f.Pattern)
+			return err == nil && re.MatchString(s)
+		}
+	}
+	return true
+}
+
+// candidate renders the n-th value of the suite's choice for f, before it
+// is checked: from the enum, the grid, the format, the pattern.
+func candidate(f *Field, cur json.RawMessage, n int) json.RawMessage {
+	switch {
+	case len(f.EnumJSON) > 0:
+		i := 0
+		for j, e := range f.EnumJSON {
+			if canonical(e) == canonical(cur) {
+				i = j + 1
+			}
+		}
+		return f.EnumJSON[(i+n)%len(f.EnumJSON)]
+	case f.Type == "integer" || f.Type == "number":
+		g, ok := f.Grid(true)
+		if !ok {
+			return json.RawMessage("0")
+		}
+		return numberJSON(g.Pick(7 + int64(n)))
+	case f.Type == "boolean":
+		return json.RawMessage(fmt.Sprint(string(cur) != "true"))
+	case f.Type == "string":
+		return jsonString(stringCandidate(f, n))
+	case f.Type == "array":
+		return json.RawMessage("[]")
+	}
+	return json.RawMessage(`{}`)
+}
+
+// valueFor renders a valid value of f different from cur (the current
+// value, possibly nil), the n-th of the choices the suite makes: the first
+// candidate from n on that the field's schema accepts.
+func valueFor(f *Field, cur json.RawMessage, n int) json.RawMessage {
+	first := candidate(f, cur, n)
+	for try := 0; try < 16; try++ {
+		v := candidate(f, cur, n+try)
+		if (cur == nil || canonical(v) != canonical(cur)) && f.Accepts(v) {
+			return v
+		}
+	}
+	return first
+}
+
+// stringCandidate is the n-th string for f: one of its format (date-time,
+// date, email, uuid, uri, ipv4, ...), or matching its pattern, or
+// "conformance-n", fitted to its lengths.
+func stringCandidate(f *Field, n int) string {
+	var s string
+	switch f.Format {
+	case "date-time":
+		s = fmt.Sprintf("2026-01-02T03:04:%02dZ", n%60)
+	case "date":
+		s = fmt.Sprintf("2026-01-%02d", 1+n%28)
+	case "time":
+		s = fmt.Sprintf("03:04:%02dZ", n%60)
+	case "email":
+		s = fmt.Sprintf("conformance-%d@example.com", n)
+	case "uuid":
+		s = fmt.Sprintf("00000000-0000-4000-8000-%012d", n)
+	case "uri", "url", "uri-reference", "iri":
+		s = fmt.Sprintf("https://example.com/conformance/%d", n)
+	case "hostname":
+		s = fmt.Sprintf("conformance-%d.example.com", n)
+	case "ipv4":
+		s = fmt.Sprintf("192.0.2.%d", n%256)
+	case "ipv6":
+		s = fmt.Sprintf("2001:db8::%x", n)
+	default:
+		s = fmt.Sprintf("conformance-%d", n)
+	}
+	if f.Pattern != "" && !f.Accepts(jsonString(s)) {
+		if p, ok := sampleRegexp(f.Pattern, n%4); ok {
+			s = p
+		}
+	}
+	if c := utf8.RuneCountInString(s); c < f.MinLength {
+		s += strings.Repeat("x", f.MinLength-c)
+	}
+	if f.MaxLength >= 0 && utf8.RuneCountInString(s) > f.MaxLength {
+		s = string([]rune(s)[:f.MaxLength])
+	}
+	return s
+}
+
+// sampleRegexp returns a string matching pattern, built from its syntax
+// tree: each repetition taken extra times past its minimum, the extra-th
+// alternative, a printable character of each class.
+func sampleRegexp(pattern string, extra int) (string, bool) {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return "", false
+	}
+	var b strings.Builder
+	var walk func(r *syntax.Regexp)
+	repeat := func(r *syntax.Regexp, n int) {
+		for range n {
+			walk(r)
+		}
+	}
+	walk = func(r *syntax.Regexp) {
+		switch r.Op {
+		case syntax.OpLiteral:
+			b.WriteString(string(r.Rune))
+		case syntax.OpCharClass:
+			b.WriteRune(classRune(r.Rune, extra))
+		case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+			b.WriteByte('x')
+		case syntax.OpCapture:
+			walk(r.Sub[0])
+		case syntax.OpStar:
+			repeat(r.Sub[0], extra)
+		case syntax.OpPlus:
+			repeat(r.Sub[0], 1+extra)
+		case syntax.OpQuest:
+			repeat(r.Sub[0], min(extra, 1))
+		case syntax.OpRepeat:
+			n := r.Min + extra
+			if r.Max >= 0 {
+				n = min(n, r.Max)
+			}
+			repeat(r.Sub[0], n)
+		case syntax.OpConcat:
+			for _, s := range r.Sub {
+				walk(s)
+			}
+		case syntax.OpAlternate:
+			walk(r.Sub[extra%len(r.Sub)])
+		}
+	}
+	walk(re)
+	s := b.String()
+	ok, err := regexp.MatchString(pattern, s)
+	return s, err == nil && ok
+}
+
+// classRune picks a printable character of a character class (pairs of
+// ranges), preferring letters and digits.
+func classRune(ranges []rune, n int) rune {
+	var fallback rune = -1
+	for i := 0; i+1 < len(ranges); i += 2 {
+		lo, hi := ranges[i], ranges[i+1]
+		for _, want := range [][2]rune{{'a', 'z'}, {'A', 'Z'}, {'0', '9'}, {'!', '~'}} {
+			l, h := max(lo, want[0]), min(hi, want[1])
+			if l <= h {
+				return l + rune(n)%(h-l+1)
+			}
+		}
+		if fallback < 0 {
+			fallback = lo
+		}
+	}
+	if fallback < 0 {
+		return 'x'
+	}
+	return fallback
+}
