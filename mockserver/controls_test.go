@@ -49,8 +49,9 @@ func TestPrefer(t *testing.T) {
 		{"preferences of RFC 7240 are ignored", update, "return=minimal, handling=lenient", 200, "", `"quantity":42`, true},
 		{"parameters are ignored", list, "code=401; charset=x", 401, CodeUnauthorized, "forced", false},
 		// Mistakes: a clear 400, nothing written.
-		{"undocumented code", list, "code=500", 400, CodeInvalidPreference, "Prefer: code=500 is not documented for listInventory (documented: 200, 401)", false},
-		{"undocumented code on the update", update, "code=503", 400, CodeInvalidPreference, "not documented for updateInventory", false},
+		// The contract's default response documents every other error.
+		{"forced 500, the default response", list, "code=500", 500, CodeInternal, "forced by the request's Prefer: code=500; the contract says: Any other error, with an Error body as every error has (the seed, section 7).", false},
+		{"forced 503 on the update", update, "code=503", 503, CodeUnavailable, "forced", false},
 		{"unknown example", list, "example=nope", 400, CodeInvalidPreference, "listInventory has no example of that name; it has empty, one-of-each", false},
 		{"unknown preference", update, "dynamic=true", 400, CodeInvalidPreference, `Prefer: "dynamic" is not a preference the mock knows`, false},
 		{"code not a number", update, "code=abc", 400, CodeInvalidPreference, "want an HTTP status", false},

@@ -3,18 +3,19 @@ package mockserver
 import (
 	"bytes"
 	"encoding/json"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/petstore/inventory-kit/fixtures"
+	"github.com/petstore/inventory-kit/spec"
 )
 
 // FuzzUpdate sends PATCH requests with any petId segment, content type and
 // body. Whatever comes in, the mock answers below 500 with either a valid
-// InventoryItem or an Error whose status matches, and the store stays
+// InventoryItem or an Error whose status matches, an answer the contract
+// documents for the update where the path addresses it, and the store stays
 // valid: the same pets, statuses untouched, quantities within bounds, and
 // only a 200 changes a quantity. The seed corpus is in testdata/fuzz.
 func FuzzUpdate(f *testing.F) {
@@ -45,8 +46,13 @@ func FuzzUpdate(f *testing.F) {
 		before := listed(t, s)
 		rec := httptest.NewRecorder()
 		s.ServeHTTP(rec, r)
-		if rec.Code >= 500 && rec.Code != http.StatusNotImplemented {
+		if rec.Code >= 500 {
 			t.Fatalf("status %d for petId %q, body %q: %s", rec.Code, petID, body, rec.Body)
+		}
+		if op := operationOf(c, r.Method, r.URL.Path); op != nil {
+			if ps := op.CheckResponse(rec.Code, rec.Header(), rec.Body.Bytes()); len(ps) > 0 {
+				t.Fatalf("%d for petId %q, body %q breaks the contract: %s: %s", rec.Code, petID, body, spec.Join(ps), rec.Body)
+			}
 		}
 		var updated *item
 		if rec.Code == 200 {
@@ -79,9 +85,10 @@ func FuzzUpdate(f *testing.F) {
 }
 
 // FuzzPrefer sends any Prefer header on the list and the update. Whatever
-// comes in, the mock never answers 5xx (the operations document none a
-// Prefer header can force), the update writes only with a plain 200, and a
-// header it accepts renders back to one it accepts the same way.
+// comes in, the mock answers 5xx only where the header forces that code
+// (the contract's default response documents it), every answer is one the
+// contract documents, and a header it accepts renders back to one it
+// accepts the same way.
 func FuzzPrefer(f *testing.F) {
 	for _, seed := range []string{
 		"code=404", "example=empty", "delay=5", "code=200, example=one-of-each", "return=minimal",
@@ -113,8 +120,11 @@ func FuzzPrefer(f *testing.F) {
 			r.Header["Prefer"] = []string{prefer}
 			rec := httptest.NewRecorder()
 			s.ServeHTTP(rec, r)
-			if rec.Code >= 500 {
+			if rec.Code >= 500 && (perr != nil || p.code != rec.Code) {
 				t.Fatalf("%s with Prefer %q: status %d: %s", method, prefer, rec.Code, rec.Body)
+			}
+			if ps := operationOf(s.contract, method, path).CheckResponse(rec.Code, rec.Header(), rec.Body.Bytes()); len(ps) > 0 {
+				t.Fatalf("%s with Prefer %q: %d breaks the contract: %s: %s", method, prefer, rec.Code, spec.Join(ps), rec.Body)
 			}
 			if perr != nil && rec.Code != 400 {
 				t.Fatalf("%s with Prefer %q, which parsePrefer refuses (%v): status %d", method, prefer, perr, rec.Code)

@@ -38,7 +38,9 @@ func kinRouter(t testing.TB, c *spec.Contract) routers.Router {
 	if err != nil {
 		t.Fatalf("kin-openapi cannot load the document: %v", err)
 	}
-	if err := doc.Validate(context.Background()); err != nil {
+	// The document's examples are the mock's to judge (a stale one is
+	// warned about and never sent); kin checks the answers.
+	if err := doc.Validate(context.Background(), openapi3.DisableExamplesValidation()); err != nil {
 		t.Fatalf("kin-openapi finds the document invalid: %v", err)
 	}
 	doc.Servers = openapi3.Servers{{URL: "http://mock.test" + c.BasePath}}

@@ -18,7 +18,8 @@ func LogAndRecover(logger *slog.Logger, keys []string, next http.Handler) http.H
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return accessLog(logger, newRedactor(keys...), recoverPanics(logger, next))
+	rd := newRedactor(keys...)
+	return accessLog(logger, rd, recoverer(logger, rd, next))
 }
 
 // WriteError sends the contract's Error body, {code, message, status},

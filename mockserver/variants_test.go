@@ -3,129 +3,12 @@ package mockserver
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/spec"
 )
-
-// variant loads a contract variant from testdata/specs.
-func variant(t testing.TB, name string) *spec.Contract {
-	t.Helper()
-	doc, err := os.ReadFile(filepath.Join("..", "testdata", "specs", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := spec.Load(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// variantServer starts the mock on a variant, with the embedded fixtures
-// where they fit it and generated records where they do not, or where
-// generate is set.
-func variantServer(t *testing.T, c *spec.Contract, generate bool) *Server {
-	t.Helper()
-	sh, err := fixtures.NewShape(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	records, _, err := fixtures.Default(sh)
-	if err != nil || generate {
-		if records, err = fixtures.Generate(sh, 64, 1); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s, err := New(Config{Contract: c, Shape: sh, Records: records, APIKeys: []string{testKey}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
-// A step is one request against a variant and what must come back.
-type step struct {
-	r      req
-	status int
-	want   string // a part of the body
-}
-
-// TestSpecVariants starts the mock on each variant of the contract in
-// testdata/specs and checks that it follows the loaded document: its
-// records, writes, bounds, enums, base path and operations. serve checks
-// every answer against the variant, with our validator and kin-openapi's.
-func TestSpecVariants(t *testing.T) {
-	patch := func(path, body string) req { return req{method: "PATCH", path: path, body: body} }
-	get := func(path string) req { return req{method: "GET", path: path} }
-	tests := []struct {
-		spec  string
-		steps []step
-	}{
-		{"update-status.yaml", []step{
-			{patch("/v1/inventory/3", `{"quantity": 7, "status": "sold"}`), 200, `"quantity":7,"status":"sold"`},
-			{patch("/v1/inventory/3", `{"status": "pending"}`), 200, `"quantity":7,"status":"pending"`},
-			{patch("/v1/inventory/3", `{}`), 400, "body: has 0 fields; at least 1 are required"},
-			{patch("/v1/inventory/3", `{"status": "lost"}`), 400, `status: \"lost\" is not one of \"available\", \"pending\", \"sold\"`},
-			{get("/v1/inventory"), 200, `{"petId":3,"quantity":7,"status":"pending"}`},
-		}},
-		{"quantity-bounds.yaml", []step{
-			{patch("/v1/inventory/3", `{"quantity": 1000}`), 200, `"quantity":1000`},
-			{patch("/v1/inventory/3", `{"quantity": 1001}`), 400, "quantity: 1001 is out of range: above the maximum 1000"},
-			{patch("/v1/inventory/3", `{"quantity": -1}`), 400, "quantity: -1 is out of range: below the minimum 0"},
-		}},
-		{"wide-bounds.yaml", []step{
-			{patch("/v1/inventory/3", `{"quantity": -100}`), 200, `"quantity":-100`},
-			{patch("/v1/inventory/3", `{"quantity": 2147483648}`), 200, `"quantity":2147483648`},
-			{patch("/v1/inventory/3", `{"quantity": 9999999999}`), 200, `"quantity":9999999999`},
-			{patch("/v1/inventory/3", `{"quantity": 10000000000}`), 400, "above the maximum 9999999999"},
-			{patch("/v1/inventory/3", `{"quantity": -101}`), 400, "below the minimum -100"},
-		}},
-		{"required-updated-at.yaml", []step{
-			{get("/v1/inventory"), 200, `"updatedAt":"20`},
-			{patch("/v1/inventory/3", `{"quantity": 4}`), 200, `"updatedAt":"20`},
-		}},
-		{"status-reserved.yaml", []step{
-			{get("/v1/inventory"), 200, `"status":"reserved"`},
-		}},
-		{"base-path-v2.yaml", []step{
-			{get("/v2/inventory"), 200, `"petId":64`},
-			{patch("/v2/inventory/3", `{"quantity": 9}`), 200, `"quantity":9`},
-			{get("/v1/inventory"), 404, "no such path"},
-		}},
-		{"get-one-record.yaml", []step{
-			{get("/v1/inventory/3"), 200, `{"petId":3,`},
-			{patch("/v1/inventory/3", `{"quantity": 77}`), 200, `"quantity":77`},
-			{get("/v1/inventory/3"), 200, `"quantity":77`},
-			{get("/v1/inventory/424242"), 404, "no record with petId 424242"},
-			// The operation documents no 400: a petId that is not one names
-			// no record, and the answer is its documented 404.
-			{get("/v1/inventory/abc"), 404, `petId: \"abc\" is not an integer`},
-			{req{method: "GET", path: "/v1/inventory/3", auth: "-"}, 401, "missing Authorization header"},
-		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.spec, func(t *testing.T) {
-			c := variant(t, tt.spec)
-			s := variantServer(t, c, tt.spec == "status-reserved.yaml")
-			for _, st := range tt.steps {
-				got := serve(t, s, st.r)
-				if got.status != st.status || !strings.Contains(string(got.body), st.want) {
-					t.Errorf("%s %s %s: %d %s; want %d with %s", st.r.method, st.r.path, st.r.body, got.status, got.body, st.status, st.want)
-				}
-			}
-			if tt.spec == "get-one-record.yaml" && slices.ContainsFunc(s.Warnings(), func(w string) bool { return strings.Contains(w, "/inventory/{petId}") }) {
-				t.Errorf("warnings = %q; the new operation is served, not warned about", s.Warnings())
-			}
-		})
-	}
-}
 
 // TestSpecVariantFixtures checks that fixtures missing a field the
 // variant requires stop start-up, naming the source, the record and the

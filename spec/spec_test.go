@@ -229,7 +229,8 @@ func TestValidateResponse(t *testing.T) {
 		{"update bad status", "PATCH", "/v1/inventory/1", 200, `{"petId":1,"quantity":2,"status":"gone"}`, "status"},
 		{"error", "PATCH", "/v1/inventory/1", 404, `{"code":"not_found","message":"x","status":404}`, ""},
 		{"error missing code", "PATCH", "/v1/inventory/1", 400, `{"message":"x","status":400}`, "code"},
-		{"undocumented status", "GET", "/v1/inventory", 404, `{"code":"not_found","message":"x","status":404}`, "404"},
+		{"an error of the default response", "GET", "/v1/inventory", 503, `{"code":"unavailable","message":"x","status":503}`, ""},
+		{"the default response without an Error", "GET", "/v1/inventory", 404, `{"status":404}`, "code"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -115,6 +115,9 @@ writes. Frontend teams can force answers (Prefer: code=404, example=NAME,
 delay=MS), isolate their data (X-Mock-Session: NAME), add latency and faults,
 and read a journal of their requests. Also: GET /healthz, GET /openapi.yaml,
 and the admin API under /__admin/ (described at /__admin/openapi.yaml).
+An operation the spec labels with x-stability (updateInventory is
+experimental) answers with that label in an X-Stability header, such as
+X-Stability: experimental, and the start-up log lists those operations.
 With --proxy-to URL it is a validating proxy in front of a real backend
 instead, checking the traffic against the spec (see README).
 

@@ -6,19 +6,55 @@
 // To generate the client again after the contract changes:
 //
 //go:generate go run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2 -generate types,client -package strictclient_test -o client_gen_test.go ../../spec/openapi.yaml
+//go:generate go run ./stamp ../../spec/openapi.yaml client_gen_test.go
 package strictclient_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/mockserver"
+	"github.com/petstore/inventory-kit/mockserver/store"
+	"github.com/petstore/inventory-kit/spec"
 )
+
+// TestClientIsCurrent checks that client_gen_test.go was generated from
+// the contract as it is now: go generate stamps the document's SHA-256 in
+// the client's header.
+func TestClientIsCurrent(t *testing.T) {
+	src, err := os.ReadFile("client_gen_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(spec.Document)
+	if want := "with SHA-256 " + hex.EncodeToString(sum[:]) + "."; !strings.Contains(string(src), want) {
+		t.Errorf("client_gen_test.go was generated from another spec/openapi.yaml (its header lacks %q); run: go generate ./mockserver/strictclient", want)
+	}
+}
+
+// downStore is a store that cannot serve, as a Redis store whose server is
+// down: every read and write fails.
+type downStore struct{ store.Store }
+
+var errDown = errors.New("connection refused")
+
+func (downStore) List(context.Context, string) (store.List, error) { return store.List{}, errDown }
+func (downStore) Get(context.Context, string, int64) (fixtures.Record, error) {
+	return fixtures.Record{}, errDown
+}
+func (downStore) Update(context.Context, string, int64, func(fixtures.Record) (fixtures.Record, error)) (fixtures.Record, error) {
+	return fixtures.Record{}, errDown
+}
 
 const key = "strict-client-key"
 
@@ -44,13 +80,13 @@ func decoded(resp any, status int, documentedWithoutBody bool) error {
 		if f.IsNil() {
 			return fmt.Errorf("status %d: JSON%d is not set", status, status)
 		}
-		return nil
+		return errorStatus(f, status)
 	}
 	if f := v.FieldByName("JSONDefault"); f.IsValid() && !documentedWithoutBody {
 		if f.IsNil() {
 			return fmt.Errorf("status %d: neither JSON%d nor JSONDefault is set", status, status)
 		}
-		return nil
+		return errorStatus(f, status)
 	}
 	if documentedWithoutBody {
 		return nil
@@ -58,21 +94,57 @@ func decoded(resp any, status int, documentedWithoutBody bool) error {
 	return fmt.Errorf("status %d is not one the client knows for this operation", status)
 }
 
-func TestStrictClientDecodesEveryAnswer(t *testing.T) {
-	mock, err := mockserver.New(mockserver.Config{APIKeys: []string{key}})
+// newClient starts the mock with cfg and returns a generated client of it
+// that sends the key.
+func newClient(t *testing.T, cfg mockserver.Config) *ClientWithResponses {
+	t.Helper()
+	cfg.APIKeys = []string{key}
+	mock, err := mockserver.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { mock.Close() })
 	srv := httptest.NewServer(mock)
-	defer srv.Close()
+	t.Cleanup(srv.Close)
 	client, err := NewClientWithResponses(srv.URL+"/v1", WithRequestEditorFn(header("Authorization", "Bearer "+key)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return client
+}
+
+// errorStatus checks that a decoded Error says the status it came with.
+func errorStatus(f reflect.Value, status int) error {
+	e, ok := f.Interface().(*Error)
+	if !ok {
+		return nil // not an error answer
+	}
+	if e.Status != status || e.Code == "" || e.Message == "" {
+		return fmt.Errorf("status %d: Error %+v; want its status %d, a code and a message", status, *e, status)
+	}
+	return nil
+}
+
+func TestStrictClientDecodesEveryAnswer(t *testing.T) {
+	c, err := spec.Shared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, err := fixtures.NewShape(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	records, _, err := fixtures.Default(sh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := newClient(t, mockserver.Config{})
+	// The same mock, on a store that cannot serve.
+	down := newClient(t, mockserver.Config{Store: downStore{store.NewMemory(records, store.Options{})}})
 	ctx := context.Background()
 	noKey := header("Authorization", "")
 	type call func() (any, *http.Response, error)
-	list := func(eds ...RequestEditorFn) call {
+	listOf := func(client *ClientWithResponses, eds ...RequestEditorFn) call {
 		return func() (any, *http.Response, error) {
 			r, err := client.ListInventoryWithResponse(ctx, eds...)
 			if err != nil {
@@ -81,7 +153,7 @@ func TestStrictClientDecodesEveryAnswer(t *testing.T) {
 			return r, r.HTTPResponse, nil
 		}
 	}
-	update := func(id int64, body string, eds ...RequestEditorFn) call {
+	updateOf := func(client *ClientWithResponses, id int64, body string, eds ...RequestEditorFn) call {
 		return func() (any, *http.Response, error) {
 			r, err := client.UpdateInventoryWithBodyWithResponse(ctx, id, "application/json", strings.NewReader(body), eds...)
 			if err != nil {
@@ -90,6 +162,8 @@ func TestStrictClientDecodesEveryAnswer(t *testing.T) {
 			return r, r.HTTPResponse, nil
 		}
 	}
+	list := func(eds ...RequestEditorFn) call { return listOf(client, eds...) }
+	update := func(id int64, body string, eds ...RequestEditorFn) call { return updateOf(client, id, body, eds...) }
 	pet := func(id int64, eds ...RequestEditorFn) call {
 		return func() (any, *http.Response, error) {
 			r, err := client.GetPetsPetIdWithResponse(ctx, id, eds...)
@@ -119,6 +193,10 @@ func TestStrictClientDecodesEveryAnswer(t *testing.T) {
 		{"list with a wrong key", list(header("Authorization", "Bearer nope")), 401, false},
 		{"list, forced 401", list(header("Prefer", "code=401")), 401, false},
 		{"list, named example", list(header("Prefer", "example=empty")), 200, false},
+		{"list, a Prefer the mock does not know", list(header("Prefer", "colour=blue")), 400, false},
+		{"list, a bad session name", list(header("X-Mock-Session", "no spaces allowed")), 400, false},
+		{"list, forced 429", list(header("Prefer", "code=429")), 429, false},
+		{"list, store down", listOf(down), 503, false},
 		{"update", update(3, `{"quantity": 9}`), 200, false},
 		{"update, string quantity", update(3, `{"quantity": "9"}`), 400, false},
 		{"update, negative", update(3, `{"quantity": -9}`), 400, false},
@@ -128,6 +206,9 @@ func TestStrictClientDecodesEveryAnswer(t *testing.T) {
 		{"update without a key", update(3, `{"quantity": 9}`, noKey), 401, false},
 		{"update as text", update(3, `{"quantity": 9}`, header("Content-Type", "text/plain")), 400, false},
 		{"update, forced 404", update(3, `{"quantity": 9}`, header("Prefer", "code=404")), 404, false},
+		{"update, a bad Prefer", update(3, `{"quantity": 9}`, header("Prefer", "delay=soon")), 400, false},
+		{"update, store down", updateOf(down, 3, `{"quantity": 9}`), 503, false},
+		{"update without a key, store down", updateOf(down, 3, `{"quantity": 9}`, noKey), 401, false},
 		{"pet detail", pet(1), 501, false},
 		{"pet detail without a key", pet(1, noKey), 401, false},
 		{"pet detail, forced 200", pet(1, header("Prefer", "code=200")), 200, true},
