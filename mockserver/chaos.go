@@ -248,6 +248,9 @@ func (c *chaos) checkExample(r ChaosRule) error {
 		if _, err := strconv.Atoi(resp.Code); err != nil {
 			return fmt.Errorf("example %q belongs to the %s response of %s, which has no status to answer with", r.Example, resp.Code, op.Name())
 		}
+		if ex := resp.Example(r.Example); len(ex.Problems) > 0 {
+			return fmt.Errorf("example %q of %s does not match the contract (%s); update or remove it in the spec", r.Example, op.Name(), spec.Join(ex.Problems))
+		}
 		return nil
 	}
 	return fmt.Errorf("example %q: %s has no example of that name; it has %s", r.Example, op.Name(), exampleNames(op))

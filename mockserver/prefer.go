@@ -136,6 +136,10 @@ func answerForced(w http.ResponseWriter, op *spec.Operation, p preference) {
 				fmt.Sprintf("Prefer: example=%s: the %s response of %s has no example of that name; it has %s", p.example, resp.Code, op.Name(), names(resp.Examples)))
 			return
 		}
+		if len(ex.Problems) > 0 {
+			writeError(w, http.StatusBadRequest, CodeInvalidPreference, staleExample(op, resp, ex))
+			return
+		}
 		writeJSON(w, status, append(ex.JSON, '\n'))
 	case len(resp.MediaTypes) == 0:
 		// The contract gives no body for this status: none is sent.
@@ -151,7 +155,12 @@ func answerForced(w http.ResponseWriter, op *spec.Operation, p preference) {
 		}
 		writeError(w, status, codeFor(status), msg)
 	case len(resp.Examples) > 0:
-		writeJSON(w, status, append(resp.Examples[0].JSON, '\n'))
+		ex := firstSound(resp.Examples)
+		if ex == nil {
+			writeError(w, http.StatusBadRequest, CodeInvalidPreference, staleExample(op, resp, &resp.Examples[0]))
+			return
+		}
+		writeJSON(w, status, append(ex.JSON, '\n'))
 	default:
 		writeError(w, http.StatusBadRequest, CodeInvalidPreference,
 			fmt.Sprintf("Prefer: code=%d: the contract gives a body for it but no example, so the mock has nothing to answer; add an example to the %s response of %s", status, resp.Code, op.Name()))
@@ -208,4 +217,14 @@ func names(examples []spec.Example) string {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// firstSound returns the first example that matches its schema, or nil.
+func firstSound(examples []spec.Example) *spec.Example {
+	for i := range examples {
+		if len(examples[i].Problems) == 0 {
+			return &examples[i]
+		}
+	}
+	return nil
 }

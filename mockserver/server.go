@@ -159,6 +159,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.warnings = append(s.warnings, exampleWarnings(cfg.Contract)...)
 	s.handler = accessLog(logger, s.redact, recoverPanics(logger, cors(cfg.CORSOrigins, cleanPath(root))))
 	return s, nil
 }

@@ -321,3 +321,20 @@ func TestMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestStaleExampleLoads checks that a document whose example no longer
+// matches its schema loads, the example kept with its problems.
+func TestStaleExampleLoads(t *testing.T) {
+	doc := strings.Replace(string(Document), "required: [petId, quantity, status]", "required: [petId, quantity, status, updatedAt]", 1)
+	c, err := Load([]byte(doc))
+	if err != nil {
+		t.Fatalf("Load() = %v; want the document loaded", err)
+	}
+	r := c.Operation("listInventory").Response(200)
+	if ex := r.Example("one-of-each"); ex == nil || !strings.Contains(Join(ex.Problems), "[0].updatedAt: required") {
+		t.Errorf("one-of-each = %+v; want it kept, with updatedAt: required among its problems", ex)
+	}
+	if ex := r.Example("empty"); ex == nil || len(ex.Problems) > 0 {
+		t.Errorf("empty = %+v; want it kept, without problems", ex)
+	}
+}

@@ -43,8 +43,22 @@ func TestRequiredFieldEndToEnd(t *testing.T) {
 		{"from a fixtures file", []string{"--fixtures", fx}, 1, "2026-03-04T05:06:07Z"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			addr, _ := start(t, append([]string{"--spec", variant}, tt.args...), env(nil), io.Discard)
+			var logs syncBuffer
+			addr, _ := start(t, append([]string{"--spec", variant}, tt.args...), env(nil), &logs)
 			base := "http://" + addr + "/v1/inventory"
+			// The list's example one-of-each lacks updatedAt: the mock warns
+			// and will not send it.
+			if want := "example one-of-each does not match the contract ([0].updatedAt: required"; !strings.Contains(logs.String(), want) {
+				t.Errorf("start-up log lacks %q:\n%s", want, logs.String())
+			}
+			req, _ := http.NewRequest("GET", base, nil)
+			req.Header.Set("Authorization", "Bearer inventory-dev-key")
+			req.Header.Set("Prefer", "example=one-of-each")
+			if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 400 {
+				t.Errorf("Prefer: example=one-of-each: %v %v; want 400", resp.StatusCode, err)
+			} else {
+				resp.Body.Close()
+			}
 			status, body := do("GET", base, "")
 			var items []map[string]any
 			if err := json.Unmarshal(body, &items); status != 200 || err != nil || len(items) != tt.pets {
