@@ -156,8 +156,10 @@ func TestFaultsDamageEveryAnswer(t *testing.T) {
 		{"truncate, a bad body", "truncate", "PATCH", "/v1/inventory/3", `{"quantity": "x"}`, "", 400, CodeInvalidBody},
 		{"truncate, an unknown pet", "truncate", "PATCH", "/v1/inventory/4242", `{"quantity": 1}`, "", 404, CodeNotFound},
 		{"truncate, a forced 404", "truncate", "PATCH", "/v1/inventory/3", `{"quantity": 1}`, "code=404", 404, CodeNotFound},
+		{"truncate, the list", "truncate", "GET", "/v1/inventory", "", "", 200, ""},
+		{"slow, the list", "slow", "GET", "/v1/inventory", "", "", 200, ""},
 		{"truncate, a forced example", "truncate", "GET", "/v1/inventory", "", "example=one-of-each", 200, ""},
-		{"truncate, a bad Prefer code", "truncate", "GET", "/v1/inventory", "", "code=500", 400, CodeInvalidPreference},
+		{"truncate, a bad Prefer example", "truncate", "GET", "/v1/inventory", "", "example=nope", 400, CodeInvalidPreference},
 		{"slow, a bad body", "slow", "PATCH", "/v1/inventory/3", `{"quantity": "x"}`, "", 400, CodeInvalidBody},
 		{"slow, a forced 404", "slow", "PATCH", "/v1/inventory/3", `{"quantity": 1}`, "code=404", 404, CodeNotFound},
 		{"slow, a forced example", "slow", "GET", "/v1/inventory", "", "example=one-of-each", 200, ""},
@@ -195,6 +197,13 @@ func TestFaultsDamageEveryAnswer(t *testing.T) {
 			e := journalAfter(t, s, "", 1)[0]
 			if e.Status != tt.status || e.Fault != "fault "+tt.fault || e.Code != tt.code {
 				t.Errorf("journal: %d fault %q code %q; want %d fault %q code %q", e.Status, e.Fault, e.Code, tt.status, "fault "+tt.fault, tt.code)
+			}
+			// The journal keeps what was sent: a cut body breaks the contract.
+			if e.Response.Bytes != len(got.body) || e.Response.Body != string(got.body) {
+				t.Errorf("journal keeps %d bytes %.60q; want the %d bytes sent", e.Response.Bytes, e.Response.Body, len(got.body))
+			}
+			if cut := tt.fault == FaultTruncate; e.Verdict == nil || e.Verdict.Valid == cut {
+				t.Errorf("journal verdict %+v; want valid %v", e.Verdict, !cut)
 			}
 		})
 	}

@@ -42,10 +42,13 @@ type fieldInfo struct {
 // An operationInfo describes one operation of the contract, with what a
 // chaos rule can force it to answer.
 type operationInfo struct {
-	Name       string        `json:"name"`
-	Method     string        `json:"method"`
-	Path       string        `json:"path"`
-	Statuses   []int         `json:"statuses"`
+	Name     string `json:"name"`
+	Method   string `json:"method"`
+	Path     string `json:"path"`
+	Statuses []int  `json:"statuses"`
+	// Documents is, of the statuses a fault can send (500 and 503), those
+	// the contract documents for the operation, by code, range or default.
+	Documents  []int         `json:"documents"`
 	Examples   []exampleInfo `json:"examples"`
 	Deprecated bool          `json:"deprecated,omitempty"`
 	Stability  string        `json:"stability,omitempty"`
@@ -96,6 +99,12 @@ func (s *Server) describeContract() adminHandler {
 			Examples: []exampleInfo{}, Deprecated: op.Deprecated, Stability: op.Stability}
 		if o.Statuses == nil {
 			o.Statuses = []int{}
+		}
+		o.Documents = []int{}
+		for _, status := range []int{http.StatusInternalServerError, http.StatusServiceUnavailable} {
+			if op.Response(status) != nil {
+				o.Documents = append(o.Documents, status)
+			}
 		}
 		for _, r := range op.Responses {
 			status, err := strconv.Atoi(r.Code)

@@ -108,7 +108,12 @@ const listKept = 4
 
 // keepList makes the journal keep the answer, the list l, by reference,
 // where it is at most listKept times the body limit: no copy is made.
+// An answer a fault damages (cut short, or sent slowly) is kept as the
+// bytes sent, which may not be all of l.
 func keepList(w http.ResponseWriter, l store.List) {
+	if _, damaged := w.(*bufferedWriter); damaged {
+		return
+	}
 	if rec := recorderOf(w); rec != nil && rec.capture.on && l.Size() <= listKept*rec.capture.limit {
 		rec.capture.list, rec.capture.hasList = l, true
 	}

@@ -133,12 +133,29 @@ func TestDashboard(t *testing.T) {
 		t.Errorf("the app's list under the fault: %d %.100s; want 503", status, body)
 	}
 	tb.waitFor("the 503 in the journal", `[...document.querySelectorAll('#entries summary')].some(s => s.textContent.includes('GET/v1/inventory503') && s.textContent.includes('fault status 503'))`)
-	// The contract's verdict on it: the fault broke the contract, which
-	// does not document a 503 for the list.
+	// The contract's verdict on it: the list's default response documents
+	// every other error, 503 among them, so the answer keeps the contract.
 	tb.do(chromedp.Focus(chromedp.CSS(`#entries li:first-child summary`)), chromedp.KeyEvent(kb.Enter))
-	tb.waitFor("the verdict", `document.querySelector('#entries li:first-child .problems')`)
-	if got := tb.text(`document.querySelector('#entries li:first-child .problems').textContent`); !strings.Contains(got, "503") {
-		t.Errorf("verdict on the 503 = %q; want the contract's complaint about it", got)
+	tb.waitFor("the verdict", `document.querySelector('#entries li:first-child .meta')`)
+	if got := tb.text(`document.querySelector('#entries li:first-child .meta').textContent`); !strings.Contains(got, "the answer keeps the contract") {
+		t.Errorf("verdict on the documented 503 = %q; want it valid", got)
+	}
+	tb.do(chromedp.KeyEvent(kb.Enter))
+	tb.do(chromedp.Click(chromedp.CSS(`#rules li button`)))
+	tb.waitFor("the 503 rule off", `document.querySelectorAll('#rules li').length === 0`)
+
+	// A fault that breaks the contract: the list's body cut in half.
+	tb.choose("rule-effect", "fault:truncate")
+	tb.do(chromedp.Click(chromedp.CSS(`#rule-form button[type=submit]`)))
+	tb.waitFor("the truncate rule in force", `document.querySelector('#rules li') && document.querySelector('#rules li').textContent.startsWith('listInventory: ')`)
+	if _, body := call(t, srv, "GET", "/v1/inventory", ""); json.Valid([]byte(body)) {
+		t.Errorf("the app's list under the truncate fault: %.100s; want a body cut short", body)
+	}
+	tb.waitFor("the cut list in the journal", `[...document.querySelectorAll('#entries summary')].some(s => s.textContent.includes('GET/v1/inventory200') && s.textContent.includes('breaks the contract'))`)
+	tb.do(chromedp.Focus(chromedp.CSS(`#entries li:first-child summary`)), chromedp.KeyEvent(kb.Enter))
+	tb.waitFor("the verdict's problems", `document.querySelector('#entries li:first-child .problems')`)
+	if got := tb.text(`document.querySelector('#entries li:first-child .problems').textContent`); got == "" {
+		t.Errorf("verdict on the cut list is empty; want the contract's complaint about it")
 	}
 	tb.screenshot("dashboard.png")
 	tb.do(chromedp.KeyEvent(kb.Enter))

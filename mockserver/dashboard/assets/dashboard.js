@@ -771,7 +771,7 @@ function fillEffects() {
   }
   const faults = [];
   for (const s of [500, 503]) {
-    if (!errors.has(s)) faults.push(el('option', { value: 'status:' + s, text: `Fault: status ${s}` + (op ? ', undocumented' : '') }));
+    if (!errors.has(s)) faults.push(el('option', { value: 'status:' + s, text: `Fault: status ${s}` + (op && !op.documents.includes(s) ? ', undocumented' : '') }));
   }
   for (const f of state.contract.faults) if (FAULTS[f]) faults.push(el('option', { value: 'fault:' + f, text: FAULTS[f] }));
   const select = $('rule-effect');
