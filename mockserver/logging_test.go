@@ -23,8 +23,8 @@ type panickyStore struct{ store.Store }
 
 func (panickyStore) List(context.Context, string) (store.List, error) { panic("boom in List") }
 
-// logLines decodes JSON log lines.
-func logLines(t *testing.T, logs *bytes.Buffer) []map[string]any {
+// jsonLogLines decodes JSON log lines.
+func jsonLogLines(t *testing.T, logs *bytes.Buffer) []map[string]any {
 	t.Helper()
 	var out []map[string]any
 	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
@@ -52,7 +52,7 @@ func TestPanicGetsAccessLine(t *testing.T) {
 		t.Fatalf("panic: %d %s; want 500 %s", got.status, got.body, CodeInternal)
 	}
 	var access, panicked map[string]any
-	for _, l := range logLines(t, &logs) {
+	for _, l := range jsonLogLines(t, &logs) {
 		switch l["msg"] {
 		case "request":
 			access = l
@@ -78,7 +78,7 @@ func TestLoggedPathIsCapped(t *testing.T) {
 	if got := serve(t, s, req{method: "GET", path: long}); got.status != 404 {
 		t.Fatalf("status = %d; want 404", got.status)
 	}
-	lines := logLines(t, &logs)
+	lines := jsonLogLines(t, &logs)
 	path, _ := lines[len(lines)-1]["path"].(string)
 	if len(path) > maxLoggedPath+32 || !strings.HasSuffix(path, "...(5257 bytes)") || !strings.HasPrefix(path, "/v1/aaaa") {
 		t.Errorf("access log path = %q (%d bytes); want at most %d bytes of it, and its length", path, len(path), maxLoggedPath)
@@ -97,7 +97,7 @@ func TestLoggedPathIsCapped(t *testing.T) {
 			r := httptest.NewRequest("GET", "/", nil)
 			r.URL.Path = tt.path
 			h.ServeHTTP(httptest.NewRecorder(), r)
-			got, _ := logLines(t, &logs)[0]["path"].(string)
+			got, _ := jsonLogLines(t, &logs)[0]["path"].(string)
 			if got != tt.want || !utf8.ValidString(got) || strings.Contains(got, key) {
 				t.Errorf("panic line path = %q; want %q", got, tt.want)
 			}

@@ -297,6 +297,8 @@ func collect(ve *jsonschema.ValidationError, out *[]Problem) {
 		add(field, fmt.Sprintf("%s is out of range: it must be greater than %s", rat(k.Got), rat(k.Want)))
 	case *kind.ExclusiveMaximum:
 		add(field, fmt.Sprintf("%s is out of range: it must be less than %s", rat(k.Got), rat(k.Want)))
+	case *kind.MultipleOf:
+		add(field, fmt.Sprintf("%s is not a multiple of %s", rat(k.Got), rat(k.Want)))
 	case *kind.Enum:
 		want := make([]string, len(k.Want))
 		for i, w := range k.Want {

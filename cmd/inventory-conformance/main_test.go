@@ -106,7 +106,7 @@ func TestCannotRun(t *testing.T) {
 		want string
 	}{
 		{"unknown flag", []string{"--nope"}, nil, "not defined"},
-		{"bad duration", []string{"--base-url", url, "--timeout", "soon"}, nil, "invalid value"},
+		{"bad duration", []string{"--base-url", url, "--timeout", "soon"}, nil, `--timeout "soon": want a duration such as 500ms`},
 		{"stray argument", []string{"--base-url", url, "extra"}, nil, "unexpected argument"},
 		{"no base URL", []string{"--api-key", testKey}, nil, "--base-url is required"},
 		{"not a URL", []string{"--base-url", "ftp:/x", "--api-key", testKey}, nil, "--base-url"},

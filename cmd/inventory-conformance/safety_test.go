@@ -144,7 +144,7 @@ func hugeList(t *testing.T, n int) (string, *atomic.Int64) {
 }
 
 // TestInterruptLargeList: a run against a target listing 200,000 pets,
-// interrupted while the checks walk the list, exits 2 within a second of
+// interrupted while the checks walk the list, exits 2 within seconds of
 // the signal, saying so, and its reports say it was interrupted.
 func TestInterruptLargeList(t *testing.T) {
 	url, lists := hugeList(t, 200_000)
@@ -175,8 +175,10 @@ func TestInterruptLargeList(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitCannotRun {
 		t.Errorf("exit %v; want 2\n%s", err, out.String())
 	}
-	if took > time.Second {
-		t.Errorf("the run took %s to stop after the interrupt; want under 1s", took.Round(time.Millisecond))
+	// Promptly, not at once: the bound leaves room for a loaded machine
+	// and the race detector; a run that walked on would take far longer.
+	if took > 3*time.Second {
+		t.Errorf("the run took %s to stop after the interrupt; want under 3s", took.Round(time.Millisecond))
 	}
 	t.Logf("stopped %s after the interrupt, having listed %d pets %d times", took.Round(time.Millisecond), 200_000, lists.Load())
 	for _, f := range []string{junit, js} {

@@ -78,7 +78,7 @@ func TestSecretsNeverWritten(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		switch r.URL.Path {
 		case "/v1/inventory":
-			w.Write([]byte(`[{"petId":1,"quantity":2,"status":"` + auth + ` ` + r.URL.Query().Get("api_key") + ` ` + configured + `"}]`))
+			w.Write([]byte(`[{"petId":1,"quantity":"` + token + `","status":"` + auth + ` ` + r.URL.Query().Get("api_key") + ` ` + configured + `"}]`))
 		default:
 			w.WriteHeader(500)
 			w.Write([]byte(`{"code":"boom","message":"token ` + token + ` rejected","status":` + `"` + token + `"}`))
