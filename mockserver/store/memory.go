@@ -56,6 +56,7 @@ type session struct {
 type snapshot struct {
 	chunks table
 	size   int
+	flat   flat // the array in one piece, once a large list is written
 }
 
 // with returns a snapshot that shares every chunk but c, whose record i
@@ -225,7 +226,7 @@ func (m *Memory) dropIdle() {
 // List returns the session's records.
 func (m *Memory) List(_ context.Context, session string) (List, error) {
 	snap := m.session(session).snap.Load()
-	return List{chunks: snap.chunks, size: snap.size, n: len(m.ids)}, nil
+	return List{chunks: snap.chunks, size: snap.size, n: len(m.ids), flat: &snap.flat}, nil
 }
 
 // find returns the chunk and index in it of key id.

@@ -719,7 +719,7 @@ func (r *Redis) List(ctx context.Context, session string) (List, error) {
 	if err != nil {
 		return List{}, err
 	}
-	return List{chunks: snap.chunks, size: snap.size, n: len(r.ids)}, nil
+	return List{chunks: snap.chunks, size: snap.size, n: len(r.ids), flat: &snap.flat}, nil
 }
 
 // find returns the position of key id.
