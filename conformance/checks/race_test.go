@@ -1,0 +1,7 @@
+//go:build race
+
+package checks
+
+// raceDetector says whether the tests run under -race, whose instrumented
+// child processes run several times slower: the longest tests do less then.
+const raceDetector = true
