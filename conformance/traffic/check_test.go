@@ -91,18 +91,25 @@ func TestCheck(t *testing.T) {
 		}(), "body-not-recorded $"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var got []string
-			for _, v := range NewChecker(c, nil).Check(tc.x) {
-				got = append(got, v.Rule+" "+v.Path)
-				if r, ok := RuleNamed(v.Rule); !ok || (r.Where != "" && r.Where != v.Where) {
-					t.Errorf("%s: where %q; the rule says %q", v.Rule, v.Where, r.Where)
-				}
-			}
-			if g := strings.Join(got, ", "); g != tc.want {
+			if g := violations(t, c, tc.x); g != tc.want {
 				t.Errorf("violations = %q; want %q", g, tc.want)
 			}
 		})
 	}
+}
+
+// violations checks x against c and returns its violations, "rule path"
+// joined by ", ", checking that each is where its rule says.
+func violations(t *testing.T, c *spec.Contract, x *Exchange) string {
+	t.Helper()
+	var got []string
+	for _, v := range NewChecker(c, nil).Check(x) {
+		got = append(got, v.Rule+" "+v.Path)
+		if r, ok := RuleNamed(v.Rule); !ok || (r.Where != "" && r.Where != v.Where) {
+			t.Errorf("%s: where %q; the rule says %q", v.Rule, v.Where, r.Where)
+		}
+	}
+	return strings.Join(got, ", ")
 }
 
 // TestUndocumentedStatus checks the statuses a contract without a default
@@ -129,11 +136,7 @@ func TestUndocumentedStatus(t *testing.T) {
 		{"a documented 404", exchange("PATCH", "/v1/inventory/3", `{"quantity":7}`, nil, 404, appJSON, notFound), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var got []string
-			for _, v := range NewChecker(c, nil).Check(tc.x) {
-				got = append(got, v.Rule+" "+v.Path)
-			}
-			if g := strings.Join(got, ", "); g != tc.want {
+			if g := violations(t, c, tc.x); g != tc.want {
 				t.Errorf("violations = %q; want %q", g, tc.want)
 			}
 		})

@@ -52,8 +52,7 @@ func (l List) Size() int { return l.size }
 // write for a small list, whatever its chunks.
 func (l List) WriteTo(w io.Writer) (int64, error) {
 	if l.flat != nil && l.size > writeBufferSize && l.size <= maxFlat {
-		l.flat.once.Do(func() { l.flat.b = l.join() })
-		n, err := w.Write(l.flat.b)
+		n, err := w.Write(l.flatBytes())
 		return int64(n), err
 	}
 	return l.writeBuffered(w)
@@ -122,10 +121,16 @@ var (
 // the piece WriteTo serves.
 func (l List) Bytes() []byte {
 	if l.flat != nil && l.size <= maxFlat {
-		l.flat.once.Do(func() { l.flat.b = l.join() })
-		return l.flat.b
+		return l.flatBytes()
 	}
 	return l.join()
+}
+
+// flatBytes returns the list in one piece, joined the first time any List
+// of its snapshot asks.
+func (l List) flatBytes() []byte {
+	l.flat.once.Do(func() { l.flat.b = l.join() })
+	return l.flat.b
 }
 
 // join returns the list's array in a new buffer.
