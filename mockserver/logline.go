@@ -13,34 +13,112 @@ import (
 // handler writing to w. The access log recognises it and writes its one
 // line per request itself, byte for byte as that handler would, without
 // slog's generic formatting of each attribute; a line with a value the
-// handler would quote or escape goes through the handler itself.
+// handler would quote or escape goes through the handler itself. Every
+// line is written to w at once.
 func NewLogger(w io.Writer, json bool) *slog.Logger {
-	sw := &syncWriter{w: w}
+	l, _ := NewBatchingLogger(w, json, 0)
+	return l
+}
+
+// NewBatchingLogger is NewLogger, except that access lines wait up to
+// window and the lines of one window reach w in one Write: under load, a
+// write to a file or terminal per request costs the mock more than
+// formatting its line. Any other record (a warning, the listening line)
+// is written at once, after the access lines held before it, so that the
+// order is kept. flush writes what is held and makes every later line go
+// out at once; call it before the process exits. A process killed with
+// SIGKILL loses the access lines of its last window.
+func NewBatchingLogger(w io.Writer, json bool, window time.Duration) (logger *slog.Logger, flush func()) {
+	sw := &syncWriter{w: w, window: window}
 	var h slog.Handler = slog.NewTextHandler(sw, nil)
 	if json {
 		h = slog.NewJSONHandler(sw, nil)
 	}
-	return slog.New(&lineHandler{Handler: h, out: sw, json: json})
+	return slog.New(&lineHandler{Handler: h, out: sw, json: json}), sw.close
 }
+
+// maxHeld is the most a syncWriter holds before it writes, whatever the
+// window.
+const maxHeld = 64 << 10
 
 // A syncWriter serialises the writes of the handler and of the access
-// log's own lines, so that lines never interleave.
+// log's own lines, so that lines never interleave. With a window, it
+// holds access lines for up to that long.
 type syncWriter struct {
-	mu sync.Mutex // guards w
-	w  io.Writer
+	mu     sync.Mutex // guards all below
+	w      io.Writer
+	window time.Duration // 0: access lines are not held
+	held   []byte        // access lines not written yet
+	timer  *time.Timer   // writes held, once armed
+	armed  bool          // the timer will write held
 }
 
+// Write writes p at once, after what is held.
 func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.writeHeldLocked()
 	return s.w.Write(p)
+}
+
+// line writes an access line: held until the window ends, or at once
+// without a window.
+func (s *syncWriter) line(p []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.window <= 0 {
+		s.w.Write(p)
+		return
+	}
+	s.held = append(s.held, p...)
+	switch {
+	case len(s.held) >= maxHeld:
+		s.writeHeldLocked()
+	case !s.armed:
+		s.armed = true
+		if s.timer == nil {
+			s.timer = time.AfterFunc(s.window, s.flush)
+		} else {
+			s.timer.Reset(s.window)
+		}
+	}
+}
+
+// flush writes what is held; the timer calls it at the end of a window.
+func (s *syncWriter) flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.armed = false
+	s.writeHeldLocked()
+}
+
+// close writes what is held and stops holding lines.
+func (s *syncWriter) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.writeHeldLocked()
+	s.window = 0
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+}
+
+func (s *syncWriter) writeHeldLocked() {
+	if len(s.held) == 0 {
+		return
+	}
+	s.w.Write(s.held)
+	s.held = s.held[:0]
+	if cap(s.held) > 2*maxHeld { // a long line once: do not keep its room
+		s.held = nil
+	}
 }
 
 // A lineHandler is slog's text or JSON handler, with what the access log
 // needs to write lines in its format.
 type lineHandler struct {
 	slog.Handler
-	out  io.Writer
+	out  *syncWriter
 	json bool
 }
 
@@ -78,7 +156,7 @@ func (l *accessLine) write(ctx context.Context, h slog.Handler) {
 	if lh, ok := h.(*lineHandler); ok {
 		buf := lineBuffers.Get().(*[]byte)
 		if b, ok := l.append((*buf)[:0], lh.json); ok {
-			lh.out.Write(b)
+			lh.out.line(b)
 			*buf = b
 			lineBuffers.Put(buf)
 			return

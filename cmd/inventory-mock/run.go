@@ -22,6 +22,11 @@ import (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = ""
 
+// logWindow is how long access lines wait, to reach stderr together (see
+// mockserver.NewBatchingLogger): under load, one write per request costs
+// more than the line itself; a person watching the log does not see 20 ms.
+const logWindow = 20 * time.Millisecond
+
 // run starts the mock and serves until ctx is done. It reads the
 // environment through env, os.LookupEnv in main (see environ). ready, if
 // not nil, is called with the listening address once the mock accepts
@@ -49,7 +54,8 @@ func run[E environ](ctx context.Context, args []string, env E, stdout, stderr io
 	if o.healthCheck {
 		return healthCheck(ctx, o)
 	}
-	logger := mockserver.NewLogger(stderr, o.logFormat == "json")
+	logger, flushLogs := mockserver.NewBatchingLogger(stderr, o.logFormat == "json", logWindow)
+	defer flushLogs()
 	handler := logger.Handler()
 	if o.proxy.to != "" {
 		return runProxy(ctx, o, lookupEnv, handler, logger, start, ready)
