@@ -186,11 +186,12 @@ func (s *Server) updateInventory(op *spec.Operation) (opHandler, error) {
 		if !ok {
 			return
 		}
-		body, _ := in.body.(map[string]any)
-		changes := make(map[string]any, len(body))
-		for name, v := range body {
-			if fields[name] {
-				changes[name] = v
+		// The body was decoded for this request alone: what is not a
+		// field of the record is dropped from it, not copied around.
+		changes, _ := in.body.(map[string]any)
+		for name := range changes {
+			if !fields[name] {
+				delete(changes, name)
 			}
 		}
 		rec, err := s.store.Update(r.Context(), in.session, id, func(old fixtures.Record) (fixtures.Record, error) {

@@ -30,8 +30,9 @@ func (e *JSONError) Error() string { return e.Reason }
 var decoders = sync.Pool{New: func() any { return new(decoder) }}
 
 type decoder struct {
-	r   bytes.Reader
-	dec jsontext.Decoder
+	r    bytes.Reader
+	dec  jsontext.Decoder
+	name []byte // Members' member name, unquoted
 }
 
 // DecodeJSON decodes b, which must hold exactly one JSON value, into the
@@ -102,8 +103,9 @@ func cut(s string, n int) string {
 
 // Members calls yield with the name and raw value of each member of the
 // JSON object b, in order, without decoding the values; raw is a slice of
-// b. It stops early if yield returns false.
-func Members(b []byte, yield func(name string, raw []byte) bool) error {
+// b, and name, unquoted, is valid only until yield returns. It stops early
+// if yield returns false.
+func Members(b []byte, yield func(name, raw []byte) bool) error {
 	d := decoders.Get().(*decoder)
 	defer func() {
 		d.r.Reset(nil)
@@ -115,11 +117,20 @@ func Members(b []byte, yield func(name string, raw []byte) bool) error {
 		return errors.New("not a JSON object")
 	}
 	for d.dec.PeekKind() != '}' {
-		tok, err := d.dec.ReadToken()
+		quoted, err := d.dec.ReadValue() // a name, valid only until the next read
 		if err != nil {
 			return err
 		}
-		name := tok.String() // a token is valid only until the next read
+		name := quoted[1 : len(quoted)-1]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			if d.name, err = jsontext.AppendUnquote(d.name[:0], quoted); err != nil {
+				return err
+			}
+			name = d.name
+		} else {
+			d.name = append(d.name[:0], name...)
+			name = d.name
+		}
 		raw, err := d.dec.ReadValue()
 		if err != nil {
 			return err
