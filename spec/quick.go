@@ -14,10 +14,14 @@ import (
 // big.Rat through fmt.Sprint, which is most of the cost of checking a
 // small body; this does not.
 //
-// A quick check only ever accepts. A value it cannot decide (a number
-// written 1.0 or 1e2, a null, a property it has no rule for) or finds
-// wrong goes to the validator, which decides and words the problems: what
-// it accepts, the validator accepts too (FuzzQuickAccepts checks it).
+// A quick check accepts, or refuses a body whose one wrong property has a
+// value of the wrong JSON type (a string for an integer), the commonest
+// bad body, worded as the validator words it. Any other value it cannot
+// decide (a number written 1.0 or 1e2, a property it has no rule for, two
+// wrong properties) goes to the validator, which decides and words the
+// problems: what it accepts, the validator accepts too, and what it
+// refuses, the validator refuses with the same problems (FuzzQuickAccepts
+// and FuzzQuickRefuses check it).
 type quick struct {
 	required []string
 	props    map[string]*quickProp
@@ -148,31 +152,73 @@ func wholeInt(v any) (int64, bool) {
 	return i, err == nil
 }
 
-// accepts reports whether v certainly keeps the rules; false means only
-// that the validator must decide.
-func (q *quick) accepts(v any) bool {
+// decide returns v's problems, none if it keeps the rules, where the
+// quick check is certain of them; decided is false where the validator
+// must decide.
+func (q *quick) decide(v any) (ps []Problem, decided bool) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return false
+		return nil, false
 	}
 	for _, name := range q.required {
 		if _, ok := m[name]; !ok {
-			return false
+			return nil, false
 		}
 	}
 	for name, val := range m {
 		p := q.props[name]
 		if p == nil {
 			if q.closed {
-				return false
+				return nil, false
 			}
 			continue
 		}
-		if !p.accepts(val) {
-			return false
+		if p.accepts(val) {
+			continue
 		}
+		got := p.wrongType(val)
+		if got == "" || ps != nil {
+			return nil, false
+		}
+		ps = []Problem{{Kind: KindSchema, Field: fieldPath([]string{name}), Message: "got " + got + ", want " + p.typ}}
 	}
-	return true
+	return ps, true
+}
+
+// wrongType returns the JSON type of v if that is certainly not the
+// property's and the property has no other rule; "" otherwise. A number
+// is never named: whether the validator calls it a number or an integer
+// depends on how it is written.
+func (p *quickProp) wrongType(v any) string {
+	if p.enum != nil {
+		return ""
+	}
+	var got string
+	switch v.(type) {
+	case string:
+		got = "string"
+	case bool:
+		got = "boolean"
+	case nil:
+		got = "null"
+	case map[string]any:
+		got = "object"
+	case []any:
+		got = "array"
+	default:
+		return ""
+	}
+	if got == p.typ {
+		return ""
+	}
+	return got
+}
+
+// accepts reports whether v certainly keeps the rules; false means only
+// that the validator must decide, or that v breaks them.
+func (q *quick) accepts(v any) bool {
+	ps, ok := q.decide(v)
+	return ok && ps == nil
 }
 
 func (p *quickProp) accepts(v any) bool {

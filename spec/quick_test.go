@@ -98,14 +98,7 @@ func TestQuickDeclines(t *testing.T) {
 // Schema validator accepts too: the quick check may decline anything, but
 // never let through what the contract refuses.
 func FuzzQuickAccepts(f *testing.F) {
-	for _, body := range []string{
-		`{"quantity": 7}`, `{"quantity": 1000}`, `{"quantity": 1001}`, `{"quantity": -1}`, `{"quantity": 0}`,
-		`{"quantity": -0}`, `{"quantity": 2147483647}`, `{"quantity": 2147483648}`, `{"quantity": 9223372036854775807}`,
-		`{"quantity": 1.0}`, `{"quantity": "7"}`, `{"quantity": null}`, `{"quantity": 7, "extra": 1}`, `{}`, `[]`, `7`,
-		`{"petId": 3, "quantity": 7, "status": "sold"}`, `{"petId": 3, "quantity": 7, "status": "Sold"}`,
-		`{"level": 2, "flag": true, "name": "x"}`, `{"level": 2, "flag": 1}`, `{"count": -2147483648, "quantity": -100}`,
-		`{"code": "x", "message": "y", "status": 400}`,
-	} {
+	for _, body := range quickBodies {
 		for i := range 6 {
 			f.Add(uint8(i), []byte(body))
 		}
@@ -121,6 +114,74 @@ func FuzzQuickAccepts(f *testing.F) {
 			if err := s.compiled.Validate(v); err != nil {
 				t.Fatalf("%s: the quick check accepts %s; the validator refuses it: %v", s.Name, body, err)
 			}
+		}
+	})
+}
+
+// quickBodies seed the fuzz targets: bodies each schema of quickSchemas
+// accepts, refuses for one reason, or leaves to the validator.
+var quickBodies = []string{
+	`{"quantity": 7}`, `{"quantity": 1000}`, `{"quantity": 1001}`, `{"quantity": -1}`, `{"quantity": 0}`,
+	`{"quantity": -0}`, `{"quantity": 2147483647}`, `{"quantity": 2147483648}`, `{"quantity": 9223372036854775807}`,
+	`{"quantity": 1.0}`, `{"quantity": "7"}`, `{"quantity": null}`, `{"quantity": 7, "extra": 1}`, `{}`, `[]`, `7`,
+	`{"quantity": true}`, `{"quantity": [1]}`, `{"quantity": {"n": 1}}`, `{"quantity": "many", "extra": "x"}`,
+	`{"petId": 3, "quantity": 7, "status": "sold"}`, `{"petId": 3, "quantity": 7, "status": "Sold"}`,
+	`{"petId": "3", "quantity": 7, "status": "sold"}`, `{"petId": 3, "quantity": "7", "status": 1}`,
+	`{"level": 2, "flag": true, "name": "x"}`, `{"level": 2, "flag": 1}`, `{"level": 2, "flag": "yes"}`,
+	`{"count": -2147483648, "quantity": -100}`, `{"1": "x"}`, `{"a~b": 1}`,
+	`{"code": "x", "message": "y", "status": 400}`, `{"code": 1, "message": "y", "status": 400}`,
+}
+
+// TestQuickRefuses pins the bodies the quick check refuses itself, and
+// the words it uses, which are the validator's.
+func TestQuickRefuses(t *testing.T) {
+	schemas := quickSchemas(t)
+	for _, tc := range []struct {
+		schema     int
+		body, want string
+	}{
+		{0, `{"quantity": "many"}`, "quantity: got string, want integer"},
+		{0, `{"quantity": null}`, "quantity: got null, want integer"},
+		{0, `{"quantity": [1]}`, "quantity: got array, want integer"},
+		{4, `{"level": 1, "flag": "yes"}`, "flag: got string, want boolean"},
+		{5, `{"code": true, "message": "y", "status": 400}`, "code: got boolean, want string"},
+	} {
+		v, err := DecodeJSON([]byte(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := schemas[tc.schema]
+		ps, ok := s.quick.decide(v)
+		if !ok || Join(ps) != tc.want {
+			t.Errorf("%s: quick check of %s = %q (decided %v); want %q", s.Name, tc.body, Join(ps), ok, tc.want)
+		}
+		if got := Join(s.validate(v)); got != tc.want {
+			t.Errorf("%s: the validator says %q of %s; the quick check's words %q are not its own", s.Name, got, tc.body, tc.want)
+		}
+	}
+}
+
+// FuzzQuickRefuses checks that where a quick check refuses a body, the
+// JSON Schema validator refuses it with the same problems, word for word.
+func FuzzQuickRefuses(f *testing.F) {
+	for _, body := range quickBodies {
+		for i := range 6 {
+			f.Add(uint8(i), []byte(body))
+		}
+	}
+	schemas := quickSchemas(f)
+	f.Fuzz(func(t *testing.T, which uint8, body []byte) {
+		v, err := DecodeJSON(body)
+		if err != nil {
+			return
+		}
+		s := schemas[int(which)%len(schemas)]
+		ps, ok := s.quick.decide(v)
+		if !ok || ps == nil {
+			return
+		}
+		if got, want := Join(s.validate(v)), Join(ps); got != want {
+			t.Fatalf("%s: the quick check refuses %s with %q; the validator says %q", s.Name, body, want, got)
 		}
 	})
 }

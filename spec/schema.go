@@ -132,9 +132,16 @@ func (c *compiler) build(proxy *base.SchemaProxy, purpose schema_validation.Sche
 // "quantity" or "[3].status"; the Kind is KindSchema, which callers change
 // to say where the value came from.
 func (s *Schema) Validate(v any) []Problem {
-	if s.quick != nil && s.quick.accepts(v) {
-		return nil
+	if s.quick != nil {
+		if ps, ok := s.quick.decide(v); ok {
+			return ps
+		}
 	}
+	return s.validate(v)
+}
+
+// validate is Validate by the JSON Schema validator alone.
+func (s *Schema) validate(v any) []Problem {
 	err := s.compiled.Validate(v)
 	if err == nil {
 		return nil
