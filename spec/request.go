@@ -130,7 +130,7 @@ func (p *Param) check(raw []string) []Problem {
 	}
 	if p.Schema.bits > 0 && len(raw) == 1 {
 		// A plain integer (a petId): the whole check is a parse.
-		if !integerText.MatchString(raw[0]) {
+		if !isIntegerText(raw[0]) {
 			return []Problem{{Kind: KindParameter, Field: p.Name, Message: fmt.Sprintf("%q is not an integer", raw[0])}}
 		}
 		if _, err := strconv.ParseInt(raw[0], 10, p.Schema.bits); err != nil {
@@ -165,9 +165,25 @@ func Under(name, path string) string {
 	return name + "." + path
 }
 
-// integerText is an integer as a path or query parameter writes it: no
-// sign but a minus, no leading zero, no fraction or exponent, no -0.
-var integerText = regexp.MustCompile(`^(0|-?[1-9][0-9]*)$`)
+// isIntegerText reports whether s is an integer as a path or query
+// parameter writes it: no sign but a minus, no leading zero, no fraction
+// or exponent, no -0. It is on every request with a petId; a regular
+// expression cost 1% of the mock's CPU under load.
+func isIntegerText(s string) bool {
+	if s == "0" {
+		return true
+	}
+	s = strings.TrimPrefix(s, "-")
+	if s == "" || s[0] < '1' || s[0] > '9' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // numberText is a JSON number.
 var numberText = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
@@ -205,7 +221,7 @@ func paramValue(s *Schema, raw []string, in string) (any, string) {
 	text := raw[0]
 	switch typ {
 	case "integer":
-		if !integerText.MatchString(text) {
+		if !isIntegerText(text) {
 			return nil, fmt.Sprintf("%q is not an integer", text)
 		}
 		return json.Number(text), ""

@@ -231,7 +231,11 @@ func (t table) all() iter.Seq[*chunk] {
 
 // with returns a table with chunk i replaced by c.
 func (t table) with(i int, c *chunk) table {
-	return t.withAll(map[int]*chunk{i: c})
+	next := table{pages: slices.Clone(t.pages), n: t.n}
+	p := i / pageSize
+	next.pages[p] = slices.Clone(next.pages[p])
+	next.pages[p][i%pageSize] = c
+	return next
 }
 
 // withAll returns a table with each chunk of changes in place of the one
