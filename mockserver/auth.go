@@ -40,7 +40,7 @@ func (k keyring) accepts(token string) bool {
 // or a sentence saying what is wrong with the header. The scheme word is
 // case-insensitive.
 func bearerToken(r *http.Request) (token, problem string) {
-	values := r.Header.Values("Authorization")
+	values := r.Header["Authorization"] // canonical: no look-up of the name's case
 	switch {
 	case len(values) == 0:
 		return "", "missing Authorization header; send Authorization: Bearer <API key>"
@@ -63,19 +63,25 @@ func bearerToken(r *http.Request) (token, problem string) {
 func requireKey(keys keyring, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, problem := bearerToken(r)
-		challenge := `Bearer realm="inventory"`
+		challenge := noKeyChallenge
 		if problem == "" && !keys.accepts(token) {
-			problem = "API key is not valid"
-			challenge += `, error="invalid_token"`
+			problem, challenge = "API key is not valid", badKeyChallenge
 		}
 		if problem != "" {
-			w.Header().Set("WWW-Authenticate", challenge)
+			w.Header()["Www-Authenticate"] = challenge // WWW-Authenticate, as net/http writes its name
 			writeError(w, http.StatusUnauthorized, CodeUnauthorized, problem)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
 }
+
+// The challenges of requireKey's 401, made once: a 401 is half the answers
+// of a client hammering with a wrong key.
+var (
+	noKeyChallenge  = []string{`Bearer realm="inventory"`}
+	badKeyChallenge = []string{`Bearer realm="inventory", error="invalid_token"`}
+)
 
 // requireAdminKey answers 401 unless the request carries the admin key.
 // A caller who sends a valid API key where the admin key is required is
