@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/petstore/inventory-kit/spec"
@@ -46,7 +47,37 @@ func (s *Server) adminHandlers() map[string]adminHandler {
 // operation of the document must have a handler, and every handler an
 // operation.
 func (s *Server) adminRoutes() (http.Handler, error) {
-	return adminMux(s.admin, s.adminHandlers(), true)
+	doc, err := spec.Admin()
+	if err != nil {
+		return nil, err
+	}
+	return adminMux(doc, s.adminHandlers(), true)
+}
+
+// A lazyAdmin is the admin API's mux, built when first asked for: loading
+// the admin document would be most of the mock's start-up (spec.Admin).
+// New starts building it in the background; a request that comes first
+// waits for it.
+type lazyAdmin struct {
+	build func() (http.Handler, error)
+
+	once sync.Once
+	mux  http.Handler
+	err  error
+}
+
+func (l *lazyAdmin) get() (http.Handler, error) {
+	l.once.Do(func() { l.mux, l.err = l.build() })
+	return l.mux, l.err
+}
+
+func (l *lazyAdmin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	mux, err := l.get()
+	if err != nil { // the embedded document is checked by tests: not expected
+		writeError(w, http.StatusInternalServerError, CodeInternal, "the admin API could not be built: "+err.Error())
+		return
+	}
+	mux.ServeHTTP(w, r)
 }
 
 // adminMux builds an admin mux from the admin document and handlers by

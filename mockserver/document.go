@@ -10,11 +10,14 @@ import (
 // A document serves an OpenAPI document with the mock's own address as
 // its first server, so Swagger UI or a generator pointed at the running
 // mock calls the mock, not the hosts the document names. The document is
-// parsed once; the rewritten text is kept per address asked for.
+// parsed once, when first asked for (not at start-up, which it would slow
+// by milliseconds); the rewritten text is kept per address asked for.
 type document struct {
 	raw      []byte
-	root     *yaml.Node // nil if the document could not be parsed: served as it is
 	basePath string
+
+	parse sync.Once
+	root  *yaml.Node // nil if the document could not be parsed: served as it is
 
 	mu     sync.Mutex // guards byHost
 	byHost map[string][]byte
@@ -25,12 +28,7 @@ type document struct {
 const maxHosts = 32
 
 func newDocument(raw []byte, basePath string) *document {
-	d := &document{raw: raw, basePath: basePath, byHost: map[string][]byte{}}
-	var root yaml.Node
-	if yaml.Unmarshal(raw, &root) == nil && len(root.Content) == 1 && root.Content[0].Kind == yaml.MappingNode {
-		d.root = &root
-	}
-	return d
+	return &document{raw: raw, basePath: basePath, byHost: map[string][]byte{}}
 }
 
 func (d *document) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -41,6 +39,12 @@ func (d *document) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // forHost returns the document with the mock's address, as the request
 // reached it, first in servers.
 func (d *document) forHost(r *http.Request) []byte {
+	d.parse.Do(func() {
+		var root yaml.Node
+		if yaml.Unmarshal(d.raw, &root) == nil && len(root.Content) == 1 && root.Content[0].Kind == yaml.MappingNode {
+			d.root = &root
+		}
+	})
 	if d.root == nil || r.Host == "" {
 		return d.raw
 	}

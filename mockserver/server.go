@@ -67,7 +67,7 @@ const DefaultMaxDelay = 30 * time.Second
 // A Server is the mock as an http.Handler.
 type Server struct {
 	contract *spec.Contract
-	admin    *spec.Contract
+	admin    *lazyAdmin // the admin API, built from spec.Admin when first used
 	shape    *fixtures.Shape
 	store    store.Store
 	chaos    *chaos
@@ -104,13 +104,10 @@ func New(cfg Config) (*Server, error) {
 	if err := checkEnvelope(cfg.Contract); err != nil {
 		return nil, err
 	}
-	admin, err := spec.Admin()
-	if err != nil {
-		return nil, err
-	}
 	st := cfg.Store
 	if st == nil {
 		if cfg.Records == nil {
+			var err error
 			if cfg.Records, _, err = fixtures.Default(shape); err != nil {
 				return nil, err
 			}
@@ -139,7 +136,7 @@ func New(cfg Config) (*Server, error) {
 		maxSessions = store.DefaultMaxSessions
 	}
 	s := &Server{
-		contract: cfg.Contract, admin: admin, shape: shape, store: st,
+		contract: cfg.Contract, shape: shape, store: st,
 		chaos:    newChaos(cfg.Contract, maxDelay),
 		journal:  newJournal(cfg.JournalSize, bodyLimit, maxSessions),
 		maxDelay: maxDelay,
@@ -161,6 +158,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.warnings = append(s.warnings, exampleWarnings(cfg.Contract)...)
 	s.handler = accessLog(logger, s.redact, recoverPanics(logger, cors(cfg.CORSOrigins, cleanPath(root))))
+	go s.admin.get() // ready before anyone opens the dashboard, without delaying start-up
 	return s, nil
 }
 
@@ -183,19 +181,17 @@ func (s *Server) routes(keys, adminKeys keyring) (http.Handler, error) {
 	root := http.NewServeMux()
 	root.Handle("/healthz", methods(map[string]http.Handler{"GET": http.HandlerFunc(s.health)}))
 	root.Handle("/openapi.yaml", methods(map[string]http.Handler{"GET": newDocument(s.contract.Raw, s.contract.BasePath)}))
-	root.Handle(s.admin.BasePath+"/openapi.yaml", methods(map[string]http.Handler{"GET": newDocument(s.admin.Raw, s.admin.BasePath)}))
-	admin, err := s.adminRoutes()
-	if err != nil {
-		return nil, err
-	}
-	root.Handle(s.admin.BasePath+"/", requireAdminKey(adminKeys, keys, admin))
+	adminBase := spec.AdminBasePath()
+	root.Handle(adminBase+"/openapi.yaml", methods(map[string]http.Handler{"GET": newDocument(spec.AdminDocument, adminBase)}))
+	s.admin = &lazyAdmin{build: s.adminRoutes}
+	root.Handle(adminBase+"/", requireAdminKey(adminKeys, keys, s.admin))
 	// The dashboard's page and assets hold no data: served without a key.
-	dash, err := dashboard.New(dashboard.Config{Base: s.admin.BasePath, Title: s.title(), NotFound: http.HandlerFunc(notFound)})
+	dash, err := dashboard.New(dashboard.Config{Base: adminBase, Title: s.title(), NotFound: http.HandlerFunc(notFound)})
 	if err != nil {
 		return nil, err
 	}
-	root.Handle(s.admin.BasePath+"/{$}", methods(map[string]http.Handler{"GET": dash}))
-	root.Handle(s.admin.BasePath+"/assets/", methods(map[string]http.Handler{"GET": dash}))
+	root.Handle(adminBase+"/{$}", methods(map[string]http.Handler{"GET": dash}))
+	root.Handle(adminBase+"/assets/", methods(map[string]http.Handler{"GET": dash}))
 
 	byPath := map[string]map[string]http.Handler{}
 	ops := map[string]map[string]*spec.Operation{}

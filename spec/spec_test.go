@@ -338,3 +338,15 @@ func TestStaleExampleLoads(t *testing.T) {
 		t.Errorf("empty = %+v; want it kept, without problems", ex)
 	}
 }
+
+// TestAdminBasePath checks that the admin API's base path, read without
+// loading its document, is the one the loaded document has.
+func TestAdminBasePath(t *testing.T) {
+	admin, err := Admin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := AdminBasePath(); got != admin.BasePath || got == "" {
+		t.Errorf("AdminBasePath() = %q; the loaded document's BasePath is %q", got, admin.BasePath)
+	}
+}
