@@ -20,8 +20,8 @@ import (
 // decide (a number written 1.0 or 1e2, a property it has no rule for, two
 // wrong properties) goes to the validator, which decides and words the
 // problems: what it accepts, the validator accepts too, and what it
-// refuses, the validator refuses with the same problems (FuzzQuickAccepts
-// and FuzzQuickRefuses check it).
+// refuses, the validator refuses with the same problems (FuzzQuickDecides
+// checks it).
 type quick struct {
 	required []string
 	props    map[string]*quickProp
