@@ -231,15 +231,19 @@ func TestReadOnlyChangesNothing(t *testing.T) {
 	}
 }
 
+// ignoresKey breaks a mock: every request reaches it with the right key,
+// whatever key it was sent with.
+func ignoresKey(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Set("Authorization", "Bearer "+testKey)
+		h.ServeHTTP(w, r)
+	})
+}
+
 // TestFailsAgainstABrokenServer: a mock that ignores the key breaks the
 // contract; the run exits 1 and the failure shows curl with the key hidden.
 func TestFailsAgainstABrokenServer(t *testing.T) {
-	url, _ := newMock(t, func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			r.Header.Set("Authorization", "Bearer "+testKey)
-			h.ServeHTTP(w, r)
-		})
-	})
+	url, _ := newMock(t, ignoresKey)
 	junit := filepath.Join(t.TempDir(), "junit.xml")
 	code, out := runChild(t, "--base-url", url, "--label-filter", "auth", "--junit-report", junit)
 	if code != exitFailed {

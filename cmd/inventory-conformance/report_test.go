@@ -90,12 +90,7 @@ func TestStrictAndWarnings(t *testing.T) {
 // thirty checks of every area and the exploration, each seeing another
 // status or message; the summary shows them as one cause.
 func TestFailuresGroupedByCause(t *testing.T) {
-	url, _ := newMock(t, func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			r.Header.Set("Authorization", "Bearer "+testKey)
-			h.ServeHTTP(w, r)
-		})
-	})
+	url, _ := newMock(t, ignoresKey)
 	junit := filepath.Join(t.TempDir(), "junit.xml")
 	code, out := runChild(t, "--base-url", url, "--allow-mutations", "--explore-steps", "100", "--seed", "5", "--junit-report", junit)
 	if code != exitFailed {

@@ -233,12 +233,7 @@ exit "${E2E_STATUS:-0}"
 			if ctx.Err() != nil {
 				t.Fatalf("the script did not end in 60 s:\n%s", &out)
 			}
-			status := 0
-			if exit, ok := err.(*exec.ExitError); ok {
-				status = exit.ExitCode()
-			} else if err != nil {
-				t.Fatal(err)
-			}
+			status := processStatus(t, err)
 			if status != tt.status {
 				t.Errorf("exit status = %d; want %d\n%s", status, tt.status, &out)
 			}

@@ -45,6 +45,18 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// processStatus returns the exit status of a child process that Run or
+// Wait returned err for; a child that could not run fails the test.
+func processStatus(t *testing.T, err error) int {
+	t.Helper()
+	if exit, ok := err.(*exec.ExitError); ok {
+		return exit.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return 0
+}
+
 // env is an environment holding kv, and nothing else: a variable in kv
 // with the value "" is set but empty, as os.LookupEnv tells.
 func env(kv map[string]string) func(string) (string, bool) {
@@ -597,12 +609,7 @@ func TestBinary(t *testing.T) {
 			if ctx.Err() != nil {
 				t.Fatalf("still running after 10 s: it started instead of refusing\n%s", &stderr)
 			}
-			status := 0
-			if exit, ok := err.(*exec.ExitError); ok {
-				status = exit.ExitCode()
-			} else if err != nil {
-				t.Fatal(err)
-			}
+			status := processStatus(t, err)
 			if status != tt.status {
 				t.Errorf("exit status = %d; want %d\nstderr: %s", status, tt.status, &stderr)
 			}
