@@ -214,13 +214,6 @@ func (p *quickProp) wrongType(v any) string {
 	return got
 }
 
-// accepts reports whether v certainly keeps the rules; false means only
-// that the validator must decide, or that v breaks them.
-func (q *quick) accepts(v any) bool {
-	ps, ok := q.decide(v)
-	return ok && ps == nil
-}
-
 func (p *quickProp) accepts(v any) bool {
 	switch p.typ {
 	case "integer":

@@ -28,6 +28,13 @@ func quickSchemas(t testing.TB) []*Schema {
 	return out
 }
 
+// quickAccepts reports whether s's quick check decides that v keeps the
+// rules.
+func quickAccepts(s *Schema, v any) bool {
+	ps, ok := s.quick.decide(v)
+	return ok && ps == nil
+}
+
 // TestQuickIsTaken pins that the contract's bodies are decided by their
 // quick check, not by the validator: a quick check that declined
 // everything would pass every other test.
@@ -50,7 +57,7 @@ func TestQuickIsTaken(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !s.quick.accepts(v) {
+		if !quickAccepts(s, v) {
 			t.Errorf("%s: the quick check declines %s", name, valid)
 		}
 	}
@@ -88,7 +95,7 @@ func TestQuickDeclines(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s := schemas[tc.schema]; s.quick.accepts(v) {
+		if s := schemas[tc.schema]; quickAccepts(s, v) {
 			t.Errorf("%s: the quick check accepts %s", s.Name, tc.body)
 		}
 	}

@@ -110,9 +110,11 @@ func Admin() (*Contract, error) {
 }
 
 // AdminBasePath returns the BasePath Admin's document has, read from its
-// first server alone, in a fraction of a millisecond (TestAdminBasePath
-// checks that it is Admin's).
-func AdminBasePath() string {
+// first server alone, once per process, in a fraction of a millisecond
+// (TestAdminBasePath checks that it is Admin's).
+var AdminBasePath = sync.OnceValue(adminBasePath)
+
+func adminBasePath() string {
 	var doc struct {
 		Servers []struct {
 			URL       string `yaml:"url"`
