@@ -91,6 +91,7 @@ func openTab(t *testing.T) *tab {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Env(chromiumtest.TempEnv(t)),
 		chromedp.WindowSize(1280, 800),
 	)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)

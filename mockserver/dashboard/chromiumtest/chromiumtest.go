@@ -54,3 +54,12 @@ func find(lookPath func(string) (string, error), getenv func(string) string) (pa
 	}
 	return "", false, err
 }
+
+// TempEnv returns the environment variable that gives one Chromium a
+// temporary directory of the test's own: Chromium leaves a directory of
+// its own in $TMPDIR (org.chromium.Chromium.*) at every start, which the
+// test's cleanup then removes.
+func TempEnv(t testing.TB) string {
+	t.Helper()
+	return "TMPDIR=" + t.TempDir()
+}
