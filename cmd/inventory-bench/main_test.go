@@ -34,8 +34,12 @@ func TestSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes and builds the mock")
 	}
-	names, want := "list,errors,update-file,proxy-list", []string{
+	names, want := "list,errors,update-file,proxy-list,update-journal", []string{
 		"scenario list:",
+		// Targets as the scenarios give them, not rounded (0.85 once read 0.8).
+		"(target >= 0.8: ",
+		"(target >= 0.85: ",
+		"(target <= 1.5: ",
 		"scenario errors:",
 		"ratio mock/baseline: rps ",
 		"| list |",
