@@ -5,8 +5,8 @@
 //	go run ./cmd/inventory-bench
 //
 // Both servers run as child processes: the mock is the real inventory-mock
-// binary (built as docker/Dockerfile builds it unless --mock names one),
-// logging as users run it, to /dev/null; the baseline is this binary's hidden "baseline"
+// binary (built with go build unless --mock names one), logging as users
+// run it, to /dev/null; the baseline is this binary's hidden "baseline"
 // mode. Rounds alternate between them, and the report gives medians and the
 // ratio mock/baseline for requests per second and p50 and p99 latency, then
 // the mock's start-up time and resident memory. See --help.

@@ -39,7 +39,7 @@ type options struct {
 // flags declares the bench's flags; names receives --scenarios.
 func flags(o *options, names *string) *flag.FlagSet {
 	fs := flag.NewFlagSet("inventory-bench", flag.ContinueOnError)
-	fs.StringVar(&o.mock, "mock", "", "inventory-mock `binary` to measure; empty: build ./cmd/inventory-mock into a temporary directory as docker/Dockerfile does (static, trimmed paths)")
+	fs.StringVar(&o.mock, "mock", "", "inventory-mock `binary` to measure; empty: go build ./cmd/inventory-mock into a temporary directory")
 	fs.StringVar(&o.against, "against", "", "another inventory-mock `binary` (an older build, say) to measure the mock against, instead of the bare baseline")
 	fs.StringVar(names, "scenarios", "all", "comma-separated `list` of scenarios: "+strings.Join(scenarioNames(), ", ")+", or all")
 	fs.DurationVar(&o.duration, "duration", 2*time.Second, "length of one round against one server")
@@ -194,21 +194,18 @@ func concat(parts ...[]string) []string {
 	return out
 }
 
-// buildMock builds cmd/inventory-mock into dir as docker/Dockerfile
-// builds the image's binary (static, CGO_ENABLED=0, -trimpath), with the
-// build tags given, if any: the bench measures the mock as it ships. The
-// same flags let a CI run share one build cache between this build, the
-// Dockerfile's test and the runs without -race.
+// buildMock builds cmd/inventory-mock into dir, as a user's go build
+// would (the same build as this binary's baseline, cgo and all), with the
+// build tags given, if any.
 func buildMock(ctx context.Context, dir string, stderr io.Writer, tags string) (string, error) {
 	out := filepath.Join(dir, "inventory-mock")
-	args := []string{"build", "-trimpath"}
+	args := []string{"build"}
 	if tags != "" {
 		out += "-" + tags
 		args = append(args, "-tags", tags)
 	}
 	args = append(args, "-o", out, "github.com/petstore/inventory-kit/cmd/inventory-mock")
 	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("go build ./cmd/inventory-mock (run inside the module, or pass --mock): %w", err)
