@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/onsi/ginkgo/v2"
+
+	"github.com/petstore/inventory-kit/spec"
 )
 
 // Names of the report entries the suite adds. Tools reading the JSON report
@@ -114,13 +116,13 @@ func (t *Target) FailWith(x *Exchange, want string, problems []string) {
 // if the answer is not a valid list.
 func (t *Target) List(ctx context.Context) (*Index, []Record, *Exchange) {
 	ginkgo.GinkgoHelper()
-	x := t.Do(ctx, Request{Method: t.shape.List.Method, Path: t.shape.List.Path})
+	x := t.Do(ctx, Request{Method: t.inv.List.Method, Path: t.inv.List.Path})
 	t.ExpectStatus(x, "the list with the key: 200 and the records", http.StatusOK)
 	rs, err := DecodeRecordsContext(ctx, x.RespBody)
 	if err != nil {
 		t.FailWith(x, "a JSON array of records", []string{err.Error()})
 	}
-	return IndexRecords(rs, t.shape.IDField), rs, x
+	return IndexRecords(rs, t.inv.Key), rs, x
 }
 
 // DecodeRecord decodes a record from x's body, failing the check if it is
@@ -157,7 +159,7 @@ func (t *Target) Current(ctx context.Context) Record {
 	ix, _, x := t.List(ctx)
 	r, ok := ix.ByID[id]
 	if !ok {
-		t.FailBecause(CauseRecordMissing, x, fmt.Sprintf("%s %d in the list", t.shape.IDField, id), []string{"not listed"})
+		t.FailBecause(CauseRecordMissing, x, fmt.Sprintf("%s %d in the list", t.inv.Key, id), []string{"not listed"})
 	}
 	return r
 }
@@ -169,10 +171,10 @@ func (t *Target) UnknownID(ctx context.Context) int64 {
 	ginkgo.GinkgoHelper()
 	ix, _, _ := t.List(ctx)
 	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
-	if l := t.shape.ID.Lowest(); l != nil {
+	if l := t.inv.ID.Lowest(); l != nil {
 		lo = clampInt64(l)
 	}
-	if h := t.shape.ID.Highest(); h != nil {
+	if h := t.inv.ID.Highest(); h != nil {
 		hi = clampInt64(h)
 	}
 	start := max(lo, hi-1000)
@@ -180,7 +182,7 @@ func (t *Target) UnknownID(ctx context.Context) int64 {
 		start = lo
 	}
 	for id := start; ; id++ {
-		if _, ok := ix.ByID[id]; !ok && t.shape.ID.Accepts(json.RawMessage(strconv.FormatInt(id, 10))) {
+		if _, ok := ix.ByID[id]; !ok && accepts(t.inv.ID, json.RawMessage(strconv.FormatInt(id, 10))) {
 			return id
 		}
 		if ctx.Err() != nil {
@@ -191,14 +193,14 @@ func (t *Target) UnknownID(ctx context.Context) int64 {
 		}
 	}
 	for id := start - 1; id >= lo && id < start; id-- {
-		if _, ok := ix.ByID[id]; !ok && t.shape.ID.Accepts(json.RawMessage(strconv.FormatInt(id, 10))) {
+		if _, ok := ix.ByID[id]; !ok && accepts(t.inv.ID, json.RawMessage(strconv.FormatInt(id, 10))) {
 			return id
 		}
 		if ctx.Err() != nil {
 			ginkgo.Fail("interrupted")
 		}
 	}
-	ginkgo.Skip(fmt.Sprintf("every %s from %d to %d is listed: no unknown one to ask for", t.shape.IDField, lo, hi))
+	ginkgo.Skip(fmt.Sprintf("every %s from %d to %d is listed: no unknown one to ask for", t.inv.Key, lo, hi))
 	return 0
 }
 
@@ -214,7 +216,7 @@ func (t *Target) ExpectNothingChanged(ctx context.Context, after *Exchange, befo
 		}
 		was := before.ByID[id]
 		if got, ok := now.ByID[id]; !ok || !got.Equal(was) {
-			ps = append(ps, fmt.Sprintf("%s %d was %s; the list now shows %s", t.shape.IDField, id, was, got))
+			ps = append(ps, fmt.Sprintf("%s %d was %s; the list now shows %s", t.inv.Key, id, was, got))
 			if ok {
 				t.guard.remember(id, was)
 				if err := t.restore(id); err != nil {
@@ -231,32 +233,32 @@ func (t *Target) ExpectNothingChanged(ctx context.Context, after *Exchange, befo
 // ExpectUnchanged fails the check unless the record equals want.
 func (t *Target) ExpectUnchanged(ctx context.Context, after *Exchange, want Record) {
 	ginkgo.GinkgoHelper()
-	id, _ := want.ID(t.shape.IDField)
+	id, _ := want.ID(t.inv.Key)
 	ix, _, _ := t.List(ctx)
 	if got, ok := ix.ByID[id]; !ok || !got.Equal(want) {
 		t.FailBecause(CauseRejectedChanged, after, "a rejected request leaves the stored record unchanged",
-			[]string{fmt.Sprintf("%s %d was %s before; the list now shows %s", t.shape.IDField, id, want, got)})
+			[]string{fmt.Sprintf("%s %d was %s before; the list now shows %s", t.inv.Key, id, want, got)})
 	}
 }
 
 // ItemPath is the update path of a record: the update's path with the
 // identifier filled in.
 func (t *Target) ItemPath(id string) string {
-	return strings.ReplaceAll(t.shape.Update.Path, "{"+t.shape.IDField+"}", id)
+	return strings.ReplaceAll(t.inv.Update.Path, "{"+t.inv.Key+"}", id)
 }
 
 // PathFor fills every path parameter of o with id.
-func PathFor(o *OpShape, id int64) string {
-	p := o.Op.Path
-	for _, f := range o.PathParams {
-		p = strings.ReplaceAll(p, "{"+f.Name+"}", strconv.FormatInt(id, 10))
+func PathFor(o *spec.Operation, id int64) string {
+	p := o.Path
+	for _, name := range o.PathParams() {
+		p = strings.ReplaceAll(p, "{"+name+"}", strconv.FormatInt(id, 10))
 	}
 	return p
 }
 
 // Update builds the update request of record id with body b.
 func (t *Target) Update(id int64, b []byte) Request {
-	return Request{Method: t.shape.Update.Method, Path: t.ItemPath(strconv.FormatInt(id, 10)), Body: b}
+	return Request{Method: t.inv.Update.Method, Path: t.ItemPath(strconv.FormatInt(id, 10)), Body: b}
 }
 
 // ExpectWritten fails the check unless the answer x to a valid body shows
@@ -266,8 +268,8 @@ func (t *Target) ExpectWritten(x *Exchange, id int64, b Body) Record {
 	t.ExpectStatus(x, "200 and the updated record: "+b.Name+" is valid", http.StatusOK)
 	r := t.DecodeRecord(x)
 	var ps []string
-	if got, ok := r.ID(t.shape.IDField); !ok || got != id {
-		ps = append(ps, fmt.Sprintf("%s is %s, want %d", t.shape.IDField, Printable(r[t.shape.IDField]), id))
+	if got, ok := r.ID(t.inv.Key); !ok || got != id {
+		ps = append(ps, fmt.Sprintf("%s is %s, want %d", t.inv.Key, Printable(r[t.inv.Key]), id))
 	}
 	for f, v := range b.Sets {
 		if canonical(r[f]) != canonical(v) {

@@ -6,6 +6,8 @@ import (
 	"math/big"
 	"slices"
 	"strings"
+
+	"github.com/petstore/inventory-kit/spec"
 )
 
 // A BodyKind says what the contract makes of a request body.
@@ -46,10 +48,10 @@ func jsonString(s string) json.RawMessage {
 
 // writable lists the update body's fields that the record also carries:
 // the values a write sets and a list shows.
-func (s *Shape) writable() []*Field {
-	var fs []*Field
-	for _, f := range s.UpdateBody.Fields {
-		if s.Item.Field(f.Name) != nil && f.Name != s.IDField {
+func (t *Target) writable() []*spec.Field {
+	var fs []*spec.Field
+	for _, f := range t.inv.Body.Fields {
+		if t.inv.Record.Field(f.Name) != nil && f.Name != t.inv.Key {
 			fs = append(fs, f)
 		}
 	}
@@ -75,13 +77,13 @@ func encodeObject(names []string, values map[string]json.RawMessage) []byte {
 // the body requires that cur lacks, a valid one. An optional field cur
 // lacks is left out: writing it would add a value the record never had,
 // which no update can take back.
-func (s *Shape) baseValues(cur Record) ([]string, map[string]json.RawMessage) {
+func (t *Target) baseValues(cur Record) ([]string, map[string]json.RawMessage) {
 	var names []string
 	vals := map[string]json.RawMessage{}
-	for _, f := range s.UpdateBody.Fields {
+	for _, f := range t.inv.Body.Fields {
 		v, has := cur[f.Name]
 		switch {
-		case has && s.Item.Field(f.Name) != nil:
+		case has && t.inv.Record.Field(f.Name) != nil:
 			vals[f.Name] = v
 		case f.Required:
 			vals[f.Name] = valueFor(f, nil, 0)
@@ -96,9 +98,9 @@ func (s *Shape) baseValues(cur Record) ([]string, map[string]json.RawMessage) {
 // Prototype returns a record with a valid value in every field, which
 // registration uses to name the bodies the checks will send: the bodies
 // built for it name every case any record can have.
-func (s *Shape) Prototype() Record {
+func (t *Target) Prototype() Record {
 	r := Record{}
-	for _, f := range s.Item.Fields {
+	for _, f := range t.inv.Record.Fields {
 		r[f.Name] = valueFor(f, nil, 0)
 	}
 	return r
@@ -107,17 +109,17 @@ func (s *Shape) Prototype() Record {
 // Harmless returns a valid update body that sets cur's own values: what
 // the suite sends where a target that wrongly accepts the request must
 // still change nothing, and what a restore sends.
-func (s *Shape) Harmless(cur Record) []byte {
-	names, vals := s.baseValues(cur)
+func (t *Target) Harmless(cur Record) []byte {
+	names, vals := t.baseValues(cur)
 	return encodeObject(names, vals)
 }
 
 // Write returns a valid body that changes every writable field cur has
 // (and those the body requires), the n-th of the suite's choices.
-func (s *Shape) Write(cur Record, n int) Body {
-	names, vals := s.baseValues(cur)
+func (t *Target) Write(cur Record, n int) Body {
+	names, vals := t.baseValues(cur)
 	sets := Record{}
-	for _, f := range s.writable() {
+	for _, f := range t.writable() {
 		if !slices.Contains(names, f.Name) {
 			continue // cur lacks it and it is optional: never added
 		}
@@ -129,15 +131,15 @@ func (s *Shape) Write(cur Record, n int) Body {
 
 // WriteValue returns a valid body setting field f to raw and leaving the
 // rest as cur has it.
-func (s *Shape) WriteValue(cur Record, f *Field, raw json.RawMessage) Body {
-	b := s.with(cur, f.Name, raw, fmt.Sprintf("%s %s", f.Name, raw), Valid)
+func (t *Target) WriteValue(cur Record, f *spec.Field, raw json.RawMessage) Body {
+	b := t.with(cur, f.Name, raw, fmt.Sprintf("%s %s", f.Name, raw), Valid)
 	b.Sets = Record{f.Name: raw}
 	return b
 }
 
 // with returns cur's harmless body with one field set to raw.
-func (s *Shape) with(cur Record, field string, raw json.RawMessage, name string, kind BodyKind) Body {
-	names, vals := s.baseValues(cur)
+func (t *Target) with(cur Record, field string, raw json.RawMessage, name string, kind BodyKind) Body {
+	names, vals := t.baseValues(cur)
 	if !slices.Contains(names, field) {
 		names = append(names, field)
 	}
@@ -146,16 +148,16 @@ func (s *Shape) with(cur Record, field string, raw json.RawMessage, name string,
 }
 
 // without returns cur's harmless body without one field.
-func (s *Shape) without(cur Record, field string) []byte {
-	names, vals := s.baseValues(cur)
+func (t *Target) without(cur Record, field string) []byte {
+	names, vals := t.baseValues(cur)
 	names = slices.DeleteFunc(names, func(n string) bool { return n == field })
 	return encodeObject(names, vals)
 }
 
 // IntFields lists the update body's integer fields.
-func (s *Shape) IntFields() []*Field {
-	var fs []*Field
-	for _, f := range s.UpdateBody.Fields {
+func (t *Target) IntFields() []*spec.Field {
+	var fs []*spec.Field
+	for _, f := range t.inv.Body.Fields {
 		if f.Type == "integer" {
 			fs = append(fs, f)
 		}
@@ -164,9 +166,9 @@ func (s *Shape) IntFields() []*Field {
 }
 
 // NumFields lists the update body's integer and number fields.
-func (s *Shape) NumFields() []*Field {
-	var fs []*Field
-	for _, f := range s.UpdateBody.Fields {
+func (t *Target) NumFields() []*spec.Field {
+	var fs []*spec.Field
+	for _, f := range t.inv.Body.Fields {
 		if f.Type == "integer" || f.Type == "number" {
 			fs = append(fs, f)
 		}
@@ -190,36 +192,36 @@ func Named(bodies []Body, name string) (Body, bool) {
 // InvalidBodies lists update bodies the schema forbids, each with a name
 // that says why. Values the other fields carry are cur's, so a target that
 // wrongly accepts one changes only the field at fault.
-func (s *Shape) InvalidBodies(cur Record) []Body {
+func (t *Target) InvalidBodies(cur Record) []Body {
 	bs := []Body{
 		{Name: "no body", Raw: []byte{}, Kind: Invalid},
-		{Name: "malformed JSON", Raw: []byte(strings.TrimSuffix(string(s.Harmless(cur)), "}")), Kind: Invalid},
+		{Name: "malformed JSON", Raw: []byte(strings.TrimSuffix(string(t.Harmless(cur)), "}")), Kind: Invalid},
 		{Name: "null", Raw: []byte(`null`), Kind: Invalid},
-		{Name: "an array", Raw: []byte("[" + string(s.Harmless(cur)) + "]"), Kind: Invalid},
+		{Name: "an array", Raw: []byte("[" + string(t.Harmless(cur)) + "]"), Kind: Invalid},
 		{Name: "a string", Raw: []byte(`"update"`), Kind: Invalid},
 	}
-	if len(s.UpdateBody.Required) > 0 || s.UpdateBody.MinProperties > 0 {
+	if len(t.inv.Body.Required) > 0 || t.inv.Body.MinProperties > 0 {
 		bs = append(bs, Body{Name: "an empty object {}", Raw: []byte(`{}`), Kind: Invalid})
 	}
-	for _, f := range s.UpdateBody.Fields {
-		if f.Required && len(s.UpdateBody.Fields) > 1 {
-			bs = append(bs, Body{Name: "no " + f.Name + " (required)", Raw: s.without(cur, f.Name), Kind: Invalid})
+	for _, f := range t.inv.Body.Fields {
+		if f.Required && len(t.inv.Body.Fields) > 1 {
+			bs = append(bs, Body{Name: "no " + f.Name + " (required)", Raw: t.without(cur, f.Name), Kind: Invalid})
 		}
-		bs = append(bs, s.typeErrors(cur, f)...)
-		bs = append(bs, s.beyondBounds(cur, f)...)
+		bs = append(bs, t.typeErrors(cur, f)...)
+		bs = append(bs, t.beyondBounds(cur, f)...)
 	}
-	if s.UpdateBody.Closed {
-		b := s.with(cur, "conformanceExtra", json.RawMessage(`1`), "an unknown extra field (additionalProperties: false)", Invalid)
+	if t.inv.Body.Closed {
+		b := t.with(cur, "conformanceExtra", json.RawMessage(`1`), "an unknown extra field (additionalProperties: false)", Invalid)
 		bs = append(bs, b)
 	}
 	return bs
 }
 
 // typeErrors lists bodies where f has a value of the wrong type.
-func (s *Shape) typeErrors(cur Record, f *Field) []Body {
+func (t *Target) typeErrors(cur Record, f *spec.Field) []Body {
 	var bs []Body
 	add := func(what, raw string) {
-		bs = append(bs, s.with(cur, f.Name, json.RawMessage(raw), f.Name+" "+what, Invalid))
+		bs = append(bs, t.with(cur, f.Name, json.RawMessage(raw), f.Name+" "+what, Invalid))
 	}
 	switch f.Type {
 	case "integer":
@@ -248,13 +250,13 @@ func (s *Shape) typeErrors(cur Record, f *Field) []Body {
 // range), off its multipleOf, shorter or longer than its lengths, not
 // matching its pattern. A probe the field's compiled schema would accept
 // is left out: it would not be invalid.
-func (s *Shape) beyondBounds(cur Record, f *Field) []Body {
+func (t *Target) beyondBounds(cur Record, f *spec.Field) []Body {
 	var bs []Body
 	add := func(raw json.RawMessage, name string) {
-		if f.Schema != nil && f.Accepts(raw) {
+		if f.Schema != nil && accepts(f, raw) {
 			return
 		}
-		bs = append(bs, s.with(cur, f.Name, raw, name, Invalid))
+		bs = append(bs, t.with(cur, f.Name, raw, name, Invalid))
 	}
 	switch f.Type {
 	case "integer":
@@ -268,32 +270,32 @@ func (s *Shape) beyondBounds(cur Record, f *Field) []Body {
 		}
 	case "number":
 		one := big.NewRat(1, 1)
-		if f.Minimum != nil {
-			v := new(big.Rat).Sub(f.Minimum, one)
-			if f.ExclusiveMinimum {
-				v = f.Minimum
+		if b := f.Min; b != nil {
+			v := new(big.Rat).Sub(b.Value, one)
+			if b.Exclusive {
+				v = b.Value
 			}
-			add(numberJSON(v), fmt.Sprintf("%s %s (below the lowest, %s%s)", f.Name, numberJSON(v), exclusive(f.ExclusiveMinimum), numberJSON(f.Minimum)))
+			add(numberJSON(v), fmt.Sprintf("%s %s (below the lowest, %s%s)", f.Name, numberJSON(v), exclusive(b.Exclusive), numberJSON(b.Value)))
 		}
-		if f.Maximum != nil {
-			v := new(big.Rat).Add(f.Maximum, one)
-			if f.ExclusiveMaximum {
-				v = f.Maximum
+		if b := f.Max; b != nil {
+			v := new(big.Rat).Add(b.Value, one)
+			if b.Exclusive {
+				v = b.Value
 			}
-			add(numberJSON(v), fmt.Sprintf("%s %s (above the highest, %s%s)", f.Name, numberJSON(v), exclusive(f.ExclusiveMaximum), numberJSON(f.Maximum)))
+			add(numberJSON(v), fmt.Sprintf("%s %s (above the highest, %s%s)", f.Name, numberJSON(v), exclusive(b.Exclusive), numberJSON(b.Value)))
 		}
 	case "string":
 		if f.MinLength > 0 {
-			add(jsonString(strings.Repeat("x", f.MinLength-1)), fmt.Sprintf("%s shorter than %d characters (minLength)", f.Name, f.MinLength))
+			add(jsonString(strings.Repeat("x", int(f.MinLength-1))), fmt.Sprintf("%s shorter than %d characters (minLength)", f.Name, f.MinLength))
 		}
 		if f.MaxLength >= 0 {
-			add(jsonString(strings.Repeat("x", f.MaxLength+1)), fmt.Sprintf("%s longer than %d characters (maxLength)", f.Name, f.MaxLength))
+			add(jsonString(strings.Repeat("x", int(f.MaxLength+1))), fmt.Sprintf("%s longer than %d characters (maxLength)", f.Name, f.MaxLength))
 		}
-		if f.Pattern != "" {
+		if len(f.Patterns) > 0 {
 			add(jsonString("conformance not matching ~"), fmt.Sprintf("%s not matching its pattern", f.Name))
 		}
 	}
-	if g, ok := f.Grid(true); ok && f.MultipleOf != nil && g.Lo.Cmp(g.Hi) < 0 {
+	if g, ok := gridOf(f, true); ok && f.MultipleOf != nil && g.Lo.Cmp(g.Hi) < 0 {
 		// Between the two lowest values allowed: within the bounds, off the
 		// multipleOf.
 		var v *big.Rat
@@ -321,30 +323,30 @@ func exclusive(ex bool) string {
 // what the schema states: the minimum and maximum, or where a bound is
 // exclusive or off the multipleOf, the nearest value inside it. A format's
 // range alone is not one.
-func (s *Shape) AtBounds(cur Record) []Body {
+func (t *Target) AtBounds(cur Record) []Body {
 	var bs []Body
-	for _, f := range s.NumFields() {
-		if s.Item.Field(f.Name) == nil || (f.Minimum == nil && f.Maximum == nil) {
+	for _, f := range t.NumFields() {
+		if t.inv.Record.Field(f.Name) == nil || (f.Min == nil && f.Max == nil) {
 			continue
 		}
-		if _, ok := s.valueOf(cur, f.Name); !ok {
+		if _, ok := t.valueOf(cur, f.Name); !ok {
 			continue // an optional field cur lacks: never added
 		}
-		g, ok := f.Grid(true)
+		g, ok := gridOf(f, true)
 		if !ok {
 			continue
 		}
 		for _, end := range []struct {
-			stated *big.Rat
+			stated *spec.Bound
 			k      *big.Int
 			which  string
-		}{{f.Minimum, g.Lo, "lowest"}, {f.Maximum, g.Hi, "highest"}} {
+		}{{f.Min, g.Lo, "lowest"}, {f.Max, g.Hi, "highest"}} {
 			if end.stated == nil {
 				continue
 			}
 			v := g.Value(end.k)
-			body := s.WriteValue(cur, f, numberJSON(v))
-			if v.Cmp(end.stated) == 0 {
+			body := t.WriteValue(cur, f, numberJSON(v))
+			if v.Cmp(end.stated.Value) == 0 {
 				body.Name = fmt.Sprintf("%s %s (a bound the schema states)", f.Name, numberJSON(v))
 			} else {
 				body.Name = fmt.Sprintf("%s %s (the %s value the schema allows)", f.Name, numberJSON(v), end.which)
@@ -360,10 +362,10 @@ func (s *Shape) AtBounds(cur Record) []Body {
 // an unknown field, a field given twice. A target may accept or reject each.
 // A probe of a field cur lacks is left out: an accepted one would add a
 // value the record never had.
-func (s *Shape) SilentBodies(cur Record) []Body {
+func (t *Target) SilentBodies(cur Record) []Body {
 	var bs []Body
-	for _, f := range s.IntFields() {
-		v, ok := s.valueOf(cur, f.Name)
+	for _, f := range t.IntFields() {
+		v, ok := t.valueOf(cur, f.Name)
 		if !ok {
 			continue
 		}
@@ -377,7 +379,7 @@ func (s *Shape) SilentBodies(cur Record) []Body {
 			{big.NewInt(1<<53 + 1), "past 2^53"},
 			{new(big.Int).Lsh(big.NewInt(1), 63), "past int64"},
 		}
-		safeLo, safeHi := f.SafeRange()
+		safeLo, safeHi := safeRange(f)
 		for _, p := range probes {
 			if (lo != nil && p.v.Cmp(lo) < 0) || (hi != nil && p.v.Cmp(hi) > 0) {
 				continue // beyond a stated bound: invalid, not silent
@@ -388,16 +390,16 @@ func (s *Shape) SilentBodies(cur Record) []Body {
 			if p.v.IsInt64() && p.v.Int64() >= safeLo && p.v.Int64() <= safeHi {
 				continue // expected accepted: valid
 			}
-			bs = append(bs, s.with(cur, f.Name, json.RawMessage(p.v.String()), fmt.Sprintf("%s %s (%s)", f.Name, p.v, p.what), Silent))
+			bs = append(bs, t.with(cur, f.Name, json.RawMessage(p.v.String()), fmt.Sprintf("%s %s (%s)", f.Name, p.v, p.what), Silent))
 		}
-		bs = append(bs, s.with(cur, f.Name, json.RawMessage(string(v)+".0"), f.Name+" written as a decimal (such as 5.0)", Silent))
+		bs = append(bs, t.with(cur, f.Name, json.RawMessage(string(v)+".0"), f.Name+" written as a decimal (such as 5.0)", Silent))
 	}
-	if !s.UpdateBody.Closed {
-		bs = append(bs, s.with(cur, "conformanceNote", jsonString("conformance"), "an unknown extra field", Silent))
+	if !t.inv.Body.Closed {
+		bs = append(bs, t.with(cur, "conformanceNote", jsonString("conformance"), "an unknown extra field", Silent))
 	}
-	if h := s.Harmless(cur); len(h) > 2 {
-		first := s.UpdateBody.Fields[0].Name
-		if v, ok := s.valueOf(cur, first); ok {
+	if h := t.Harmless(cur); len(h) > 2 {
+		first := t.inv.Body.Fields[0].Name
+		if v, ok := t.valueOf(cur, first); ok {
 			dup := fmt.Sprintf(`{%q:%s,%s`, first, v, h[1:])
 			bs = append(bs, Body{Name: "a field given twice (" + first + ")", Raw: []byte(dup), Kind: Silent})
 		}
@@ -406,21 +408,21 @@ func (s *Shape) SilentBodies(cur Record) []Body {
 }
 
 // valueOf returns the value the harmless body sends for field.
-func (s *Shape) valueOf(cur Record, field string) (json.RawMessage, bool) {
-	_, vals := s.baseValues(cur)
+func (t *Target) valueOf(cur Record, field string) (json.RawMessage, bool) {
+	_, vals := t.baseValues(cur)
 	v, ok := vals[field]
 	return v, ok
 }
 
 // MalformedIDs lists path values that are not a valid identifier, with
 // why. None can address a record.
-func (s *Shape) MalformedIDs() []string {
+func (t *Target) MalformedIDs() []string {
 	ids := []string{"abc", "1.5"}
-	if s.ID.Type == "integer" {
-		if s.ID.Min != nil {
-			ids = append(ids, new(big.Int).Sub(s.ID.Min, big.NewInt(1)).String())
+	if t.inv.ID.Type == "integer" {
+		if lo, _ := t.inv.ID.IntBounds(); lo != nil {
+			ids = append(ids, new(big.Int).Sub(lo, big.NewInt(1)).String())
 		}
-		if hi := s.ID.Highest(); hi != nil {
+		if hi := t.inv.ID.Highest(); hi != nil {
 			ids = append(ids, new(big.Int).Add(hi, big.NewInt(1)).String())
 		}
 	}
@@ -431,30 +433,37 @@ func (s *Shape) MalformedIDs() []string {
 // n-th of the suite's choices, and whether the suite could build one: the
 // fields the schema requires (and optional ones up to its minProperties),
 // each with a valid value, checked against the compiled schema.
-func (s *Shape) ValidBody(op *OpShape, n int) ([]byte, bool) {
-	if op.Body == nil {
+func (t *Target) ValidBody(op *spec.Operation, n int) ([]byte, bool) {
+	body, err := op.BodyObject()
+	if err != nil || body == nil {
 		return nil, false
 	}
 	var names []string
 	vals := map[string]json.RawMessage{}
-	for _, f := range op.Body.Fields {
-		if f.Required || len(names) < op.Body.MinProperties {
+	for _, f := range body.Fields {
+		if f.Required || int64(len(names)) < body.MinProperties {
 			names = append(names, f.Name)
 			vals[f.Name] = valueFor(f, nil, n)
 		}
 	}
 	raw := encodeObject(names, vals)
-	if op.Body.Schema != nil && len(op.Body.Schema.ValidateJSON(raw)) > 0 {
+	if len(body.Schema.ValidateJSON(raw)) > 0 {
 		return raw, false
 	}
 	return raw, true
 }
 
+// ReturnsRecord reports whether o answers one record: the update, and the
+// reads of one record the inventory names.
+func (t *Target) ReturnsRecord(o *spec.Operation) bool {
+	return o == t.inv.Update || slices.Contains(t.inv.Reads, o)
+}
+
 // Timestamps lists the record's date-time fields, which may record when
 // a write happened and so differ between two identical writes.
-func (s *Shape) Timestamps() []string {
+func (t *Target) Timestamps() []string {
 	var ts []string
-	for _, f := range s.Item.Fields {
+	for _, f := range t.inv.Record.Fields {
 		if f.Type == "string" && f.Format == "date-time" {
 			ts = append(ts, f.Name)
 		}

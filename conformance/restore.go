@@ -36,7 +36,7 @@ func (t *Target) Protect(ctx context.Context, id int64) Record {
 	ix, _, x := t.List(ctx)
 	orig, ok := ix.ByID[id]
 	if !ok {
-		t.FailBecause(CauseRecordMissing, x, fmt.Sprintf("%s %d to be listed before the check writes to it", t.shape.IDField, id), []string{"not listed"})
+		t.FailBecause(CauseRecordMissing, x, fmt.Sprintf("%s %d to be listed before the check writes to it", t.inv.Key, id), []string{"not listed"})
 	}
 	t.guard.remember(id, orig)
 	ginkgo.DeferCleanup(func() {
@@ -62,7 +62,7 @@ func (t *Target) restore(id int64) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*t.cfg.Timeout)
 	defer cancel()
 	if err := t.putBack(ctx, orig); err != nil {
-		err = fmt.Errorf("%s %d: could not restore %s: %v", t.shape.IDField, id, t.restorable(orig), err)
+		err = fmt.Errorf("%s %d: could not restore %s: %v", t.inv.Key, id, t.restorable(orig), err)
 		fmt.Fprintf(t.cfg.Stderr, "\n!!! RESTORE FAILED: %v\n", err)
 		return err
 	}
@@ -75,7 +75,7 @@ func (t *Target) restore(id int64) error {
 // restorable renders the values a restore sets, such as "quantity 5".
 func (t *Target) restorable(orig Record) string {
 	var parts []string
-	for _, f := range t.shape.writable() {
+	for _, f := range t.writable() {
 		if v, ok := orig[f.Name]; ok {
 			parts = append(parts, f.Name+" "+Printable(v))
 		}
@@ -88,21 +88,21 @@ func (t *Target) restorable(orig Record) string {
 
 // putBack writes orig's values and checks the list shows them.
 func (t *Target) putBack(ctx context.Context, orig Record) error {
-	id, _ := orig.ID(t.shape.IDField)
-	x := t.Send(ctx, t.Update(id, t.shape.Harmless(orig)))
+	id, _ := orig.ID(t.inv.Key)
+	x := t.Send(ctx, t.Update(id, t.Harmless(orig)))
 	if x.Status == 0 && x.Err != nil {
 		return x.Err
 	}
 	if x.Status != http.StatusOK {
-		return fmt.Errorf("%s answered %d", t.shape.Update.Method, x.Status)
+		return fmt.Errorf("%s answered %d", t.inv.Update.Method, x.Status)
 	}
-	x = t.Send(ctx, Request{Method: t.shape.List.Method, Path: t.shape.List.Path})
+	x = t.Send(ctx, Request{Method: t.inv.List.Method, Path: t.inv.List.Path})
 	rs, err := DecodeRecords(x.RespBody)
 	if x.Err != nil || err != nil {
 		return fmt.Errorf("the list after the restore could not be read")
 	}
-	got := IndexRecords(rs, t.shape.IDField).ByID[id]
-	for _, f := range t.shape.writable() {
+	got := IndexRecords(rs, t.inv.Key).ByID[id]
+	for _, f := range t.writable() {
 		v, had := orig[f.Name]
 		w, has := got[f.Name]
 		switch {

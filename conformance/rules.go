@@ -25,8 +25,7 @@ func (t *Target) ResponseProblems(x *Exchange, tolerated ...int) []string {
 		return []string{x.Err.Error()}
 	}
 	var ps []string
-	op := t.shape.Op(x.Op)
-	notImplemented := x.Status == http.StatusNotImplemented && op != nil && !op.Shaped
+	notImplemented := x.Status == http.StatusNotImplemented && x.Op != nil && !x.Op.Shaped()
 	documented := x.Op != nil && x.Op.Documents(x.Status)
 	switch {
 	case x.Status == http.StatusTooManyRequests:
@@ -34,9 +33,9 @@ func (t *Target) ResponseProblems(x *Exchange, tolerated ...int) []string {
 	case x.Status >= 500 && !notImplemented:
 		ps = append(ps, fmt.Sprintf("status %d: no 5xx is allowed", x.Status))
 	case !documented && !notImplemented && !slices.Contains(tolerated, x.Status):
-		ps = append(ps, fmt.Sprintf("status %d is not documented for %s (documented: %v)", x.Status, OpName(x.Op), statuses(x.Op)))
+		ps = append(ps, fmt.Sprintf("status %d is not documented for %s (documented: %v)", x.Status, x.Op.Name(), statuses(x.Op)))
 	}
-	content := documented && ResponseContent(x.Op, x.Status)
+	content := documented && len(x.Op.Response(x.Status).MediaTypes) > 0
 	if mt := x.MediaType(); (content || x.Status >= 400) && mt != "application/json" {
 		ps = append(ps, fmt.Sprintf("Content-Type %s: want application/json", Quote(x.RespHead.Get("Content-Type"))))
 	} else if documented && !notImplemented {

@@ -63,7 +63,7 @@ components:
       properties: *props
 `
 
-func loadFields(t *testing.T, version string) *Shape {
+func loadFields(t *testing.T, version string) *Target {
 	t.Helper()
 	doc := strings.ReplaceAll(fieldsDoc, "VERSION", version)
 	if version == "3.0.3" {
@@ -75,11 +75,11 @@ func loadFields(t *testing.T, version string) *Shape {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ReadShape(c)
+	tg, err := NewTarget(Config{BaseURL: "http://127.0.0.1:1/v1", Contract: c})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return tg
 }
 
 func rat(s string) *big.Rat { r, _ := new(big.Rat).SetString(s); return r }
@@ -89,16 +89,16 @@ func rat(s string) *big.Rat { r, _ := new(big.Rat).SetString(s); return r }
 // within them: the schema accepts it.
 func TestFieldBounds(t *testing.T) {
 	for _, version := range []string{"3.0.3", "3.1.0"} {
-		s := loadFields(t, version)
-		f := s.UpdateBody.Field
-		if p := f("price"); p.Minimum.Cmp(rat("10")) != 0 || p.ExclusiveMinimum || p.Maximum.Cmp(rat("20.5")) != 0 || !p.ExclusiveMaximum {
-			t.Errorf("%s: price %s..%s (exclusive %v %v); want 10 <= price < 20.5", version, p.Minimum, p.Maximum, p.ExclusiveMinimum, p.ExclusiveMaximum)
+		s := loadFields(t, version).Inventory()
+		f := s.Body.Field
+		if p := f("price"); p.Min.Value.Cmp(rat("10")) != 0 || p.Min.Exclusive || p.Max.Value.Cmp(rat("20.5")) != 0 || !p.Max.Exclusive {
+			t.Errorf("%s: price %v..%v; want 10 <= price < 20.5", version, p.Min, p.Max)
 		}
-		if w := f("weight"); w.Minimum.Sign() != 0 || !w.ExclusiveMinimum {
-			t.Errorf("%s: weight minimum %s exclusive %v; want 0, exclusive", version, w.Minimum, w.ExclusiveMinimum)
+		if w := f("weight"); w.Min.Value.Sign() != 0 || !w.Min.Exclusive {
+			t.Errorf("%s: weight minimum %v; want 0, exclusive", version, w.Min)
 		}
-		if l := f("lots"); l.MultipleOf.Cmp(rat("5")) != 0 || l.Min.Int64() != 3 || l.Max.Int64() != 21 {
-			t.Errorf("%s: lots multipleOf %s, %s..%s", version, l.MultipleOf, l.Min, l.Max)
+		if l := f("lots"); l.MultipleOf.Cmp(rat("5")) != 0 || l.Lowest().Int64() != 3 || l.Highest().Int64() != 21 {
+			t.Errorf("%s: lots multipleOf %s, %s..%s", version, l.MultipleOf, l.Lowest(), l.Highest())
 		}
 		if h := f("half"); h.MultipleOf.Cmp(rat("0.25")) != 0 {
 			t.Errorf("%s: half multipleOf %s; want 1/4", version, h.MultipleOf)
@@ -106,16 +106,16 @@ func TestFieldBounds(t *testing.T) {
 		if n := f("name"); n.MinLength != 12 || n.MaxLength != 14 {
 			t.Errorf("%s: name lengths %d..%d", version, n.MinLength, n.MaxLength)
 		}
-		if c := f("code"); c.Pattern != "^[A-Z]{3}-[0-9]{2}$" {
-			t.Errorf("%s: code pattern %q", version, c.Pattern)
+		if c := f("code"); len(c.Patterns) != 1 || c.Patterns[0] != "^[A-Z]{3}-[0-9]{2}$" {
+			t.Errorf("%s: code patterns %q", version, c.Patterns)
 		}
-		if f("mail").Format != "email" || len(f("rank").EnumJSON) != 3 || len(f("color").Enum) != 2 {
-			t.Errorf("%s: format %q, enums %v %v", version, f("mail").Format, f("rank").EnumJSON, f("color").Enum)
+		if f("mail").Format != "email" || len(f("rank").Enum) != 3 || len(f("color").Enum) != 2 {
+			t.Errorf("%s: format %q, enums %s %s", version, f("mail").Format, f("rank").Enum, f("color").Enum)
 		}
-		if id := s.ID; id.Min.Int64() != 1 || id.Max.Int64() != 100 || id.Schema == nil {
-			t.Errorf("%s: petId bounds %s..%s, schema %v", version, id.Min, id.Max, id.Schema != nil)
+		if id := s.ID; id.Lowest().Int64() != 1 || id.Highest().Int64() != 100 || id.Schema == nil {
+			t.Errorf("%s: petId bounds %s..%s, schema %v", version, id.Lowest(), id.Highest(), id.Schema != nil)
 		}
-		for _, fl := range s.UpdateBody.Fields {
+		for _, fl := range s.Body.Fields {
 			if fl.Schema == nil {
 				t.Fatalf("%s: %s has no compiled schema", version, fl.Name)
 			}
@@ -128,7 +128,7 @@ func TestFieldBounds(t *testing.T) {
 			}
 		}
 		// The grid of weight (0 < weight <= 0.5) is tenths: no whole number fits.
-		if g, ok := f("weight").Grid(true); !ok || string(numberJSON(g.Value(g.Lo))) != "0.1" {
+		if g, ok := gridOf(f("weight"), true); !ok || string(numberJSON(g.Value(g.Lo))) != "0.1" {
 			t.Errorf("%s: weight's first value %v; want 0.1", version, g)
 		}
 	}
@@ -153,13 +153,13 @@ func TestProbesBreakTheBounds(t *testing.T) {
 			continue
 		}
 		d, _ := spec.DecodeJSON(b.Raw)
-		if ps := s.UpdateBody.Schema.Validate(d); len(ps) == 0 {
+		if ps := s.Inventory().Body.Schema.Validate(d); len(ps) == 0 {
 			t.Errorf("%s: %s passes the schema", w, b.Raw)
 		}
 	}
 	for _, b := range s.AtBounds(cur) {
 		d, _ := spec.DecodeJSON(b.Raw)
-		if ps := s.UpdateBody.Schema.Validate(d); len(ps) > 0 {
+		if ps := s.Inventory().Body.Schema.Validate(d); len(ps) > 0 {
 			t.Errorf("%s: %s fails the schema: %v", b.Name, b.Raw, ps)
 		}
 	}

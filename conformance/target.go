@@ -62,7 +62,7 @@ type Target struct {
 	base     *url.URL
 	client   *http.Client
 	contract *spec.Contract
-	shape    *Shape
+	inv      *spec.Inventory
 	redactor *Redactor
 	first    []Record // the records as first listed
 	petID    int64    // the record mutating checks touch; 0 when none is known
@@ -88,7 +88,7 @@ func setupErrorf(format string, args ...any) *SetupError {
 	return &SetupError{Msg: fmt.Sprintf(format, args...)}
 }
 
-// NewTarget checks cfg and reads the contract's shape without calling the
+// NewTarget checks cfg and reads the contract's inventory without calling the
 // target: enough to list the checks (--list). Any error is a *SetupError.
 func NewTarget(cfg Config) (*Target, error) {
 	contract := cfg.Contract
@@ -98,7 +98,7 @@ func NewTarget(cfg Config) (*Target, error) {
 			return nil, setupErrorf("loading the contract: %v", err)
 		}
 	}
-	shape, err := ReadShape(contract)
+	inv, err := contract.Inventory()
 	if err != nil {
 		return nil, setupErrorf("the contract: %v", err)
 	}
@@ -126,7 +126,7 @@ func NewTarget(cfg Config) (*Target, error) {
 		cfg.Stderr = rd.Writer(cfg.Stderr)
 	}
 	cfg.Explore = cfg.Explore.withDefaults()
-	t := &Target{cfg: cfg, base: base, client: cfg.Client, contract: contract, shape: shape, redactor: rd}
+	t := &Target{cfg: cfg, base: base, client: cfg.Client, contract: contract, inv: inv, redactor: rd}
 	t.guard.pending = map[int64]Record{}
 	if t.client == nil {
 		if t.client, err = newClient(cfg); err != nil {
@@ -136,7 +136,7 @@ func NewTarget(cfg Config) (*Target, error) {
 	return t, nil
 }
 
-// Prepare checks cfg, reads the contract's shape, builds the HTTP client
+// Prepare checks cfg, reads the contract's inventory, builds the HTTP client
 // and makes one plain list call with the key. Any error it returns is a
 // *SetupError. A list call that answers but breaks the contract is not a
 // setup error: the checks report it.
@@ -148,8 +148,8 @@ func Prepare(ctx context.Context, cfg Config) (*Target, error) {
 	if cfg.APIKey == "" {
 		return nil, setupErrorf("no API key: pass --api-key or set INVENTORY_API_KEY")
 	}
-	cfg, shape, contract := t.cfg, t.shape, t.contract
-	x := t.Send(ctx, Request{Method: shape.List.Method, Path: shape.List.Path})
+	cfg, inv, contract := t.cfg, t.inv, t.contract
+	x := t.Send(ctx, Request{Method: inv.List.Method, Path: inv.List.Path})
 	switch {
 	case x.Status == 0 && x.Err != nil:
 		return nil, setupErrorf("%s", unreachable(x))
@@ -161,7 +161,7 @@ func Prepare(ctx context.Context, cfg Config) (*Target, error) {
 	if x.Status == http.StatusOK && x.Err == nil {
 		t.first, _ = DecodeRecords(x.RespBody) // a broken list is the list checks' business
 	}
-	ix := IndexRecords(t.first, shape.IDField)
+	ix := IndexRecords(t.first, inv.Key)
 	t.petID = cfg.PetID
 	switch {
 	case cfg.PetID != 0:
@@ -225,8 +225,9 @@ func newClient(cfg Config) (*http.Client, error) {
 // PetID returns the record mutating checks touch, or 0 when none is known.
 func (t *Target) PetID() int64 { return t.petID }
 
-// Shape returns the contract's shape as the checks use it.
-func (t *Target) Shape() *Shape { return t.shape }
+// Inventory returns what the contract says the target keeps and how it
+// is reached.
+func (t *Target) Inventory() *spec.Inventory { return t.inv }
 
 // Contract returns the loaded contract.
 func (t *Target) Contract() *spec.Contract { return t.contract }

@@ -3,6 +3,7 @@ package conformance
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/big"
 	"regexp"
 	"regexp/syntax"
@@ -46,8 +47,13 @@ func (g Grid) Size() int64 {
 // included for integers), and where safe is set and a side is not stated,
 // the suite's defaults there, stock counts from 0 to 1000 (within any one
 // bound that is given).
-func (f *Field) bounds(safe bool) (lo, hi *big.Rat, loEx, hiEx bool) {
-	lo, hi, loEx, hiEx = f.Minimum, f.Maximum, f.ExclusiveMinimum, f.ExclusiveMaximum
+func bounds(f *spec.Field, safe bool) (lo, hi *big.Rat, loEx, hiEx bool) {
+	if f.Min != nil {
+		lo, loEx = f.Min.Value, f.Min.Exclusive
+	}
+	if f.Max != nil {
+		hi, hiEx = f.Max.Value, f.Max.Exclusive
+	}
 	if f.Type == "integer" {
 		if l := f.Lowest(); l != nil {
 			lo, loEx = new(big.Rat).SetInt(l), false
@@ -55,11 +61,13 @@ func (f *Field) bounds(safe bool) (lo, hi *big.Rat, loEx, hiEx bool) {
 		if h := f.Highest(); h != nil {
 			hi, hiEx = new(big.Rat).SetInt(h), false
 		}
-		if f.Min == nil && f.Max == nil && f.FormatMin != nil {
+		stLo, stHi := f.IntBounds()
+		fmtLo, fmtHi := f.FormatRange()
+		if stLo == nil && stHi == nil && fmtLo != nil {
 			lo, hi = nil, nil // a format alone is not a bound the suite writes to
-		} else if f.Min == nil && f.FormatMin != nil {
+		} else if stLo == nil && fmtLo != nil {
 			lo = nil
-		} else if f.Max == nil && f.FormatMax != nil {
+		} else if stHi == nil && fmtHi != nil {
 			hi = nil
 		}
 	}
@@ -84,12 +92,12 @@ func (f *Field) bounds(safe bool) (lo, hi *big.Rat, loEx, hiEx bool) {
 	return lo, hi, loEx, hiEx
 }
 
-// Grid returns the numbers of an integer or number field the suite
+// gridOf returns the numbers of an integer or number field the suite
 // writes, within the stated bounds and multipleOf (and the defaults where
 // safe is set and the contract is silent); false when no number fits, or
 // where !safe and a side has no stated bound.
-func (f *Field) Grid(safe bool) (Grid, bool) {
-	lo, hi, loEx, hiEx := f.bounds(safe)
+func gridOf(f *spec.Field, safe bool) (Grid, bool) {
+	lo, hi, loEx, hiEx := bounds(f, safe)
 	if lo == nil || hi == nil {
 		return Grid{}, false
 	}
@@ -102,17 +110,17 @@ func (f *Field) Grid(safe bool) (Grid, bool) {
 		step = new(big.Rat).Abs(f.MultipleOf)
 	case f.Type != "integer":
 		for d := 0; d < 18; d++ {
-			if g := gridOf(lo, hi, loEx, hiEx, step); g.Lo.Cmp(g.Hi) <= 0 {
+			if g := gridBetween(lo, hi, loEx, hiEx, step); g.Lo.Cmp(g.Hi) <= 0 {
 				return g, true
 			}
 			step = new(big.Rat).Quo(step, big.NewRat(10, 1))
 		}
 	}
-	g := gridOf(lo, hi, loEx, hiEx, step)
+	g := gridBetween(lo, hi, loEx, hiEx, step)
 	return g, g.Lo.Cmp(g.Hi) <= 0
 }
 
-func gridOf(lo, hi *big.Rat, loEx, hiEx bool, step *big.Rat) Grid {
+func gridBetween(lo, hi *big.Rat, loEx, hiEx bool, step *big.Rat) Grid {
 	l := new(big.Rat).Quo(lo, step)
 	k0 := ceilRat(l)
 	if loEx && l.IsInt() {
@@ -124,6 +132,39 @@ func gridOf(lo, hi *big.Rat, loEx, hiEx bool, step *big.Rat) Grid {
 		k1.Sub(k1, big.NewInt(1))
 	}
 	return Grid{Lo: k0, Hi: k1, Step: step}
+}
+
+// safeRange returns the integers the suite writes expecting them
+// accepted, as a range of int64: the smallest and largest value of the
+// field's grid, within the stated bounds and multipleOf, or where the
+// contract is silent stock counts from 0 to 1000.
+func safeRange(f *spec.Field) (lo, hi int64) {
+	g, ok := gridOf(f, true)
+	if !ok {
+		return 0, 0
+	}
+	return clampInt64(g.Value(g.Lo).Num()), clampInt64(g.Value(g.Hi).Num())
+}
+
+func clampInt64(b *big.Int) int64 {
+	switch {
+	case b.IsInt64():
+		return b.Int64()
+	case b.Sign() > 0:
+		return math.MaxInt64
+	}
+	return math.MinInt64
+}
+
+// floorRat and ceilRat round r down and up to an integer.
+func floorRat(r *big.Rat) *big.Int { return new(big.Int).Div(r.Num(), r.Denom()) }
+
+func ceilRat(r *big.Rat) *big.Int {
+	q := floorRat(r)
+	if !r.IsInt() {
+		q.Add(q, big.NewInt(1))
+	}
+	return q
 }
 
 // numberJSON renders a rational as a JSON number: an integer plainly, else
@@ -145,23 +186,24 @@ func ratEqual(s string, r *big.Rat) bool {
 	return ok && v.Cmp(r) == 0
 }
 
-// Accepts reports whether v is valid for the field: checked against the
+// accepts reports whether v is valid for the field: checked against the
 // field's compiled schema where the suite knows it, else against the
 // pattern, enum and lengths read.
-func (f *Field) Accepts(v json.RawMessage) bool {
+func accepts(f *spec.Field, v json.RawMessage) bool {
 	if f.Schema != nil {
 		d, err := spec.DecodeJSON(v)
 		return err == nil && len(f.Schema.Validate(d)) == 0
 	}
 	var s string
 	if f.Type == "string" && json.Unmarshal(v, &s) == nil {
-		n := utf8.RuneCountInString(s)
+		n := int64(utf8.RuneCountInString(s))
 		if n < f.MinLength || (f.MaxLength >= 0 && n > f.MaxLength) {
 			return false
 		}
-		if f.Pattern != "" {
-			re, err := regexp.Compile(f.Pattern)
-			return err == nil && re.MatchString(s)
+		for _, p := range f.Patterns {
+			if re, err := regexp.Compile(p); err != nil || !re.MatchString(s) {
+				return false
+			}
 		}
 	}
 	return true
@@ -169,18 +211,18 @@ func (f *Field) Accepts(v json.RawMessage) bool {
 
 // candidate renders the n-th value of the suite's choice for f, before it
 // is checked: from the enum, the grid, the format, the pattern.
-func candidate(f *Field, cur json.RawMessage, n int) json.RawMessage {
+func candidate(f *spec.Field, cur json.RawMessage, n int) json.RawMessage {
 	switch {
-	case len(f.EnumJSON) > 0:
+	case len(f.Enum) > 0:
 		i := 0
-		for j, e := range f.EnumJSON {
+		for j, e := range f.Enum {
 			if canonical(e) == canonical(cur) {
 				i = j + 1
 			}
 		}
-		return f.EnumJSON[(i+n)%len(f.EnumJSON)]
+		return f.Enum[(i+n)%len(f.Enum)]
 	case f.Type == "integer" || f.Type == "number":
-		g, ok := f.Grid(true)
+		g, ok := gridOf(f, true)
 		if !ok {
 			return json.RawMessage("0")
 		}
@@ -198,11 +240,11 @@ func candidate(f *Field, cur json.RawMessage, n int) json.RawMessage {
 // valueFor renders a valid value of f different from cur (the current
 // value, possibly nil), the n-th of the choices the suite makes: the first
 // candidate from n on that the field's schema accepts.
-func valueFor(f *Field, cur json.RawMessage, n int) json.RawMessage {
+func valueFor(f *spec.Field, cur json.RawMessage, n int) json.RawMessage {
 	first := candidate(f, cur, n)
 	for try := 0; try < 16; try++ {
 		v := candidate(f, cur, n+try)
-		if (cur == nil || canonical(v) != canonical(cur)) && f.Accepts(v) {
+		if (cur == nil || canonical(v) != canonical(cur)) && accepts(f, v) {
 			return v
 		}
 	}
@@ -212,7 +254,7 @@ func valueFor(f *Field, cur json.RawMessage, n int) json.RawMessage {
 // stringCandidate is the n-th string for f: one of its format (date-time,
 // date, email, uuid, uri, ipv4, ...), or matching its pattern, or
 // "conformance-n", fitted to its lengths.
-func stringCandidate(f *Field, n int) string {
+func stringCandidate(f *spec.Field, n int) string {
 	var s string
 	switch f.Format {
 	case "date-time":
@@ -236,15 +278,15 @@ func stringCandidate(f *Field, n int) string {
 	default:
 		s = fmt.Sprintf("conformance-%d", n)
 	}
-	if f.Pattern != "" && !f.Accepts(jsonString(s)) {
-		if p, ok := sampleRegexp(f.Pattern, n%4); ok {
+	if len(f.Patterns) > 0 && !accepts(f, jsonString(s)) {
+		if p, ok := sampleRegexp(f.Patterns[0], n%4); ok {
 			s = p
 		}
 	}
-	if c := utf8.RuneCountInString(s); c < f.MinLength {
-		s += strings.Repeat("x", f.MinLength-c)
+	if c := int64(utf8.RuneCountInString(s)); c < f.MinLength {
+		s += strings.Repeat("x", int(f.MinLength-c))
 	}
-	if f.MaxLength >= 0 && utf8.RuneCountInString(s) > f.MaxLength {
+	if f.MaxLength >= 0 && int64(utf8.RuneCountInString(s)) > f.MaxLength {
 		s = string([]rune(s)[:f.MaxLength])
 	}
 	return s

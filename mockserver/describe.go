@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-
-	"github.com/petstore/inventory-kit/fixtures"
 )
 
 // A contractInfo is the answer of GET /__admin/contract: what the loaded
@@ -82,7 +80,7 @@ func (s *Server) describeContract() adminHandler {
 		info.Title, info.Version = m.Info.Title, m.Info.Version
 	}
 	writable := map[string]bool{}
-	if op := s.contract.Operation(fixtures.UpdateOperation); op != nil && op.Body != nil {
+	if op := s.shape.Update; op.Body != nil {
 		for _, name := range op.Body.Schema.PropertyNames() {
 			writable[name] = name != s.shape.Key && s.shape.Has(name)
 		}

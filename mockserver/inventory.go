@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -13,73 +14,22 @@ import (
 )
 
 // bind returns the mock's handler for op, after checking that op has the
-// shape the handler assumes; nil where the mock has none. The list and the
-// update are bound by their operationIds; any other GET whose one path
-// parameter is the record's key and whose 200 answer is a record is served
-// as a read of that record.
+// shape the handler assumes; nil where the mock has none. Which operation
+// is the list, the update or a read of one record is the contract's
+// inventory's to say (spec.Inventory), by structure.
 func (s *Server) bind(op *spec.Operation) (opHandler, error) {
 	switch {
-	case op.ID == fixtures.ListOperation:
-		if err := s.assume(op, http.MethodGet, false, "array"); err != nil {
-			return nil, err
-		}
+	case op == s.shape.List:
 		return s.listInventory, nil
-	case op.ID == fixtures.UpdateOperation:
-		if err := s.assume(op, http.MethodPatch, true, s.shape.Schema.Name); err != nil {
-			return nil, err
+	case op == s.shape.Update:
+		if r := op.Response(http.StatusOK); r == nil || r.Schema == nil || r.Schema.Name != s.shape.Schema.Name {
+			return nil, fmt.Errorf("mockserver: %s: the mock serves it as the update of one %s, so its 200 answer must be %s", op.Name(), s.shape.Schema.Name, s.shape.Schema.Name)
 		}
 		return s.updateInventory(op)
-	case op.Method == http.MethodGet && s.assume(op, http.MethodGet, true, s.shape.Schema.Name) == nil:
+	case slices.Contains(s.shape.Reads, op):
 		return s.getInventoryItem, nil
 	}
 	return nil, nil
-}
-
-// assume checks op against what its handler assumes: the method, a path
-// parameter that is the record's key (or none), and a JSON 200 answer that
-// is a record or an array of them.
-func (s *Server) assume(op *spec.Operation, method string, keyed bool, answer string) error {
-	fail := func(format string, args ...any) error {
-		return fmt.Errorf("mockserver: %s: the mock serves it as %s, %s", op.Name(), s.role(op), fmt.Sprintf(format, args...))
-	}
-	if op.Method != method {
-		return fail("so it must be a %s, not a %s", method, op.Method)
-	}
-	var path []string
-	for _, p := range op.Params {
-		if p.In == "path" {
-			path = append(path, p.Name)
-		}
-	}
-	switch {
-	case keyed && (len(path) != 1 || path[0] != s.shape.Key):
-		return fail("so its one path parameter must be the record's key %s; it has %v", s.shape.Key, path)
-	case !keyed && len(path) != 0:
-		return fail("so it must have no path parameter; it has %v", path)
-	}
-	r := op.Response(http.StatusOK)
-	if r == nil || r.Schema == nil {
-		return fail("so it must document a JSON 200 answer")
-	}
-	got := r.Schema.Name
-	if answer == "array" {
-		got = r.Schema.Type()
-	}
-	if got != answer {
-		return fail("so its 200 answer must be %s; the contract gives %q", answer, got)
-	}
-	return nil
-}
-
-// role names what the mock serves an operation as, for messages.
-func (s *Server) role(op *spec.Operation) string {
-	switch op.ID {
-	case fixtures.ListOperation:
-		return "the list of " + s.shape.Schema.Name
-	case fixtures.UpdateOperation:
-		return "the update of one " + s.shape.Schema.Name
-	}
-	return "a read of one " + s.shape.Schema.Name
 }
 
 // listInventory answers the list: every record of the session, ascending
@@ -178,8 +128,8 @@ func (s *Server) updateInventory(op *spec.Operation) (opHandler, error) {
 			}
 		}
 	}
-	if len(fields) == 0 || op.Body.Schema.Type() != "object" {
-		return nil, fmt.Errorf("mockserver: %s: the mock serves it as %s, so its body must be a JSON object declaring fields of %s", op.Name(), s.role(op), s.shape.Schema.Name)
+	if len(fields) == 0 {
+		return nil, fmt.Errorf("mockserver: %s: the mock serves it as the update of one %s, so its body must declare fields of %s", op.Name(), s.shape.Schema.Name, s.shape.Schema.Name)
 	}
 	return func(w http.ResponseWriter, r *http.Request, in *request) {
 		id, ok := s.key(w, r)

@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/mockserver/store"
 	"github.com/petstore/inventory-kit/spec"
 )
@@ -488,7 +487,7 @@ func cmpBool(a, b bool) int {
 // developer's own edit, nor take a draw from the seeded sequence; not the
 // Prefer header; and not the journal, which records the API's callers.
 func (s *Server) updateRecord() adminHandler {
-	op := s.contract.Operation(fixtures.UpdateOperation)
+	op := s.shape.Update
 	h, err := s.bind(op)
 	if err != nil || h == nil {
 		// New fails on the same bind when it builds the API's routes.

@@ -308,15 +308,15 @@ func TestDescribeContract(t *testing.T) {
 	for _, op := range info.Operations {
 		ops[op.Name] = op
 	}
-	list := ops[fixtures.ListOperation]
+	list := ops["listInventory"]
 	if fmt.Sprint(list.Examples) != "[{empty 200} {one-of-each 200}]" || fmt.Sprint(list.Statuses) != "[200 401]" {
 		t.Errorf("listInventory = %+v; want its examples and statuses", list)
 	}
 	if op := ops["GET /pets/{petId}"]; !op.Deprecated || op.Method != http.MethodGet {
 		t.Errorf("GET /pets/{petId} = %+v; want it deprecated", op)
 	}
-	if ops[fixtures.UpdateOperation].Stability != "experimental" || len(info.Faults) != len(faults) {
-		t.Errorf("update = %+v, faults %v", ops[fixtures.UpdateOperation], info.Faults)
+	if ops["updateInventory"].Stability != "experimental" || len(info.Faults) != len(faults) {
+		t.Errorf("update = %+v, faults %v", ops["updateInventory"], info.Faults)
 	}
 }
 

@@ -106,7 +106,7 @@ func BenchmarkStoreListAfterWrite(b *testing.B) {
 			change := map[string]any{"quantity": json.Number("7")}
 			for i := 0; b.Loop(); i++ {
 				_, err := m.Update(ctx, store.DefaultSession, int64(i%n+1), func(r fixtures.Record) (fixtures.Record, error) {
-					r, ps := sh.Apply(r, change)
+					r, ps := sh.ApplyChecked(r, change, nil)
 					if ps != nil {
 						return r, problems(ps)
 					}
@@ -123,7 +123,7 @@ func BenchmarkStoreListAfterWrite(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				_, err := m.Update(ctx, store.DefaultSession, int64(i%n+1), func(r fixtures.Record) (fixtures.Record, error) {
-					r, ps := sh.Apply(r, map[string]any{"quantity": json.Number(strconv.Itoa(i % 1000))})
+					r, ps := sh.ApplyChecked(r, map[string]any{"quantity": json.Number(strconv.Itoa(i % 1000))}, nil)
 					if ps != nil {
 						return r, problems(ps)
 					}

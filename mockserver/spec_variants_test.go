@@ -255,6 +255,20 @@ responses:
 		},
 	},
 	{
+		file:  "renamed-operation-ids.yaml",
+		about: "the list and the update renamed (listStock, setStock), as the contract says the experimental update will be",
+		edits: []edit{
+			set("paths./inventory.get.operationId", "listStock"),
+			set("paths./inventory/{petId}.patch.operationId", "setStock"),
+		},
+		steps: []step{
+			{get("/v1/inventory"), 200, "", `{"petId":1,`},
+			{patch("/v1/inventory/3", `{"quantity": 9}`), 200, "", `"quantity":9`},
+			{patch("/v1/inventory/3", `{"quantity": "x"}`), 400, CodeInvalidBody, "quantity: got string, want integer"},
+			{patch("/v1/inventory/999999", `{"quantity": 1}`), 404, CodeNotFound, "no record with petId 999999"},
+		},
+	},
+	{
 		file:  "new-write-operation.yaml",
 		about: "a new write operation, POST /store/orders, with a body and a 201 record",
 		edits: []edit{

@@ -32,11 +32,11 @@ func TestMisshapenOperations(t *testing.T) {
 		name, from, to, want string
 	}{
 		{"update by GET", "  /inventory/{petId}:\n    patch:", "  /inventory/{petId}:\n    get:",
-			"updateInventory: the mock serves it as the update of one InventoryItem, so it must be a PATCH, not a GET"},
+			"the contract has no update of one record (a write whose one path parameter is a field of the listed records, with a JSON object body)"},
 		{"list by POST", "  /inventory:\n    get:", "  /inventory:\n    post:",
-			"listInventory: the mock serves it as the list of InventoryItem, so it must be a GET, not a POST"},
+			"the contract has no list of records (a GET without path parameters whose 200 answer is a JSON array of objects)"},
 		{"update body declares no record field", "      required: [quantity]\n      properties:\n        quantity:\n          type: integer\n          description: The new stock count.",
-			"      properties:\n        amount:\n          type: integer", "updateInventory: the mock serves it as the update of one InventoryItem, so its body must be a JSON object declaring fields of InventoryItem"},
+			"      properties:\n        amount:\n          type: integer", "updateInventory: the mock serves it as the update of one InventoryItem, so its body must declare fields of InventoryItem"},
 		{"Error without status", "      required: [code, message, status]\n      properties:\n        code:\n          type: string\n          description: Machine-readable error code.\n        message:\n          type: string\n          description: Human-readable description.\n        status:\n          type: integer",
 			"      required: [code, message, httpStatus]\n      additionalProperties: false\n      properties:\n        code:\n          type: string\n          description: Machine-readable error code.\n        message:\n          type: string\n          description: Human-readable description.\n        httpStatus:\n          type: integer", "does not accept the mock's Error body"},
 	}

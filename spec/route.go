@@ -55,6 +55,17 @@ func (rt route) literals() int {
 	return n
 }
 
+// params lists the names of the template's parameters, in order.
+func (rt route) params() []string {
+	var names []string
+	for _, t := range rt {
+		if name, ok := param(t); ok {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
 // param reports whether a template segment is a whole parameter, {name}.
 func param(seg string) (string, bool) {
 	if len(seg) > 2 && seg[0] == '{' && seg[len(seg)-1] == '}' {

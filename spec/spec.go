@@ -53,6 +53,10 @@ type Contract struct {
 	Operations []*Operation
 
 	compiler *compiler
+
+	inventoryOnce sync.Once // guards inventory and inventoryErr, read by Inventory
+	inventory     *Inventory
+	inventoryErr  error
 }
 
 // An Operation is one method on one path of the contract, with the checks

@@ -158,7 +158,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	mode := "read-only (mutating checks are skipped)"
 	if o.allowMutations {
-		mode = fmt.Sprintf("mutations allowed on %s %d, restored afterwards", target.Shape().IDField, target.PetID())
+		mode = fmt.Sprintf("mutations allowed on %s %d, restored afterwards", target.Inventory().Key, target.PetID())
 	}
 	fmt.Fprintf(out, "Checking %s against %s: %s\n", o.baseURL, contractName, mode)
 

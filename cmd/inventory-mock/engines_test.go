@@ -167,7 +167,7 @@ func smoke(t *testing.T, base string) {
 	errorSchema := c.Schema("Error")
 	// The list: every record valid.
 	list := listOf(t, base, "")
-	item := c.Operation(fixtures.ListOperation).Response(200).Schema.Model.Items.A.GetReference()
+	item := c.Operation("listInventory").Response(200).Schema.Model.Items.A.GetReference()
 	itemSchema := c.Schema(item[strings.LastIndex(item, "/")+1:])
 	for id, it := range list {
 		b, _ := json.Marshal(it)

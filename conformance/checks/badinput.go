@@ -13,18 +13,18 @@ import (
 )
 
 func registerBadInput(t *conformance.Target) {
-	s := t.Shape()
-	name := conformance.OpName(s.Update)
+	s := t.Inventory()
+	name := s.Update.Name()
 	ginkgo.Describe(string(conformance.AreaBadInput), conformance.Labels(conformance.AreaBadInput), func() {
 		ginkgo.Describe("bodies", conformance.Labels(conformance.AreaBadInput, conformance.Mutating), func() {
 			var id int64
 			ginkgo.BeforeEach(func() { id = t.RequireMutations() })
 			// The names are the schema's; the bodies are built per run from
 			// the record as it is then.
-			for _, proto := range s.InvalidBodies(s.Prototype()) {
+			for _, proto := range t.InvalidBodies(t.Prototype()) {
 				ginkgo.It(name+": "+proto.Name+" gives 400 and leaves the record unchanged", func(ctx ginkgo.SpecContext) {
 					orig := t.Protect(ctx, id)
-					b, ok := conformance.Named(s.InvalidBodies(orig), proto.Name)
+					b, ok := conformance.Named(t.InvalidBodies(orig), proto.Name)
 					if !ok {
 						ginkgo.Skip("not applicable to this record")
 					}
@@ -44,9 +44,9 @@ func registerBadInput(t *conformance.Target) {
 		if t.Mutations() {
 			malformedLabels = conformance.Labels(conformance.AreaBadInput, conformance.Mutating)
 		}
-		for _, raw := range s.MalformedIDs() {
-			ginkgo.It(fmt.Sprintf("%s: %s %s gives 400", name, s.IDField, raw), malformedLabels, func(ctx ginkgo.SpecContext) {
-				want := fmt.Sprintf("400 with an Error body: %s %q is not a valid %s", s.IDField, raw, strings.TrimSpace(s.ID.Type+" "+s.ID.Format))
+		for _, raw := range t.MalformedIDs() {
+			ginkgo.It(fmt.Sprintf("%s: %s %s gives 400", name, s.Key, raw), malformedLabels, func(ctx ginkgo.SpecContext) {
+				want := fmt.Sprintf("400 with an Error body: %s %q is not a valid %s", s.Key, raw, strings.TrimSpace(s.ID.Type+" "+s.ID.Format))
 				if !t.Mutations() {
 					x := t.Do(ctx, conformance.Request{Method: s.Update.Method, Path: t.ItemPath(raw)})
 					t.ExpectStatusBecause(conformance.CauseBadIDAccepted, x, want, http.StatusBadRequest)
@@ -54,7 +54,7 @@ func registerBadInput(t *conformance.Target) {
 				}
 				orig := t.Protect(ctx, t.RequireMutations())
 				before, _, _ := t.List(ctx)
-				x := t.Do(ctx, conformance.Request{Method: s.Update.Method, Path: t.ItemPath(raw), Body: s.Harmless(orig)})
+				x := t.Do(ctx, conformance.Request{Method: s.Update.Method, Path: t.ItemPath(raw), Body: t.Harmless(orig)})
 				t.ExpectStatusBecause(conformance.CauseBadIDAccepted, x, want, http.StatusBadRequest)
 				t.ExpectNothingChanged(ctx, x, before)
 			})
@@ -62,7 +62,7 @@ func registerBadInput(t *conformance.Target) {
 
 		ginkgo.It(name+": a body of 4 MiB (observation: the contract shows no size limit)", conformance.Labels(conformance.AreaBadInput, conformance.Observation), func(ctx ginkgo.SpecContext) {
 			orig := t.Current(ctx)
-			h := s.Harmless(orig)
+			h := t.Harmless(orig)
 			body := string(h[:len(h)-1]) + `,"conformancePad":"` + strings.Repeat("x", 4<<20) + `"}`
 			x := t.Do(ctx, t.Update(t.RequirePet(), []byte(body)), http.StatusRequestEntityTooLarge)
 			t.ExpectStatus(x, "200, 400 or 413: the contract shows no size limit", http.StatusOK, http.StatusBadRequest, http.StatusRequestEntityTooLarge)
@@ -72,7 +72,7 @@ func registerBadInput(t *conformance.Target) {
 
 		ginkgo.It(name+": a JSON body sent as text/plain (observation: 400, 415 or accepted)", conformance.Labels(conformance.AreaBadInput, conformance.Observation), func(ctx ginkgo.SpecContext) {
 			orig := t.Current(ctx)
-			r := t.Update(t.RequirePet(), s.Harmless(orig))
+			r := t.Update(t.RequirePet(), t.Harmless(orig))
 			r.ContentType = "text/plain"
 			x := t.Do(ctx, r, http.StatusUnsupportedMediaType)
 			t.ExpectStatus(x, "400, 415 or 200", http.StatusBadRequest, http.StatusUnsupportedMediaType, http.StatusOK)
@@ -83,7 +83,7 @@ func registerBadInput(t *conformance.Target) {
 }
 
 func registerErrors(t *conformance.Target) {
-	s := t.Shape()
+	s := t.Inventory()
 	ginkgo.Describe(string(conformance.AreaErrors), conformance.Labels(conformance.AreaErrors), func() {
 		ginkgo.It("401: the Error body has non-empty code and message and status 401", func(ctx ginkgo.SpecContext) {
 			x := t.Do(ctx, conformance.Request{Method: s.List.Method, Path: s.List.Path, Auth: conformance.NoAuth})
@@ -95,7 +95,7 @@ func registerErrors(t *conformance.Target) {
 
 		ginkgo.It("400: the Error body has non-empty code and message and status 400", func(ctx ginkgo.SpecContext) {
 			// No body: nothing a loose reading of the identifier could write.
-			x := t.Do(ctx, conformance.Request{Method: s.Update.Method, Path: t.ItemPath(s.MalformedIDs()[0])})
+			x := t.Do(ctx, conformance.Request{Method: s.Update.Method, Path: t.ItemPath(t.MalformedIDs()[0])})
 			t.ExpectStatusBecause(conformance.CauseBadIDAccepted, x, "400 with an Error body for an identifier that is not one", http.StatusBadRequest)
 			if ps := conformance.ErrorProblems(x); len(ps) > 0 {
 				t.FailWith(x, "an Error body: code and message non-empty strings, status equal to the HTTP status", ps)
@@ -108,7 +108,7 @@ func registerErrors(t *conformance.Target) {
 			for _, r := range []conformance.Request{
 				{Method: s.List.Method, Path: s.List.Path},
 				{Method: s.List.Method, Path: s.List.Path, Auth: conformance.NoAuth},
-				{Method: s.Update.Method, Path: t.ItemPath(s.MalformedIDs()[0])},
+				{Method: s.Update.Method, Path: t.ItemPath(t.MalformedIDs()[0])},
 			} {
 				x := t.Send(ctx, r)
 				if x.MediaType() != "application/json" {

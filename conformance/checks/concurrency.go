@@ -13,14 +13,14 @@ import (
 const clients = 20
 
 func registerConcurrency(t *conformance.Target) {
-	s := t.Shape()
+	s := t.Inventory()
 	ginkgo.Describe(string(conformance.AreaConcurrency), conformance.Labels(conformance.AreaConcurrency, conformance.Mutating), func() {
-		ginkgo.It(fmt.Sprintf("%s: %d concurrent writes each echo their own values and one of them wins", conformance.OpName(s.Update), clients), func(ctx ginkgo.SpecContext) {
+		ginkgo.It(fmt.Sprintf("%s: %d concurrent writes each echo their own values and one of them wins", s.Update.Name(), clients), func(ctx ginkgo.SpecContext) {
 			id := t.RequireMutations()
 			orig := t.Protect(ctx, id)
 			bodies := make([]conformance.Body, clients)
 			for i := range bodies {
-				bodies[i] = s.Write(orig, 10+i)
+				bodies[i] = t.Write(orig, 10+i)
 			}
 			xs := make([]*conformance.Exchange, clients)
 			var wg sync.WaitGroup
@@ -47,7 +47,7 @@ func registerConcurrency(t *conformance.Target) {
 			ix, _, lx := t.List(ctx)
 			final := ix.ByID[id]
 			for _, w := range written {
-				if w.EqualExcept(final, s.Timestamps()) {
+				if w.EqualExcept(final, t.Timestamps()) {
 					return
 				}
 			}

@@ -15,8 +15,8 @@ import (
 const maxSafeInteger = 1<<53 - 1
 
 func registerList(t *conformance.Target) {
-	s := t.Shape()
-	name := conformance.OpName(s.List)
+	s := t.Inventory()
+	name := s.List.Name()
 	ginkgo.Describe(string(conformance.AreaList), conformance.Labels(conformance.AreaList), func() {
 		ginkgo.It(name+": 200 with an array of records valid against the contract", func(ctx ginkgo.SpecContext) {
 			x := t.Do(ctx, conformance.Request{Method: s.List.Method, Path: s.List.Path})
@@ -31,7 +31,7 @@ func registerList(t *conformance.Target) {
 					return
 				}
 				for f := range r {
-					if s.Item.Field(f) == nil {
+					if s.Record.Field(f) == nil {
 						extra[f] = true
 					}
 				}
@@ -50,11 +50,11 @@ func registerList(t *conformance.Target) {
 			ix, _, x := t.List(ctx)
 			var ps []string
 			for _, id := range ix.Dups {
-				ps = append(ps, fmt.Sprintf("%s %d is listed more than once", s.IDField, id))
+				ps = append(ps, fmt.Sprintf("%s %d is listed more than once", s.Key, id))
 			}
 			ps = append(ps, ix.Bad...)
 			if len(ps) > 0 {
-				t.FailBecause(conformance.CauseDuplicateIDs, x, "one record per "+s.IDField, ps)
+				t.FailBecause(conformance.CauseDuplicateIDs, x, "one record per "+s.Key, ps)
 			}
 		})
 
@@ -62,7 +62,7 @@ func registerList(t *conformance.Target) {
 			ix, _, _ := t.List(ctx)
 			for _, id := range ix.Order {
 				if id > maxSafeInteger || id < -maxSafeInteger {
-					t.Warn("RFC 8259 section 6", "%s %d exceeds 2^53-1: JavaScript clients lose its last digits", s.IDField, id)
+					t.Warn("RFC 8259 section 6", "%s %d exceeds 2^53-1: JavaScript clients lose its last digits", s.Key, id)
 				}
 				if ctx.Err() != nil {
 					return

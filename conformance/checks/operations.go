@@ -9,6 +9,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/petstore/inventory-kit/conformance"
+	"github.com/petstore/inventory-kit/spec"
 )
 
 // registerOperations adds, for every operation of the document other than
@@ -18,10 +19,10 @@ import (
 // against its schema, so its check is labelled mutating. A new operation
 // is checked the day it appears in the document.
 func registerOperations(t *conformance.Target) {
-	s := t.Shape()
+	s := t.Inventory()
 	ginkgo.Describe(string(conformance.AreaOperations), conformance.Labels(conformance.AreaOperations), func() {
-		for _, o := range s.Operations {
-			if o.Op == s.Update || o.Op == s.List {
+		for _, o := range t.Contract().Operations {
+			if o == s.Update || o == s.List {
 				continue
 			}
 			labels := opLabels(t, o, conformance.AreaOperations)
@@ -37,7 +38,7 @@ func registerOperations(t *conformance.Target) {
 				})
 				continue
 			}
-			if !o.Shaped {
+			if !o.Shaped() {
 				ginkgo.It(o.Name()+": with the key, no 5xx other than 501 (the contract gives no shape)", labels, func(ctx ginkgo.SpecContext) {
 					x := t.Do(ctx, harmlessRequest(ctx, t, o))
 					t.Observe(o.Name()+" with the key", "%d", x.Status)
@@ -47,11 +48,11 @@ func registerOperations(t *conformance.Target) {
 			}
 			ginkgo.It(o.Name()+": with the key, a documented status and a body valid against the contract", labels, func(ctx ginkgo.SpecContext) {
 				x := t.Do(ctx, harmlessRequest(ctx, t, o))
-				ok := slices.IndexFunc(o.Op.Statuses, func(st int) bool { return st >= 200 && st < 300 })
-				if ok >= 0 && len(o.PathParams) > 0 {
-					t.ExpectStatus(x, fmt.Sprintf("%d for a listed %s", o.Op.Statuses[ok], s.IDField), o.Op.Statuses[ok])
+				ok := slices.IndexFunc(o.Statuses, func(st int) bool { return st >= 200 && st < 300 })
+				if ok >= 0 && len(o.PathParams()) > 0 {
+					t.ExpectStatus(x, fmt.Sprintf("%d for a listed %s", o.Statuses[ok], s.Key), o.Statuses[ok])
 				}
-				if o.ReturnsItem && x.Status == http.StatusOK {
+				if t.ReturnsRecord(o) && x.Status == http.StatusOK {
 					want := t.Current(ctx)
 					if got := t.DecodeRecord(x); !got.Equal(want) {
 						t.FailBecause(conformance.CauseRecordMismatch, x, "the record as listed", want.Diff(got))
@@ -59,9 +60,9 @@ func registerOperations(t *conformance.Target) {
 				}
 				deprecation(t, o, x)
 			})
-			if len(o.PathParams) > 0 && o.Op.Documents(http.StatusNotFound) {
+			if len(o.PathParams()) > 0 && o.Documents(http.StatusNotFound) {
 				ginkgo.It(o.Name()+": an unknown but valid identifier gives 404 with an Error body", labels, func(ctx ginkgo.SpecContext) {
-					x := t.Do(ctx, conformance.Request{Method: o.Op.Method, Path: conformance.PathFor(o, t.UnknownID(ctx))})
+					x := t.Do(ctx, conformance.Request{Method: o.Method, Path: conformance.PathFor(o, t.UnknownID(ctx))})
 					t.ExpectStatus(x, "404 with an Error body for a record that does not exist", http.StatusNotFound)
 				})
 			}
@@ -71,14 +72,14 @@ func registerOperations(t *conformance.Target) {
 
 // deprecation warns when a deprecated operation answers without a
 // Deprecation header.
-func deprecation(t *conformance.Target, o *conformance.OpShape, x *conformance.Exchange) {
-	if o.Op.Deprecated && x.RespHead.Get("Deprecation") == "" {
+func deprecation(t *conformance.Target, o *spec.Operation, x *conformance.Exchange) {
+	if o.Deprecated && x.RespHead.Get("Deprecation") == "" {
 		t.Warn("RFC 9745 section 2", "%s is deprecated but answers without a Deprecation header", o.Name())
 	}
 }
 
 func registerSilent(t *conformance.Target) {
-	s := t.Shape()
+	s := t.Inventory()
 	ginkgo.Describe(string(conformance.AreaSilent), conformance.Labels(conformance.AreaSilent, conformance.Observation), func() {
 		ginkgo.It("list order", func(ctx ginkgo.SpecContext) {
 			ix, _, _ := t.List(ctx)
@@ -89,11 +90,11 @@ func registerSilent(t *conformance.Target) {
 			case len(ids) < 2:
 				t.Observe("list order", "fewer than two records")
 			case asc:
-				t.Observe("list order", "ascending by %s", s.IDField)
+				t.Observe("list order", "ascending by %s", s.Key)
 			case desc:
-				t.Observe("list order", "descending by %s", s.IDField)
+				t.Observe("list order", "descending by %s", s.Key)
 			default:
-				t.Observe("list order", "not sorted by %s", s.IDField)
+				t.Observe("list order", "not sorted by %s", s.Key)
 			}
 		})
 
@@ -111,10 +112,10 @@ func registerSilent(t *conformance.Target) {
 		ginkgo.Describe("writes", conformance.Labels(conformance.AreaSilent, conformance.Mutating), func() {
 			var id int64
 			ginkgo.BeforeEach(func() { id = t.RequireMutations() })
-			for _, proto := range s.SilentBodies(s.Prototype()) {
+			for _, proto := range t.SilentBodies(t.Prototype()) {
 				ginkgo.It(proto.Name, func(ctx ginkgo.SpecContext) {
 					orig := t.Protect(ctx, id)
-					b, ok := conformance.Named(s.SilentBodies(orig), proto.Name)
+					b, ok := conformance.Named(t.SilentBodies(orig), proto.Name)
 					if !ok {
 						ginkgo.Skip("not applicable: the record lacks the field, and an update cannot take a field away again")
 					}
@@ -131,11 +132,11 @@ func registerSilent(t *conformance.Target) {
 
 			ginkgo.It("record after an update", func(ctx ginkgo.SpecContext) {
 				orig := t.Protect(ctx, id)
-				b := s.Write(orig, 4)
+				b := t.Write(orig, 4)
 				got := t.ExpectWritten(t.Do(ctx, t.Update(id, b.Raw)), id, b)
 				var changed []string
-				for _, f := range s.Item.Fields {
-					if _, set := b.Sets[f.Name]; !set && f.Name != s.IDField && !got.EqualExcept(orig, allBut(s, f.Name)) {
+				for _, f := range s.Record.Fields {
+					if _, set := b.Sets[f.Name]; !set && f.Name != s.Key && !got.EqualExcept(orig, allBut(s, f.Name)) {
 						changed = append(changed, f.Name)
 					}
 				}
@@ -150,9 +151,9 @@ func registerSilent(t *conformance.Target) {
 }
 
 // allBut lists every field of the record except name.
-func allBut(s *conformance.Shape, name string) []string {
+func allBut(s *spec.Inventory, name string) []string {
 	var out []string
-	for _, f := range s.Item.Fields {
+	for _, f := range s.Record.Fields {
 		if f.Name != name {
 			out = append(out, f.Name)
 		}

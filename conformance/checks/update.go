@@ -11,39 +11,39 @@ import (
 )
 
 func registerUpdate(t *conformance.Target) {
-	s := t.Shape()
-	name := conformance.OpName(s.Update)
+	s := t.Inventory()
+	name := s.Update.Name()
 	ginkgo.Describe(string(conformance.AreaUpdate), conformance.Labels(conformance.AreaUpdate, conformance.Mutating), func() {
 		var id int64
 		ginkgo.BeforeEach(func() { id = t.RequireMutations() })
 
 		ginkgo.It(name+": the answer has the same identifier and the values sent", func(ctx ginkgo.SpecContext) {
 			orig := t.Protect(ctx, id)
-			b := s.Write(orig, 0)
+			b := t.Write(orig, 0)
 			x := t.Do(ctx, t.Update(id, b.Raw))
 			t.ExpectWritten(x, id, b)
 		})
 
 		ginkgo.It(name+": a following list shows the values written", func(ctx ginkgo.SpecContext) {
 			orig := t.Protect(ctx, id)
-			b := s.Write(orig, 1)
+			b := t.Write(orig, 1)
 			x := t.Do(ctx, t.Update(id, b.Raw))
 			written := t.ExpectWritten(x, id, b)
 			ix, _, lx := t.List(ctx)
 			if got := ix.ByID[id]; !got.Equal(written) {
-				t.FailBecause(conformance.CauseWriteNotStored, lx, fmt.Sprintf("after the update, the list shows %s %d as the update answered it", s.IDField, id),
+				t.FailBecause(conformance.CauseWriteNotStored, lx, fmt.Sprintf("after the update, the list shows %s %d as the update answered it", s.Key, id),
 					[]string{"differs: " + strings.Join(written.Diff(got), ", ")})
 			}
 		})
 
 		ginkgo.It(name+": the same update twice gives the same result", func(ctx ginkgo.SpecContext) {
 			orig := t.Protect(ctx, id)
-			b := s.Write(orig, 2)
+			b := t.Write(orig, 2)
 			first := t.ExpectWritten(t.Do(ctx, t.Update(id, b.Raw)), id, b)
 			x := t.Do(ctx, t.Update(id, b.Raw))
 			second := t.ExpectWritten(x, id, b)
 			ix, _, _ := t.List(ctx)
-			skip := s.Timestamps()
+			skip := t.Timestamps()
 			if !first.EqualExcept(second, skip) || !second.EqualExcept(ix.ByID[id], skip) {
 				t.FailBecause(conformance.CauseNotIdempotent, x, "an update is idempotent: the second identical request gives the same record",
 					[]string{fmt.Sprintf("first %s, second %s, listed %s", first, second, ix.ByID[id])})
@@ -53,7 +53,7 @@ func registerUpdate(t *conformance.Target) {
 		ginkgo.It(name+": no other record changes", func(ctx ginkgo.SpecContext) {
 			before, _, _ := t.List(ctx)
 			orig := t.Protect(ctx, id)
-			b := s.Write(orig, 3)
+			b := t.Write(orig, 3)
 			x := t.Do(ctx, t.Update(id, b.Raw))
 			t.ExpectWritten(x, id, b)
 			after, _, _ := t.List(ctx)
@@ -66,24 +66,24 @@ func registerUpdate(t *conformance.Target) {
 					continue
 				}
 				if a, ok := after.ByID[other]; !ok || !a.Equal(before.ByID[other]) {
-					ps = append(ps, fmt.Sprintf("%s %d was %s, now %s", s.IDField, other, before.ByID[other], a))
+					ps = append(ps, fmt.Sprintf("%s %d was %s, now %s", s.Key, other, before.ByID[other], a))
 				}
 			}
 			if len(ps) > 0 {
-				t.FailBecause(conformance.CauseOtherChanged, x, fmt.Sprintf("only %s %d changes", s.IDField, id), ps)
+				t.FailBecause(conformance.CauseOtherChanged, x, fmt.Sprintf("only %s %d changes", s.Key, id), ps)
 			}
 		})
 
 		ginkgo.It(name+": an unknown but valid identifier gives 404 with an Error body", func(ctx ginkgo.SpecContext) {
 			unknown := t.UnknownID(ctx)
-			x := t.Do(ctx, t.Update(unknown, s.Harmless(t.Current(ctx))))
+			x := t.Do(ctx, t.Update(unknown, t.Harmless(t.Current(ctx))))
 			t.ExpectStatus(x, "404 with an Error body for a record that does not exist", http.StatusNotFound)
 		})
 
-		for _, proto := range s.AtBounds(s.Prototype()) {
+		for _, proto := range t.AtBounds(t.Prototype()) {
 			ginkgo.It(name+": "+proto.Name+" is accepted and stored", func(ctx ginkgo.SpecContext) {
 				orig := t.Protect(ctx, id)
-				body, ok := conformance.Named(s.AtBounds(orig), proto.Name)
+				body, ok := conformance.Named(t.AtBounds(orig), proto.Name)
 				if !ok {
 					ginkgo.Skip("not applicable: the record lacks the field, and an update cannot take a field away again")
 				}
