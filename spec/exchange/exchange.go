@@ -16,53 +16,41 @@ import (
 // An Exchange is one request and what came back, as observed by the suite
 // (which sends it), the proxy (which passes it), the mock's journal (which
 // serves it) or a HAR file. Bodies hold at most what the observer keeps;
-// the sizes say how long they really were.
+// the sizes say how long they were.
 type Exchange struct {
 	Time   time.Time
 	Method string
-	// URL is the full address as the client used it:
-	// scheme://host/path?query.
-	URL string
+	URL    string // the full address as the client used it: scheme://host/path?query
 	// Path is the request path under the contract's base path, which the
-	// judge matches; "" means URL's path.
-	Path   string
-	Header http.Header // the request headers as sent
-	Body   []byte      // the request body as kept; nil: none
-	// BodySize is the whole request body's length: more than len(Body)
-	// means the body was cut; 0 with Body nil means none.
-	BodySize int64
+	// judge matches; "": URL's path.
+	Path     string
+	Header   http.Header // the request headers as sent
+	Body     []byte      // the request body as kept; nil: none
+	BodySize int64       // the whole body's length; more than len(Body): cut
 	// BodyEncoding names a content coding (Content-Encoding) the body is
-	// still in because it was not decoded, such as br; "": as meant.
+	// still in, not decoded, such as br; "": as meant.
 	BodyEncoding string
 
-	Status       int // 0: no answer
-	RespHeader   http.Header
-	RespBody     []byte
-	RespSize     int64  // the whole response body's length; more than len(RespBody): cut
-	RespEncoding string // as BodyEncoding, for the response body
-	// RespNotRecorded says the body was not kept at all (a HAR entry
-	// without body text), so it cannot be checked.
-	RespNotRecorded bool
+	Status          int // 0: no answer
+	RespHeader      http.Header
+	RespBody        []byte
+	RespSize        int64  // as BodySize, for RespBody
+	RespEncoding    string // as BodyEncoding, for RespBody
+	RespNotRecorded bool   // the body was not kept at all (a HAR entry without its text)
 
-	// Failure says how the answer failed: one of the Failure constants.
-	Failure string
+	Failure string // how the answer failed: one of the Failure constants
 	Err     string // the failure's words, such as "connection refused"
 	Elapsed time.Duration
 }
 
 // Kinds of Exchange.Failure.
 const (
-	FailureNone = ""
-	// FailureNoAnswer: the client could not connect, or got no status line
-	// in time. Status is 0.
-	FailureNoAnswer = "no-answer"
+	FailureNone     = ""
+	FailureNoAnswer = "no-answer" // no connection, or no status line in time; Status is 0
 	// FailureCut: the answer began, then ended or stalled past the timeout
-	// before its body did. Status, headers and the bytes that arrived are
-	// kept.
-	FailureCut = "cut"
-	// FailureCapped: the reader stopped at its own cap; the body is longer
-	// than what was kept.
-	FailureCapped = "capped"
+	// before its body did; Status, headers and the bytes that came are kept.
+	FailureCut    = "cut"
+	FailureCapped = "capped" // the reader stopped at its own cap: the body is longer than kept
 )
 
 // RespCut reports whether the response body is longer than what was kept.

@@ -18,14 +18,12 @@ import (
 	"unicode/utf8"
 )
 
-// The HAR 1.2 shapes this package reads and writes
-// (http://www.softwareishard.com/blog/har-12-spec/). Only the fields an
-// Exchange holds are read; the writer fills every field the format
-// requires. Fields named _… are extensions: _error (why there is no
-// answer, as browsers write it, or why it was cut), _failure (an
-// Exchange's Failure where the answer arrived in part), _truncated (the
-// text holds the start of a longer body) and _coding (the text is still in
-// this content coding).
+// The HAR 1.2 shapes read and written
+// (http://www.softwareishard.com/blog/har-12-spec/), with extensions:
+// _error (why there is no answer, as browsers write it, or why it was
+// cut), _failure (Exchange.Failure where part of the answer arrived),
+// _truncated (the text is the start of a longer body) and _coding (the
+// text is still in this content coding).
 type (
 	harEntry struct {
 		StartedDateTime string      `json:"startedDateTime"`
@@ -47,8 +45,11 @@ type (
 		BodySize    int64        `json:"bodySize"`
 	}
 	harPostData struct {
+		Text string `json:"text"`
+		harText
+	}
+	harText struct {
 		MimeType  string `json:"mimeType"`
-		Text      string `json:"text"`
 		Encoding  string `json:"encoding,omitempty"` // "base64": not in HAR 1.2, written by some recorders
 		Truncated bool   `json:"_truncated,omitempty"`
 		Coding    string `json:"_coding,omitempty"`
@@ -67,12 +68,9 @@ type (
 		Failure     string     `json:"_failure,omitempty"`
 	}
 	harContent struct {
-		Size      int64   `json:"size"`
-		MimeType  string  `json:"mimeType"`
-		Text      *string `json:"text,omitempty"`
-		Encoding  string  `json:"encoding,omitempty"`
-		Truncated bool    `json:"_truncated,omitempty"`
-		Coding    string  `json:"_coding,omitempty"`
+		Size int64   `json:"size"`
+		Text *string `json:"text,omitempty"`
+		harText
 	}
 	harNV struct {
 		Name  string `json:"name"`
@@ -204,7 +202,7 @@ func (e *harEntry) entry(i int) (*HAREntry, error) {
 		return nil, fmt.Errorf("status %d is not an HTTP status", x.Status)
 	}
 	if pd := e.Request.PostData; pd != nil {
-		b, err := harText(pd.Text, pd.Encoding)
+		b, err := decodeText(pd.Text, pd.Encoding)
 		if err != nil {
 			return nil, fmt.Errorf("request body: %w", err)
 		}
@@ -217,13 +215,13 @@ func (e *harEntry) entry(i int) (*HAREntry, error) {
 	switch {
 	case x.Status == 0: // no answer, no body
 	case c.Text != nil:
-		b, err := harText(*c.Text, c.Encoding)
+		b, err := decodeText(*c.Text, c.Encoding)
 		if err != nil {
 			return nil, fmt.Errorf("response body: %w", err)
 		}
 		x.RespBody, x.RespSize, x.RespEncoding = b, cutSize(len(b), c.Size, c.Truncated), c.Coding
 	case c.Size > 0 || e.Response.BodySize > 0:
-		x.RespNotRecorded = true
+		x.RespNotRecorded, x.RespSize = true, max(c.Size, e.Response.BodySize)
 	}
 	switch f := e.Response.Failure; {
 	case x.Status == 0:
@@ -245,8 +243,8 @@ func cutSize(n int, recorded int64, cut bool) int64 {
 	return max(recorded, int64(n)+1)
 }
 
-// harText decodes a HAR body text.
-func harText(text, encoding string) ([]byte, error) {
+// decodeText decodes a HAR body text.
+func decodeText(text, encoding string) ([]byte, error) {
 	switch strings.ToLower(encoding) {
 	case "":
 		return []byte(text), nil
@@ -328,15 +326,13 @@ func IsPreflight(method string, h http.Header) bool {
 	return method == http.MethodOptions && h.Get("Origin") != "" && h.Get("Access-Control-Request-Method") != ""
 }
 
-// A HARWriter writes exchanges to a HAR 1.2 file as they happen, one entry
-// at a time, so that a long session is never held in memory. The file is
-// a whole HAR document once Close has run. Everything is redacted with
-// the Redactor's Remember: an Authorization header keeps its scheme word
-// ("Bearer [REDACTED]"), so a reader of the file sees that one was sent.
-// An answer that was cut is written as what arrived (its status, headers
-// and body bytes) with _failure and _error; an exchange without an answer
-// with status 0 and _error, as browsers write one. It is safe for
-// concurrent use.
+// A HARWriter writes exchanges to a HAR 1.2 file one entry at a time, as
+// they happen; the file is a whole document once Close has run. All is
+// redacted with the Redactor's Remember; an Authorization header keeps
+// its scheme word ("Bearer [REDACTED]"). A cut answer is written as what
+// arrived (status, headers, the body's bytes) with _failure and _error; an
+// exchange without an answer with status 0 and _error, as browsers write
+// one. It is safe for concurrent use.
 type HARWriter struct {
 	rd *Redactor
 
@@ -422,52 +418,55 @@ func (h *HARWriter) entry(x *Exchange) harEntry {
 		e.Request.QueryString = append(e.Request.QueryString, harNV{rd.String(p[0]), rd.String(p[1])})
 	}
 	if x.Body != nil || x.BodySize > 0 {
-		text, enc, size, cut := harBody(rd, x.Body, x.BodySize, false)
-		e.Request.PostData = &harPostData{MimeType: rd.String(x.Header.Get("Content-Type")), Text: text, Encoding: enc, Truncated: cut, Coding: x.BodyEncoding}
-		e.Request.BodySize = size
+		pd := &harPostData{}
+		pd.Text, pd.harText, e.Request.BodySize = harBody(rd, x.Body, x.BodySize, false, x.Header, x.BodyEncoding)
+		e.Request.PostData = pd
 	}
 	if x.Status == 0 || x.Failure == FailureNoAnswer {
 		e.Response.Status, e.Response.StatusText, e.Response.HTTPVersion = 0, "", ""
 		e.Response.Error = rd.String(cmp.Or(x.Err, "no answer"))
-		e.Response.Content = harContent{MimeType: "x-unknown"}
+		e.Response.Content = harContent{harText: harText{MimeType: "x-unknown"}}
 		return e
 	}
 	if x.Failure != FailureNone {
 		e.Response.Failure, e.Response.Error = x.Failure, rd.String(cmp.Or(x.Err, x.Failure))
 	}
-	text, enc, size, cut := harBody(rd, x.RespBody, x.RespSize, x.Failure != FailureNone)
-	mt := rd.String(x.RespHeader.Get("Content-Type"))
-	if base, _, err := mime.ParseMediaType(mt); err == nil {
-		mt = base
+	c := &e.Response.Content
+	text := ""
+	text, c.harText, c.Size = harBody(rd, x.RespBody, x.RespSize, x.Failure != FailureNone, x.RespHeader, x.RespEncoding)
+	if c.Text = &text; x.RespNotRecorded {
+		c.Text, c.Size = nil, x.RespSize
 	}
-	e.Response.Content = harContent{Size: size, MimeType: mt, Text: &text, Encoding: enc, Truncated: cut, Coding: x.RespEncoding}
-	e.Response.BodySize = size
+	e.Response.BodySize = c.Size
 	return e
 }
 
-// harBody renders a body as HAR text, as it is where it is UTF-8, else in
-// base64, secrets replaced first (a JSON document stays one); the size to
-// record, the redacted text's where the body is whole, else the whole
-// body's; and whether the text was cut, which the entry says in
-// _truncated. A body that ended early (ended) or was cut loses a trailing
-// start of a secret.
-func harBody(rd *Redactor, b []byte, whole int64, ended bool) (text, encoding string, size int64, cut bool) {
-	cut = whole > int64(len(b))
-	if cut || ended {
+// harBody renders a body as HAR text: secrets replaced (a JSON document
+// stays one; a body that ended early, or was cut, loses a trailing start
+// of a secret), in base64 where it is not UTF-8, _truncated where the
+// body is longer; and the size to record: the whole body's where it was
+// cut, else the text's. h is the body's header.
+func harBody(rd *Redactor, b []byte, whole int64, ended bool, h http.Header, coding string) (string, harText, int64) {
+	t := harText{MimeType: rd.String(h.Get("Content-Type")), Truncated: whole > int64(len(b)), Coding: coding}
+	if mt, _, err := mime.ParseMediaType(t.MimeType); err == nil {
+		t.MimeType = mt
+	}
+	if t.Truncated || ended {
 		b = rd.Cut(b, len(b))
 	} else if j, ok := rd.JSON(b); ok {
 		b = j
 	} else {
 		b = rd.Bytes(b)
 	}
-	size = int64(len(b))
-	if cut {
+	size := int64(len(b))
+	if t.Truncated {
 		size = whole
 	}
 	if utf8.Valid(b) {
-		return string(b), "", size, cut
+		return string(b), t, size
 	}
-	return base64.StdEncoding.EncodeToString(b), "base64", size, cut
+	t.Encoding = "base64"
+	return base64.StdEncoding.EncodeToString(b), t, size
 }
 
 // harPairs lists a header as HAR name-value pairs, sorted by name.

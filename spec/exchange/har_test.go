@@ -53,6 +53,7 @@ func TestHARRoundTrip(t *testing.T) {
 			RespSize: 1 << 20, Failure: FailureCapped, Err: "more than 28 bytes"},
 		{Method: "PATCH", URL: "/v1/inventory/3", Body: []byte(`{"quantity":`), BodySize: 1 << 20, BodyEncoding: "br",
 			Status: 413, RespHeader: http.Header{"Content-Encoding": {"br"}}, RespBody: []byte("\x1b\x00\xff"), RespEncoding: "br"},
+		{Method: "GET", URL: "/v1/inventory", Status: 200, RespHeader: appJSON, RespSize: 50, RespNotRecorded: true},
 	}
 	var b bytes.Buffer
 	w, err := NewHARWriter(&b, "test", "1.0", NewRedactor(Secret{"hunter2-key", apiVar}))
@@ -94,7 +95,8 @@ func TestHARRoundTrip(t *testing.T) {
 		wantPath := "/api" + strings.TrimPrefix(strings.Split(x.URL, "?")[0], "https://staging.example.com")
 		if g.Method != x.Method || g.Path != wantPath || g.Status != x.Status || g.Failure != x.Failure || g.Err != x.Err ||
 			g.RespCut() != x.RespCut() || g.ReqCut() != x.ReqCut() || !g.Time.Equal(x.Time) || g.Elapsed != x.Elapsed ||
-			g.BodyEncoding != x.BodyEncoding || g.RespEncoding != x.RespEncoding || g.Header.Get("Authorization") != "Bearer [REDACTED]" {
+			g.BodyEncoding != x.BodyEncoding || g.RespEncoding != x.RespEncoding || g.RespNotRecorded != x.RespNotRecorded ||
+			g.Header.Get("Authorization") != "Bearer [REDACTED]" {
 			t.Errorf("exchange %d read back as\n  %+v\nwritten\n  %+v", i, g, x)
 		}
 		if x.Status != 0 && (!bytes.Equal(g.RespBody, x.RespBody) && !strings.Contains(string(g.RespBody), Redacted) || g.MediaType() != x.MediaType()) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -14,18 +15,18 @@ import (
 	"sync"
 )
 
-// Redacted stands for a secret that has no environment variable, and for
-// any credential that is not a configured secret.
+// Redacted stands for a secret without a Var, and for any credential that
+// is no configured secret.
 const Redacted = "[REDACTED]"
 
 // ShortSecret is the length under which a secret is replaced only where it
-// is a whole token: a few letters occur inside ordinary words, and
-// replacing them there mangles the text while hiding nothing.
+// is a whole token: a few letters occur inside words, and replacing them
+// there mangles the text while hiding nothing.
 const ShortSecret = 8
 
 // minOwn is the length under which an exchange's own credential is hidden
-// only where it is named (its header, its query parameter), not searched
-// for in texts: "1" or "abc" would replace numbers and words in every body.
+// only where it is named (its header, its query parameter), lest "1" or
+// "abc" replace numbers and words in every body.
 const minOwn = 4
 
 // A Secret is a value to hide, such as an API key.
@@ -40,7 +41,7 @@ type Secret struct {
 type secret struct {
 	Secret
 	forms []string // the value and its escaped forms
-	short bool     // shorter than ShortSecret: replaced where it is a whole token
+	short bool     // shorter than ShortSecret
 	place string   // what stands for it
 }
 
@@ -60,11 +61,11 @@ type secret struct {
 // knows no secrets.
 type Redactor struct {
 	secrets []*secret // the configured ones first
-	other   string    // what stands for any other credential: Redacted, unless a secret occurs in it
-	recent  *recent   // the credentials Remember saw; shared by the Redactors For makes
+	other   string    // what stands for other credentials: Redacted, unless a secret overlaps it
+	recent  *recent   // the credentials Remember saw; shared with the Redactors For makes
 }
 
-// A recent is a ring of the credentials of the last exchanges remembered.
+// A recent is a ring of the last credentials remembered.
 type recent struct {
 	mu   sync.Mutex // guards seen and next
 	seen [16]string
@@ -81,12 +82,14 @@ func NewRedactor(secrets ...Secret) *Redactor {
 	return rd
 }
 
+var shellName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
 // add adds s unless it is empty or known.
 func (rd *Redactor) add(s Secret) {
 	if s.Value == "" || rd.secretOf(s.Value) != nil {
 		return
 	}
-	if !isVar(s.Var) {
+	if !shellName.MatchString(s.Var) {
 		s.Var = ""
 	}
 	sc := &secret{Secret: s, short: len(s.Value) < ShortSecret}
@@ -104,72 +107,52 @@ func (rd *Redactor) add(s Secret) {
 	rd.secrets = append(rd.secrets, sc)
 }
 
-// isVar reports whether s is a name a POSIX shell expands.
-func isVar(s string) bool {
-	for i, c := range []byte(s) {
-		if !(c == '_' || isWord(int(c)) && (i > 0 || c > '9')) {
-			return false
-		}
-	}
-	return s != ""
-}
-
-// placeholders are what may stand for a credential, in order of
-// preference: the first that no secret overlaps is taken.
-var placeholders = []string{Redacted, "[SECRET]", "<hidden>", "***"}
-
-// place chooses what stands for each secret: a text in which no secret
-// occurs, nor begins or ends, so that no replacement makes a secret again.
+// place chooses what stands for each secret: the first text of its
+// choices that no secret occurs in, begins or ends, so that a replacement
+// never makes a secret again.
 func (rd *Redactor) place() {
-	rd.other = rd.clean(placeholders...)
+	clean := func(texts ...string) string {
+		for _, p := range texts {
+			if !slices.ContainsFunc(rd.secrets, func(sc *secret) bool {
+				return slices.ContainsFunc(sc.forms, func(f string) bool {
+					for k := 1; k < len(f) && k <= len(p); k++ {
+						if strings.HasSuffix(p, f[:k]) || strings.HasPrefix(p, f[len(f)-k:]) {
+							return true
+						}
+					}
+					return strings.Contains(p, f)
+				})
+			}) {
+				return p
+			}
+		}
+		return texts[len(texts)-1]
+	}
+	rd.other = clean(Redacted, "[SECRET]", "<hidden>", "***")
 	for _, sc := range rd.secrets {
 		sc.place = rd.other
 		if sc.Var != "" {
-			sc.place = rd.clean("$"+sc.Var, "${"+sc.Var+"}", rd.other)
+			sc.place = clean("$"+sc.Var, "${"+sc.Var+"}", rd.other)
 		}
 	}
 }
 
-// clean returns the first of texts that no secret overlaps; the last if
-// none is.
-func (rd *Redactor) clean(texts ...string) string {
-next:
-	for _, p := range texts {
-		for _, sc := range rd.secrets {
-			for _, f := range sc.forms {
-				if strings.Contains(p, f) {
-					continue next
-				}
-				for k := 1; k < len(f) && k <= len(p); k++ {
-					if strings.HasSuffix(p, f[:k]) || strings.HasPrefix(p, f[len(f)-k:]) {
-						continue next
-					}
-				}
-			}
-		}
-		return p
-	}
-	return texts[len(texts)-1]
-}
-
-// otherText is what stands for a credential that is no known secret.
-func (rd *Redactor) otherText() string {
+func (rd *Redactor) hidden() string {
 	if rd == nil {
 		return Redacted
 	}
 	return rd.other
 }
 
-// secretOf returns the secret whose value is v, or nil.
 func (rd *Redactor) secretOf(v string) *secret {
-	if rd != nil {
-		for _, sc := range rd.secrets {
-			if sc.Value == v {
-				return sc
-			}
-		}
+	if rd == nil {
+		return nil
 	}
-	return nil
+	i := slices.IndexFunc(rd.secrets, func(sc *secret) bool { return sc.Value == v })
+	if i < 0 {
+		return nil
+	}
+	return rd.secrets[i]
 }
 
 // For returns a Redactor that hides, besides rd's secrets and the
@@ -178,18 +161,18 @@ func (rd *Redactor) secretOf(v string) *secret {
 // has no scheme word), a Basic credential's password, the values of
 // headers and query parameters whose names say they carry a credential,
 // and a password in its URL. They are shown as Redacted unless they are
-// one of rd's secrets; those shorter than 4 bytes are hidden only where
-// they are named.
-func (rd *Redactor) For(x *Exchange) *Redactor { return rd.with(credentials(x), false) }
+// one of rd's secrets; those shorter than 4 bytes only where they are
+// named.
+func (rd *Redactor) For(x *Exchange) *Redactor { return rd.with(x, false) }
 
 // Remember is For, and remembers x's credentials besides: the Redactors
-// that For and Remember make afterwards, from rd or from Redactors made
-// from it, hide the last 16 remembered, in case a backend echoes another
-// client's token.
-func (rd *Redactor) Remember(x *Exchange) *Redactor { return rd.with(credentials(x), true) }
+// For and Remember make afterwards, from rd or from those made from it,
+// hide the last 16 remembered, in case a backend echoes another client's
+// token.
+func (rd *Redactor) Remember(x *Exchange) *Redactor { return rd.with(x, true) }
 
-func (rd *Redactor) with(own []string, remember bool) *Redactor {
-	out := &Redactor{}
+func (rd *Redactor) with(x *Exchange, remember bool) *Redactor {
+	out, own := &Redactor{}, credentials(x)
 	if rd != nil {
 		out.recent = rd.recent
 		for _, sc := range rd.secrets {
@@ -201,8 +184,7 @@ func (rd *Redactor) with(own []string, remember bool) *Redactor {
 		r.mu.Lock()
 		for _, c := range own {
 			if remember && !slices.Contains(r.seen[:], c) {
-				r.seen[r.next] = c
-				r.next = (r.next + 1) % len(r.seen)
+				r.seen[r.next], r.next = c, (r.next+1)%len(r.seen)
 			}
 		}
 		own = append(own, r.seen[:]...)
@@ -215,8 +197,8 @@ func (rd *Redactor) with(own []string, remember bool) *Redactor {
 	return out
 }
 
-// credentials returns the credentials x's request carries, those of at
-// least minOwn bytes.
+// credentials returns the credentials of x's request of at least minOwn
+// bytes.
 func credentials(x *Exchange) []string {
 	var out []string
 	add := func(v string) {
@@ -227,31 +209,26 @@ func credentials(x *Exchange) []string {
 	for name, vs := range x.Header {
 		name = http.CanonicalHeaderKey(name)
 		for _, v := range vs {
-			switch {
-			case name == "Authorization" || name == "Proxy-Authorization":
-				scheme, token, found := strings.Cut(strings.TrimSpace(v), " ")
-				token = strings.TrimSpace(token)
-				if !found {
-					if !lone(scheme) {
-						add(scheme) // a bare token
-					}
-					continue
+			switch scheme, token := authorization(name, v); {
+			case name != "Authorization" && name != "Proxy-Authorization":
+				if name != "Www-Authenticate" && secretName(name) {
+					add(v)
 				}
+			case token == "" && !lone(scheme):
+				add(scheme) // a bare token
+			case strings.EqualFold(scheme, "Basic"):
+				dec, _ := base64.StdEncoding.DecodeString(token)
+				_, pass, _ := strings.Cut(string(dec), ":")
+				add(pass)
+				fallthrough
+			default:
 				add(token)
-				if dec, err := base64.StdEncoding.DecodeString(token); err == nil && strings.EqualFold(scheme, "Basic") {
-					if _, pass, ok := strings.Cut(string(dec), ":"); ok {
-						add(pass)
-					}
-				}
-			case name != "Www-Authenticate" && secretName(name):
-				add(v)
 			}
 		}
 	}
 	if at, end := userinfo(x.URL); at >= 0 {
-		if _, pass, ok := strings.Cut(x.URL[at:end], ":"); ok {
-			add(unescape(pass, false))
-		}
+		_, pass, _ := strings.Cut(x.URL[at:end], ":")
+		add(unescape(pass, false))
 	}
 	for _, p := range queryPairs(x.URL) {
 		if secretName(p[0]) {
@@ -261,32 +238,28 @@ func credentials(x *Exchange) []string {
 	return out
 }
 
-// lone reports whether an Authorization value without a credential is a
-// scheme word alone, kept as it is.
+func authorization(name, v string) (scheme, token string) {
+	scheme, token, _ = strings.Cut(strings.TrimSpace(v), " ")
+	return scheme, strings.TrimSpace(token)
+}
+
+// lone reports whether an Authorization value without a token is a scheme
+// word, shown as is.
 func lone(v string) bool { return strings.EqualFold(v, "Bearer") || strings.EqualFold(v, "Basic") }
 
 // secretName reports whether a query parameter's or header's name says it
 // carries a credential.
 func secretName(name string) bool {
 	n := strings.ToLower(name)
-	for _, w := range []string{"key", "token", "secret", "password", "passwd", "auth", "credential", "signature"} {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc([]string{"key", "token", "secret", "password", "passwd", "auth", "credential", "signature"},
+		func(w string) bool { return strings.Contains(n, w) })
 }
 
 // userinfo returns where the user information of a URL is, or -1.
 func userinfo(raw string) (int, int) {
-	i := strings.Index(raw, "://")
-	if i < 0 {
-		return -1, -1
-	}
-	host := raw[i+3:]
-	host = host[:strings.IndexAny(host+"/", "/?#")]
-	if j := strings.LastIndexByte(host, '@'); j >= 0 {
-		return i + 3, i + 3 + j
+	_, rest, ok := strings.Cut(raw, "://")
+	if j := strings.LastIndexByte(rest[:strings.IndexAny(rest+"/", "/?#")], '@'); ok && j >= 0 {
+		return len(raw) - len(rest), len(raw) - len(rest) + j
 	}
 	return -1, -1
 }
@@ -294,14 +267,12 @@ func userinfo(raw string) (int, int) {
 // queryPairs returns a URL's query parameters, unescaped, in order.
 func queryPairs(raw string) [][2]string {
 	raw, _, _ = strings.Cut(raw, "#")
-	_, query, ok := strings.Cut(raw, "?")
-	if !ok || query == "" {
-		return nil
-	}
+	_, query, _ := strings.Cut(raw, "?")
 	var out [][2]string
-	for _, p := range strings.Split(query, "&") {
-		name, val, _ := strings.Cut(p, "=")
-		out = append(out, [2]string{unescape(name, true), unescape(val, true)})
+	for p := range strings.SplitSeq(query, "&") {
+		if name, val, _ := strings.Cut(p, "="); p != "" {
+			out = append(out, [2]string{unescape(name, true), unescape(val, true)})
+		}
 	}
 	return out
 }
@@ -309,26 +280,20 @@ func queryPairs(raw string) [][2]string {
 // unescape decodes s's %-escapes, and + as a space where plus is set,
 // leaving invalid escapes as they are.
 func unescape(s string, plus bool) string {
-	if !strings.ContainsAny(s, "%+") {
-		return s
-	}
 	b := make([]byte, 0, len(s))
 	for i := 0; i < len(s); i++ {
-		switch {
-		case s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
-			v, _ := strconv.ParseUint(s[i+1:i+3], 16, 8)
-			b = append(b, byte(v))
-			i += 2
-		case s[i] == '+' && plus:
-			b = append(b, ' ')
-		default:
-			b = append(b, s[i])
+		c := s[i]
+		if c == '%' && i+2 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
+				c, i = byte(v), i+2
+			}
+		} else if c == '+' && plus {
+			c = ' '
 		}
+		b = append(b, c)
 	}
 	return string(b)
 }
-
-func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
 // edge stands for the start or the end of a text in boundary checks.
 const edge = -1
@@ -337,7 +302,6 @@ func isWord(c int) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
-// byteAt is s[i], or outside where i is not in s.
 func byteAt[T string | []byte](s T, i, outside int) int {
 	if i < 0 || i >= len(s) {
 		return outside
@@ -353,16 +317,13 @@ type span struct {
 
 // find returns the occurrences of secrets in s that count, overlapping
 // ones merged, in order; before and after are the bytes around s (edge
-// for none). With all, it returns every occurrence, touching ones merged
-// too.
+// for none). With all, it returns every occurrence, and merges touching
+// ones too.
 func (rd *Redactor) find(s string, before, after int, all bool) []span {
-	if rd == nil {
-		return nil
-	}
 	var spans []span
-	for _, sc := range rd.secrets {
+	for _, sc := range rd.all() {
 		for _, f := range sc.forms {
-			for i := 0; i+len(f) <= len(s); {
+			for i := 0; ; {
 				j := strings.Index(s[i:], f)
 				if j < 0 {
 					break
@@ -383,9 +344,9 @@ func (rd *Redactor) find(s string, before, after int, all bool) []span {
 				out[n-1].sec = nil
 			}
 			out[n-1].end = max(out[n-1].end, sp.end)
-			continue
+		} else {
+			out = append(out, sp)
 		}
-		out = append(out, sp)
 	}
 	return out
 }
@@ -404,13 +365,10 @@ func join(ps []piece) string {
 	return b.String()
 }
 
-// maxUnescape is how many times a text is unescaped in search of a secret.
-const maxUnescape = 3
-
-// pieces returns s with one pass of replacements, and whether it found a
-// secret.
+// pieces returns s after one pass of replacements, and whether it found a
+// secret; depth counts the times s was unescaped, at most 3.
 func (rd *Redactor) pieces(s string, before, after, depth int) ([]piece, bool) {
-	if rd == nil || len(rd.secrets) == 0 {
+	if rd == nil {
 		return nil, false
 	}
 	if spans := rd.find(s, before, after, false); len(spans) > 0 {
@@ -432,12 +390,14 @@ func (rd *Redactor) pieces(s string, before, after, depth int) ([]piece, bool) {
 		}
 		return ps, true
 	}
-	if depth < maxUnescape && strings.ContainsAny(s, "%+") {
-		for _, plus := range []bool{false, true} {
-			if u := unescape(s, plus); u != s && (!plus || strings.Contains(s, "+")) {
-				if ps, ok := rd.pieces(u, before, after, depth+1); ok {
-					return ps, true
-				}
+	if depth < 3 && strings.ContainsAny(s, "%+") {
+		us := []string{unescape(s, false)}
+		if u := unescape(s, true); u != us[0] {
+			us = append(us, u)
+		}
+		for _, u := range us {
+			if ps, ok := rd.pieces(u, before, after, depth+1); ok && u != s {
+				return ps, true
 			}
 		}
 	}
@@ -445,9 +405,8 @@ func (rd *Redactor) pieces(s string, before, after, depth int) ([]piece, bool) {
 }
 
 // redact returns s with every secret replaced. It replaces again what a
-// replacement made (a secret escaped and also as it is, two secrets that
-// overlap); a text that still holds one after a few passes is replaced
-// whole.
+// replacement made (a secret escaped and as it is, secrets that overlap);
+// a text that still holds one after a few passes is replaced whole.
 func (rd *Redactor) redact(s string, before, after int) string {
 	for range 4 {
 		ps, ok := rd.pieces(s, before, after, 0)
@@ -456,21 +415,21 @@ func (rd *Redactor) redact(s string, before, after int) string {
 		}
 		s = join(ps)
 	}
-	if _, ok := rd.pieces(s, before, after, 0); ok {
+	if rd.Contains(s) {
 		return rd.other
 	}
 	return s
 }
 
-// split returns s redacted in pieces, for a caller that renders the
-// secrets itself.
+// split returns s redacted in pieces, for a caller that renders secrets
+// itself.
 func (rd *Redactor) split(s string) []piece {
 	ps, ok := rd.pieces(s, edge, edge, 0)
-	if !ok {
+	switch {
+	case !ok:
 		return []piece{{text: s}}
-	}
-	if j := join(ps); rd.Contains(j) {
-		return []piece{{text: rd.String(j)}}
+	case rd.Contains(join(ps)):
+		return []piece{{text: rd.String(s)}}
 	}
 	return ps
 }
@@ -513,50 +472,44 @@ func (rd *Redactor) Header(h http.Header) http.Header {
 	return out
 }
 
-// headerName returns a header's name, or what stands for a secret where
-// it holds one (in any case: the name may have been canonicalized).
+// headerName returns a header's name, or Redacted where it holds a secret
+// in any case (the name may have been canonicalized).
 func (rd *Redactor) headerName(k string) string {
 	if rd.Contains(k) || rd.Contains(strings.ToLower(k)) {
-		return rd.otherText()
+		return rd.hidden()
 	}
 	return k
 }
 
 // headerValue returns the value v of the header name, redacted.
 func (rd *Redactor) headerValue(name, v string) []piece {
-	switch k := http.CanonicalHeaderKey(name); {
+	k := http.CanonicalHeaderKey(name)
+	scheme, token := authorization(k, v)
+	switch {
 	case strings.TrimSpace(v) == "":
 		return []piece{{text: v}}
-	case k == "Authorization" || k == "Proxy-Authorization":
-		scheme, token, found := strings.Cut(strings.TrimSpace(v), " ")
-		token = strings.TrimSpace(token)
-		switch {
-		case !found && lone(scheme):
-			return []piece{{text: scheme}}
-		case !found:
-			return rd.credential(scheme)
-		}
-		ps := rd.credential(scheme)
-		if strings.Trim(scheme, "-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") == "" {
-			ps = rd.split(scheme)
-		}
-		if token == "" {
-			return ps
-		}
-		return append(append(ps, piece{text: " "}), rd.credential(token)...)
-	case k == "Cookie" || k == "Set-Cookie" || k != "Www-Authenticate" && secretName(k):
+	case k == "Cookie" || k == "Set-Cookie" || k != "Www-Authenticate" && secretName(k) && k != "Authorization" && k != "Proxy-Authorization":
 		return rd.credential(v)
+	case k != "Authorization" && k != "Proxy-Authorization":
+		return rd.split(v)
+	case token == "" && lone(scheme):
+		return []piece{{text: scheme}}
+	case token == "":
+		return rd.credential(scheme)
 	}
-	return rd.split(v)
+	ps := rd.credential(scheme) // a scheme word of letters is shown, but a secret
+	if strings.Trim(scheme, "-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") == "" {
+		ps = rd.split(scheme)
+	}
+	return append(append(ps, piece{text: " "}), rd.credential(token)...)
 }
 
-// credential returns what stands for the credential v: the placeholder of
-// the secret it is, else Redacted.
+// credential returns what stands for the credential v.
 func (rd *Redactor) credential(v string) []piece {
 	if sc := rd.secretOf(v); sc != nil {
 		return []piece{{sc.place, sc}}
 	}
-	return []piece{{text: rd.otherText()}}
+	return []piece{{text: rd.hidden()}}
 }
 
 // URL returns raw with credentials hidden: the user information, the
@@ -565,11 +518,11 @@ func (rd *Redactor) credential(v string) []piece {
 func (rd *Redactor) URL(raw string) string { return rd.String(rd.namedInURL(raw)) }
 
 // namedInURL replaces the user information of raw and the values of its
-// credential-named query parameters, except those that are a secret's
-// (the secret's placeholder replaces those).
+// credential-named query parameters but those that are one of rd's
+// secrets, which the secret's placeholder is to replace.
 func (rd *Redactor) namedInURL(raw string) string {
 	if at, end := userinfo(raw); at >= 0 {
-		raw = raw[:at] + rd.otherText() + raw[end:]
+		raw = raw[:at] + rd.hidden() + raw[end:]
 	}
 	rest, frag, hasFrag := strings.Cut(raw, "#")
 	base, query, hasQuery := strings.Cut(rest, "?")
@@ -578,13 +531,12 @@ func (rd *Redactor) namedInURL(raw string) string {
 	}
 	parts := strings.Split(query, "&")
 	for i, p := range parts {
-		name, val, ok := strings.Cut(p, "=")
-		if ok && val != "" && secretName(unescape(name, true)) && rd.secretOf(unescape(val, true)) == nil {
-			parts[i] = name + "=" + rd.otherText()
+		name, val, _ := strings.Cut(p, "=")
+		if val != "" && secretName(unescape(name, true)) && rd.secretOf(unescape(val, true)) == nil {
+			parts[i] = name + "=" + rd.hidden()
 		}
 	}
-	raw = base + "?" + strings.Join(parts, "&")
-	if hasFrag {
+	if raw = base + "?" + strings.Join(parts, "&"); hasFrag {
 		raw += "#" + frag
 	}
 	return raw
@@ -597,14 +549,13 @@ func (rd *Redactor) namedInURL(raw string) string {
 func (rd *Redactor) Cut(b []byte, n int) []byte {
 	b = rd.Bytes(b)
 	b = b[:min(len(b), max(n, 0))]
-	for stripped := rd != nil; stripped; {
+	for stripped := true; stripped; {
 		stripped = false
-		for _, sc := range rd.secrets {
+		for _, sc := range rd.all() {
 			for _, f := range sc.forms {
-				for k := min(len(f), len(b)); k > 0; k-- {
+				for k := min(len(f), len(b)); k > 0 && !stripped; k-- {
 					if bytes.HasSuffix(b, []byte(f[:k])) && (!sc.short || !isWord(byteAt(b, len(b)-k-1, edge))) {
 						b, stripped = b[:len(b)-k], true
-						break
 					}
 				}
 			}
@@ -614,10 +565,11 @@ func (rd *Redactor) Cut(b []byte, n int) []byte {
 }
 
 // JSON returns the JSON document b with secrets replaced in its strings
-// (member names and values) and scalars, a scalar that holds one becoming
-// a string, so that it stays a valid document; b itself where it holds
-// none. It reports false, with b, where b is not JSON but holds a secret,
-// or holds one in its structure: the caller then treats it as text.
+// (member names and values) and other scalars, which become strings where
+// they hold one, so that it stays a valid document; b itself where it
+// holds none. It reports false, with b, where b is not JSON but holds a
+// secret, or holds one in its structure: the caller then treats it as
+// text.
 func (rd *Redactor) JSON(b []byte) ([]byte, bool) {
 	if rd == nil || bytes.IndexByte(b, '\\') < 0 && !rd.Contains(string(b)) {
 		return b, true
@@ -626,15 +578,13 @@ func (rd *Redactor) JSON(b []byte) ([]byte, bool) {
 		return b, !rd.Contains(string(b))
 	}
 	var out, structure bytes.Buffer
-	for i := 0; i < len(b); {
-		c, end := b[i], i+1
-		switch {
+	for i, end := 0, 1; i < len(b); i, end = end, end+1 {
+		switch c := b[i]; {
 		case c == '"':
-			for end < len(b) && b[end] != '"' {
+			for ; b[end] != '"'; end++ {
 				if b[end] == '\\' {
 					end++
 				}
-				end++
 			}
 			end++
 		case c == '-' || isWord(int(c)):
@@ -644,23 +594,21 @@ func (rd *Redactor) JSON(b []byte) ([]byte, bool) {
 		default:
 			out.WriteByte(c)
 			structure.WriteByte(c)
-			i++
 			continue
 		}
 		structure.WriteByte(' ')
 		tok, s := b[i:end], string(b[i:end])
-		if c == '"' {
+		if tok[0] == '"' {
 			_ = json.Unmarshal(tok, &s)
 		}
-		if rd.Contains(s) {
-			enc := json.NewEncoder(&out)
-			enc.SetEscapeHTML(false)
-			_ = enc.Encode(rd.String(s))
-			out.Truncate(out.Len() - 1) // Encode's newline
-		} else {
+		if !rd.Contains(s) {
 			out.Write(tok)
+			continue
 		}
-		i = end
+		enc := json.NewEncoder(&out)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(rd.String(s))
+		out.Truncate(out.Len() - 1) // Encode's newline
 	}
 	if rd.Contains(structure.String()) {
 		return b, false
@@ -669,17 +617,15 @@ func (rd *Redactor) JSON(b []byte) ([]byte, bool) {
 }
 
 // Value returns v, a value decoded from JSON into any, with secrets
-// replaced in every string, member name and number (which becomes a
+// replaced in every string, member name and json.Number (which becomes a
 // string where it holds one).
 func (rd *Redactor) Value(v any) any {
 	switch v := v.(type) {
 	case string:
 		return rd.String(v)
 	case json.Number:
-		return rd.Value(string(v))
-	case float64:
-		if s := strconv.FormatFloat(v, 'g', -1, 64); rd.Contains(s) {
-			return rd.String(s)
+		if rd.Contains(string(v)) {
+			return rd.String(string(v))
 		}
 	case []any:
 		for i := range v {
@@ -711,6 +657,9 @@ func (rd *Redactor) Writer(w io.Writer) *RedactingWriter {
 	return &RedactingWriter{rd: rd, w: w, prev: edge}
 }
 
+// maxHeld bounds the bytes a RedactingWriter holds back.
+const maxHeld = 64 << 10
+
 // Write redacts p and writes all but the last few bytes, which could be
 // the start of a secret; a newline at its end flushes everything.
 func (w *RedactingWriter) Write(p []byte) (int, error) {
@@ -718,48 +667,43 @@ func (w *RedactingWriter) Write(p []byte) (int, error) {
 	defer w.mu.Unlock()
 	w.buf = append(w.buf, p...)
 	hold, lines := 0, true // lines: no secret holds a newline
-	if w.rd != nil {
-		for _, sc := range w.rd.secrets {
-			for _, f := range sc.forms {
-				hold, lines = max(hold, len(f)), lines && !strings.Contains(f, "\n")
+	for _, sc := range w.rd.all() {
+		for _, f := range sc.forms {
+			hold, lines = max(hold, len(f)), lines && !strings.Contains(f, "\n")
+		}
+	}
+	cut := len(w.buf) - hold
+	if lines && bytes.HasSuffix(w.buf, []byte("\n")) {
+		cut = len(w.buf)
+	} else if cut > 0 {
+		// Never cut through or right after an occurrence of a secret,
+		// whether it counts or not (a replacement next to it could make it
+		// count); a run of them past maxHeld is cut after its end.
+		for _, sp := range w.rd.find(string(w.buf), w.prev, edge, true) {
+			if sp.at < cut && cut <= sp.end {
+				cut = sp.at
+				if cut == 0 && len(w.buf) > maxHeld {
+					cut = sp.end
+				}
 			}
 		}
 	}
-	if lines && len(w.buf) > 0 && w.buf[len(w.buf)-1] == '\n' {
-		return len(p), w.emit(len(w.buf), edge)
-	}
-	cut := len(w.buf) - hold
-	if cut <= 0 {
-		return len(p), nil
-	}
-	// Never cut through or right after an occurrence of a secret, whether
-	// it counts or not (a replacement next to it could make it count),
-	// unless a run of them grew past maxHeld.
-	for _, sp := range w.rd.find(string(w.buf), w.prev, edge, true) {
-		if sp.at < cut && cut <= sp.end {
-			cut = sp.at
-			break
-		}
-	}
-	if cut == 0 && len(w.buf) > maxHeld {
-		cut = len(w.buf)
-	}
-	if cut == 0 {
-		return len(p), nil
-	}
-	return len(p), w.emit(cut, byteAt(w.buf, cut, edge))
+	return len(p), w.emit(max(cut, 0))
 }
 
-// maxHeld bounds the bytes a RedactingWriter holds back.
-const maxHeld = 64 << 10
+func (rd *Redactor) all() []*secret {
+	if rd == nil {
+		return nil
+	}
+	return rd.secrets
+}
 
-// emit writes the first n bytes held, redacted; after is the byte that
-// follows them.
-func (w *RedactingWriter) emit(n, after int) error {
+// emit writes the first n bytes held, redacted.
+func (w *RedactingWriter) emit(n int) error {
 	if n == 0 {
 		return nil
 	}
-	out := w.rd.redact(string(w.buf[:n]), w.prev, after)
+	out := w.rd.redact(string(w.buf[:n]), w.prev, byteAt(w.buf, n, edge))
 	w.prev = int(w.buf[n-1])
 	w.buf = append(w.buf[:0], w.buf[n:]...)
 	_, err := io.WriteString(w.w, out)
@@ -770,5 +714,5 @@ func (w *RedactingWriter) emit(n, after int) error {
 func (w *RedactingWriter) Flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.emit(len(w.buf), edge)
+	return w.emit(len(w.buf))
 }

@@ -246,8 +246,11 @@ func TestRedactJSONKeepsTheDocument(t *testing.T) {
 		t.Errorf("a key in the structure: %s, %v; want false", got, ok)
 	}
 	v := rd.Value(map[string]any{"secret-key-1": []any{"a secret-key-1", 1.0, json.Number("2")}})
-	if b, _ := json.Marshal(v); string(b) != `{"$INVENTORY_API_KEY":["a $INVENTORY_API_KEY",1,"2"]}` {
+	if b, _ := json.Marshal(v); string(b) != `{"$INVENTORY_API_KEY":["a $INVENTORY_API_KEY",1,2]}` {
 		t.Errorf("Value = %s", b)
+	}
+	if v := apiKey("12345678").Value(json.Number("12345678")); v != "$INVENTORY_API_KEY" {
+		t.Errorf("Value of a number that is the key = %#v", v)
 	}
 }
 
@@ -309,4 +312,22 @@ func holds(rd *Redactor, b []byte) bool {
 		return false
 	}
 	return walk(v)
+}
+
+// TestRedactingWriterLongRun: a run of overlapping occurrences of a key
+// longer than the writer holds back is written, hidden, as it comes.
+func TestRedactingWriterLongRun(t *testing.T) {
+	var out bytes.Buffer
+	w := NewRedactor(Secret{"aaaaaaaa", ""}).Writer(&out)
+	chunk := []byte(strings.Repeat("a", 1<<10))
+	for range 80 {
+		_, _ = w.Write(chunk)
+	}
+	if out.Len() == 0 {
+		t.Error("the writer holds all of an 80 KiB run back")
+	}
+	_ = w.Flush()
+	if strings.Contains(out.String(), "aaaaaaaa") {
+		t.Errorf("the key shows in %.200q", out.String())
+	}
 }
