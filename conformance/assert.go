@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"github.com/petstore/inventory-kit/spec/exchange"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -105,11 +107,10 @@ func joinInts(v []int, sep string) string {
 }
 
 // FailWith fails the check with the exchange and the problems found; the
-// cause is the first problem's, as the rules every response keeps word
-// it (see FailBecause to name another).
-func (t *Target) FailWith(x *Exchange, want string, problems []string) {
+// cause is the first problem's rule (see FailBecause to name another).
+func (t *Target) FailWith(x *Exchange, want string, problems []Problem) {
 	ginkgo.GinkgoHelper()
-	t.FailBecause(problemCause(x, problems), x, want, problems)
+	t.FailBecause(problems[0].Cause, x, want, texts(problems))
 }
 
 // List lists the records with the key and decodes them, failing the check
@@ -120,7 +121,7 @@ func (t *Target) List(ctx context.Context) (*Index, []Record, *Exchange) {
 	t.ExpectStatus(x, "the list with the key: 200 and the records", http.StatusOK)
 	rs, err := DecodeRecordsContext(ctx, x.RespBody)
 	if err != nil {
-		t.FailWith(x, "a JSON array of records", []string{err.Error()})
+		t.FailBecause(CauseResponseSchema, x, "a JSON array of records", []string{err.Error()})
 	}
 	return IndexRecords(rs, t.inv.Key), rs, x
 }
@@ -131,7 +132,7 @@ func (t *Target) DecodeRecord(x *Exchange) Record {
 	ginkgo.GinkgoHelper()
 	r, err := DecodeRecord(x.RespBody)
 	if err != nil {
-		t.FailWith(x, "a record", []string{err.Error()})
+		t.FailBecause(CauseResponseSchema, x, "a record", []string{err.Error()})
 	}
 	return r
 }
@@ -269,11 +270,11 @@ func (t *Target) ExpectWritten(x *Exchange, id int64, b Body) Record {
 	r := t.DecodeRecord(x)
 	var ps []string
 	if got, ok := r.ID(t.inv.Key); !ok || got != id {
-		ps = append(ps, fmt.Sprintf("%s is %s, want %d", t.inv.Key, Printable(r[t.inv.Key]), id))
+		ps = append(ps, fmt.Sprintf("%s is %s, want %d", t.inv.Key, exchange.Printable(r[t.inv.Key]), id))
 	}
 	for f, v := range b.Sets {
 		if canonical(r[f]) != canonical(v) {
-			ps = append(ps, fmt.Sprintf("%s is %s, want the value sent, %s", f, Printable(r[f]), v))
+			ps = append(ps, fmt.Sprintf("%s is %s, want the value sent, %s", f, exchange.Printable(r[f]), v))
 		}
 	}
 	if len(ps) > 0 {

@@ -6,27 +6,35 @@ import (
 	"strings"
 
 	"github.com/onsi/ginkgo/v2"
+
+	"github.com/petstore/inventory-kit/spec"
 )
 
 // A Cause names what a failure is about, so that the summary groups the
 // checks one defect breaks under one line, whatever status or value each
-// of them saw. The checks record it (FailBecause, ExpectStatus, FailWith
-// and the exploration's rules each give one); the summary never reads it
-// out of a message.
+// of them saw. It is the name of the rule the failure breaks: one of the
+// contract's Judge's (spec.Rules), or one of the suite's own below, for
+// what only the suite's sequences of calls show. The checks record it
+// (FailBecause, ExpectStatus, FailWith and the exploration's rules each
+// give one); the summary never reads it out of a message.
 type Cause string
 
-// The causes.
+// The Judge's rules the checks name themselves.
 const (
-	CauseNoResponse        Cause = "no-response"
+	CauseNoAnswer        Cause = spec.RuleNoAnswer
+	CauseUndocumented    Cause = spec.RuleStatus
+	CauseContentType     Cause = spec.RuleResponseType
+	CauseResponseSchema  Cause = spec.RuleResponseBody
+	CauseAuthNotEnforced Cause = spec.RuleAuthNotEnforced
+	CauseInvalidAccepted Cause = spec.RuleInvalidAccepted
+	CauseWriteAnswer     Cause = spec.RuleEchoMismatch
+)
+
+// The suite's own rules.
+const (
 	CauseTooLarge          Cause = "response-too-large"
 	CauseRateLimited       Cause = "rate-limited"
 	CauseServerError       Cause = "server-error"
-	CauseUndocumented      Cause = "undocumented-status"
-	CauseContentType       Cause = "content-type"
-	CauseResponseSchema    Cause = "response-schema"
-	CauseErrorEnvelope     Cause = "error-envelope"
-	CauseAuthNotEnforced   Cause = "auth-not-enforced"
-	CauseInvalidAccepted   Cause = "invalid-input-accepted"
 	CauseWrongErrorStatus  Cause = "wrong-error-status"
 	CauseUnknownNot404     Cause = "unknown-record-not-404"
 	CauseBadIDAccepted     Cause = "malformed-identifier-not-400"
@@ -35,7 +43,6 @@ const (
 	CauseRecordMissing     Cause = "record-missing"
 	CauseDuplicateIDs      Cause = "duplicate-identifiers"
 	CauseRecordMismatch    Cause = "record-mismatch"
-	CauseWriteAnswer       Cause = "write-answer-wrong"
 	CauseWriteNotStored    Cause = "write-not-stored"
 	CauseNotIdempotent     Cause = "not-idempotent"
 	CauseOtherChanged      Cause = "other-record-changed"
@@ -48,18 +55,11 @@ const (
 	CauseExplorationOthers Cause = "exploration"
 )
 
-// causeText says in a line what each cause means.
-var causeText = map[Cause]string{
-	CauseNoResponse:        "no answer (connection refused or reset, or a timeout)",
+// suiteRules says in a line what each of the suite's own rules means.
+var suiteRules = map[Cause]string{
 	CauseTooLarge:          "a response body past the cap",
 	CauseRateLimited:       "still rate limited (429) after the allowed waits",
 	CauseServerError:       "a 5xx answer",
-	CauseUndocumented:      "a status the contract does not document for the operation",
-	CauseContentType:       "a Content-Type other than application/json",
-	CauseResponseSchema:    "a response that does not match the contract's schema",
-	CauseErrorEnvelope:     "an Error body without non-empty code and message or with a status other than the HTTP status",
-	CauseAuthNotEnforced:   "a missing or invalid credential not answered 401 (before anything else)",
-	CauseInvalidAccepted:   "a request the contract forbids was accepted",
 	CauseWrongErrorStatus:  "a request the contract forbids answered with another error status",
 	CauseUnknownNot404:     "an unknown record not answered 404",
 	CauseBadIDAccepted:     "an identifier that is not a valid one not answered 400",
@@ -68,7 +68,6 @@ var causeText = map[Cause]string{
 	CauseRecordMissing:     "a record that should be listed is not",
 	CauseDuplicateIDs:      "records listed more than once",
 	CauseRecordMismatch:    "a record answered differently from the list",
-	CauseWriteAnswer:       "the answer to an update is not the record with the values sent",
 	CauseWriteNotStored:    "an update not stored as answered",
 	CauseNotIdempotent:     "the same update twice gives different records",
 	CauseOtherChanged:      "an update changed another record",
@@ -83,8 +82,11 @@ var causeText = map[Cause]string{
 
 // Text says what the cause means.
 func (c Cause) Text() string {
-	if s, ok := causeText[c]; ok {
+	if s, ok := suiteRules[c]; ok {
 		return s
+	}
+	if r, ok := spec.RuleNamed(string(c)); ok {
+		return r.About
 	}
 	return string(c)
 }
@@ -116,37 +118,6 @@ func (t *Target) FailBecause(c Cause, x *Exchange, want string, problems []strin
 	ginkgo.Fail(x.Want("%s", want) + "problems:\n  - " + strings.Join(problems, "\n  - "))
 }
 
-// problemCause names the cause of the first of the problems the rules
-// every response keeps found (ResponseProblems and ErrorProblems word
-// them).
-func problemCause(x *Exchange, problems []string) Cause {
-	if x != nil && x.Err != nil {
-		if strings.Contains(x.Err.Error(), ErrTooLarge.Error()) {
-			return CauseTooLarge
-		}
-		return CauseNoResponse
-	}
-	if len(problems) == 0 {
-		return CauseUnexpectedStatus
-	}
-	p := problems[0]
-	switch {
-	case strings.HasPrefix(p, "no response"):
-		return CauseNoResponse
-	case strings.HasPrefix(p, "status 429"):
-		return CauseRateLimited
-	case strings.HasPrefix(p, "status ") && strings.Contains(p, "no 5xx"):
-		return CauseServerError
-	case strings.HasPrefix(p, "status ") && strings.Contains(p, "not documented"):
-		return CauseUndocumented
-	case strings.HasPrefix(p, "Content-Type"):
-		return CauseContentType
-	case strings.HasPrefix(p, "Error body"):
-		return CauseErrorEnvelope
-	}
-	return CauseResponseSchema
-}
-
 // statusCause names the cause of a status other than the ones wanted.
 func statusCause(x *Exchange, want []int) Cause {
 	switch {
@@ -154,7 +125,7 @@ func statusCause(x *Exchange, want []int) Cause {
 		// Whatever came instead, the credential was not checked first.
 		return CauseAuthNotEnforced
 	case x.Status == 0:
-		return CauseNoResponse
+		return CauseNoAnswer
 	case x.Status >= 500:
 		return CauseServerError
 	case slices.Contains(want, http.StatusBadRequest) && x.Status < 300:

@@ -3,16 +3,15 @@ package conformance
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/petstore/inventory-kit/spec"
+	"github.com/petstore/inventory-kit/spec/exchange"
 )
 
 // A Request is what a check sends, relative to the target's base URL.
@@ -35,34 +34,26 @@ const (
 	EmptyAuth = "\x00empty" // an Authorization header with an empty value
 )
 
-// An Exchange is one request and what came back, kept so a failure can show
-// both.
+// An Exchange is one request the suite sent and what came back, kept so a
+// failure can show both: the recorded exchange, the operation it
+// addresses, and how long the suite waited on 429 answers before it.
 type Exchange struct {
-	Op       *spec.Operation // the operation the path and method address; nil if none
-	Method   string
-	URL      string
-	Header   http.Header // as sent
-	Body     []byte      // as sent; nil: none
-	Status   int
-	RespHead http.Header
-	RespBody []byte
-	Elapsed  time.Duration
-	Err      error
-	// Waited is how long the suite waited on 429 answers before this one.
-	Waited time.Duration
+	exchange.Exchange
+	Op     *spec.Operation // the operation the path and method address; nil if none
+	Waited time.Duration   // waited on 429 answers before this one
+	// Cause is the transport's error where the answer failed (Failure is
+	// set): why a first call found no target, for a person to act on.
+	Cause error
 
-	rd *Redactor // hides the key wherever the exchange is shown
+	rd *exchange.Redactor // hides the key wherever the exchange is shown
 }
-
-// ErrTooLarge is wrapped by the error of an exchange whose response body
-// passed a cap.
-var ErrTooLarge = errors.New("response body too large")
 
 // Send makes the request and records the exchange. It never fails the
 // check: transport errors are in the Exchange.
 func (t *Target) Send(ctx context.Context, r Request) *Exchange {
-	x := &Exchange{Method: r.Method, URL: t.base.String() + r.Path, Header: http.Header{}, Body: r.Body, rd: t.redactor}
+	x := &Exchange{Exchange: exchange.Exchange{Method: r.Method, URL: t.base.String() + r.Path, Header: http.Header{}, Body: r.Body, BodySize: int64(len(r.Body))}, rd: t.redactor}
 	x.Op = t.operation(r.Method, r.Path)
+	x.Path = t.contract.BasePath + strings.SplitN(r.Path, "?", 2)[0]
 	switch r.Auth {
 	case "":
 		x.Header.Set("Authorization", "Bearer "+t.cfg.APIKey)
@@ -91,17 +82,17 @@ func (t *Target) Send(ctx context.Context, r Request) *Exchange {
 		}
 		req, err := http.NewRequestWithContext(ctx, r.Method, x.URL, body)
 		if err != nil {
-			x.Err = err
+			x.Failure, x.Err, x.Cause = exchange.FailureNoAnswer, err.Error(), err
 			return x
 		}
 		req.Header = x.Header.Clone()
 		t.roundTrip(req, x, limit)
-		if x.Err != nil || x.Status != http.StatusTooManyRequests || attempt == maxAttempts {
+		if x.Failure != "" || x.Status != http.StatusTooManyRequests || attempt == maxAttempts {
 			break
 		}
 		// A rate limit is the target's right, not a contract failure: wait
 		// and retry, within the run's allowance.
-		d, ok := t.takeWait(retryAfter(x.RespHead.Get("Retry-After"), time.Now()))
+		d, ok := t.takeWait(retryAfter(x.RespHeader.Get("Retry-After"), time.Now()))
 		if !ok {
 			break
 		}
@@ -155,44 +146,45 @@ func (t *Target) takeWait(d time.Duration) (time.Duration, bool) {
 // limit bytes of the body and counting them against the run's cap.
 func (t *Target) roundTrip(req *http.Request, x *Exchange, limit int64) {
 	start := time.Now()
+	x.Failure, x.Err, x.Cause = "", "", nil
+	x.Status, x.RespHeader, x.RespBody, x.RespSize = 0, nil, nil, 0
 	resp, err := t.client.Do(req)
-	x.Err = err
 	if err != nil {
 		x.Elapsed = time.Since(start)
-		x.Status, x.RespHead, x.RespBody = 0, nil, nil
+		x.Failure, x.Err, x.Cause = exchange.FailureNoAnswer, err.Error(), err
 		return
 	}
 	defer resp.Body.Close()
 	x.Status = resp.StatusCode
-	x.RespHead = resp.Header
-	x.RespBody, x.Err = t.readBody(resp.Body, limit)
+	x.RespHeader = resp.Header
+	t.readBody(resp.Body, limit, x)
 	x.Elapsed = time.Since(start)
 }
 
-// readBody reads at most limit bytes, and no more than the run has left.
-// A body that is longer is cut and reported as ErrTooLarge.
-func (t *Target) readBody(r io.Reader, limit int64) ([]byte, error) {
+// readBody reads at most limit bytes of the body into x, and no more than
+// the run has left. A body that ends early is a cut answer; one that is
+// longer is cut at the cap and marked capped.
+func (t *Target) readBody(r io.Reader, limit int64, x *Exchange) {
 	left := t.cfg.MaxRunBytes - t.read.Load()
 	if left <= 0 {
-		return nil, fmt.Errorf("%w: the run has read %s of responses, its cap (--max-run-bytes)", ErrTooLarge, byteSize(t.cfg.MaxRunBytes))
+		x.Failure, x.Err = exchange.FailureCapped, fmt.Sprintf("response body too large: the run has read %s of responses, its cap (--max-run-bytes)", byteSize(t.cfg.MaxRunBytes))
+		return
 	}
 	n := min(limit, left)
 	got, b, err := readAtMost(r, n+1)
 	t.read.Add(got)
-	if err != nil {
-		// The body ended early, perhaps inside the key: hide it first.
-		b = t.redactor.Bytes(b)
-		return t.redactor.Cut(b, len(b)), err
-	}
-	if got > n {
-		// Hide the key before the cut, so that the cut leaves none of it.
-		b = t.redactor.Cut(t.redactor.Bytes(b), 4096)
+	x.RespBody, x.RespSize = b, got
+	switch {
+	case err != nil:
+		x.Failure, x.Err, x.Cause = exchange.FailureCut, err.Error(), err
+	case got > n:
+		// Only the start is kept, the key hidden before the cut.
+		x.RespBody = t.redactor.Cut(b, 4096)
+		x.Failure, x.Err = exchange.FailureCapped, fmt.Sprintf("response body too large: the run has read %s of responses, its cap (--max-run-bytes)", byteSize(t.cfg.MaxRunBytes))
 		if n == limit {
-			return b, fmt.Errorf("%w: more than %s (the cap per response, --max-response-bytes)", ErrTooLarge, byteSize(limit))
+			x.Err = fmt.Sprintf("response body too large: more than %s (the cap per response, --max-response-bytes)", byteSize(limit))
 		}
-		return b, fmt.Errorf("%w: the run has read %s of responses, its cap (--max-run-bytes)", ErrTooLarge, byteSize(t.cfg.MaxRunBytes))
 	}
-	return b, nil
 }
 
 // readAtMost reads up to max bytes, growing its buffer by doubling but
@@ -247,56 +239,12 @@ func (t *Target) operation(method, path string) *spec.Operation {
 	return op
 }
 
-// MediaType returns the response's media type without parameters.
-func (x *Exchange) MediaType() string {
-	mt, _, err := mime.ParseMediaType(x.RespHead.Get("Content-Type"))
-	if err != nil {
-		return strings.TrimSpace(x.RespHead.Get("Content-Type"))
-	}
-	return mt
-}
+// Curl renders the request as a curl command line, the key as
+// $INVENTORY_API_KEY.
+func (x *Exchange) Curl() string { return exchange.Curl(&x.Exchange, x.rd) }
 
-// Printable renders b for a message on one line: invalid UTF-8 becomes
-// U+FFFD and control characters (terminal escapes, newlines) become ·, so
-// a target cannot forge lines or colours in the output.
-func Printable(b []byte) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' {
-			return '·'
-		}
-		return r
-	}, strings.ToValidUTF8(string(b), "\uFFFD"))
-}
-
-// Quote renders a string the target chose (a header, a field name) in
-// double quotes with every control character escaped.
-func Quote(s string) string { return strconv.QuoteToGraphic(strings.ToValidUTF8(s, "\uFFFD")) }
-
-// Got describes the response: status, content type, time and body, the
-// body cut to a readable length.
-func (x *Exchange) Got() string {
-	if x.Status == 0 && x.Err != nil {
-		return "no response: " + x.Err.Error()
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d %s, Content-Type %s, after %s", x.Status, http.StatusText(x.Status), Quote(x.rd.String(x.RespHead.Get("Content-Type"))), x.Elapsed.Round(time.Millisecond))
-	if x.Err != nil {
-		fmt.Fprintf(&b, " (%s)", x.rd.String(x.Err.Error()))
-	}
-	// The key is hidden before the body is cut, so that no cut leaves a
-	// piece of it.
-	body := x.rd.Bytes(x.RespBody)
-	const show = 600
-	switch {
-	case len(body) == 0:
-		b.WriteString("\n          (empty body)")
-	case len(body) > show:
-		fmt.Fprintf(&b, "\n          %s ... (%d bytes in all)", Printable(x.rd.Cut(body, show)), len(x.RespBody))
-	default:
-		fmt.Fprintf(&b, "\n          %s", Printable(body))
-	}
-	return b.String()
-}
+// Got describes the response, the key hidden.
+func (x *Exchange) Got() string { return x.Exchange.Got(x.rd) }
 
 // Want renders a failure message: what the contract wanted, the request as
 // curl and what came back.

@@ -6,61 +6,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/petstore/inventory-kit/spec/exchange"
 )
-
-func TestCurlHidesTheKey(t *testing.T) {
-	const key = "k3y-s3cr3t"
-	tests := []struct {
-		name string
-		x    Exchange
-		want string
-	}{
-		{
-			name: "bearer header",
-			x:    Exchange{Method: "GET", URL: "https://h/v1/inventory", Header: http.Header{"Authorization": {"Bearer " + key}}},
-			want: `curl -sS -i -X GET 'https://h/v1/inventory' -H "Authorization: Bearer $INVENTORY_API_KEY"`,
-		},
-		{
-			name: "key in the query string",
-			x:    Exchange{Method: "GET", URL: "https://h/v1/inventory?api_key=" + key, Header: http.Header{}},
-			want: `curl -sS -i -X GET "https://h/v1/inventory?api_key=$INVENTORY_API_KEY"`,
-		},
-		{
-			name: "shell characters around the key are escaped",
-			x:    Exchange{Method: "GET", URL: "https://h/v1/x", Header: http.Header{"Authorization": {"Basic $`\"" + key}}},
-			want: `curl -sS -i -X GET 'https://h/v1/x' -H "Authorization: Basic \$\` + "`" + `\"$INVENTORY_API_KEY"`,
-		},
-		{
-			name: "single quote in a body",
-			x:    Exchange{Method: "PATCH", URL: "https://h/v1/inventory/1", Header: http.Header{}, Body: []byte(`{"q":"it's"}`)},
-			want: `curl -sS -i -X PATCH 'https://h/v1/inventory/1' --data-binary '{"q":"it'\''s"}'`,
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			tt.x.rd = NewRedactor(key)
-			if got := tt.x.Curl(); got != tt.want {
-				t.Errorf("Curl() =\n  %s\nwant\n  %s", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestGotCutsLongBodies(t *testing.T) {
-	x := Exchange{Status: 200, RespHead: http.Header{}, RespBody: []byte(strings.Repeat("a", 5000) + "\x00\xff")}
-	got := x.Got()
-	if !strings.Contains(got, "(5002 bytes in all)") || len(got) > 1000 {
-		t.Errorf("Got() = %d bytes, %q...; want a cut body and its size", len(got), got[:80])
-	}
-	x.RespBody = []byte("a\nb\x00\xff")
-	if got := x.Got(); !strings.Contains(got, "a·b·\uFFFD") {
-		t.Errorf("Got() = %q; want control characters and invalid UTF-8 made printable", got)
-	}
-}
 
 func TestRetryAfter(t *testing.T) {
 	tests := []struct {
@@ -85,31 +38,43 @@ func TestRetryAfter(t *testing.T) {
 	}
 }
 
+// TestErrorProblemsTable checks what the Judge makes of a 401's Error
+// body, rule by rule.
 func TestErrorProblemsTable(t *testing.T) {
+	tg, err := NewTarget(Config{BaseURL: "http://127.0.0.1:1/v1", APIKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		body string
-		want string // a substring of the problems; empty: none
+		want string // the problems' rules; empty: none
 	}{
 		{`{"code":"unauthorized","message":"no key","status":401}`, ""},
 		{`{"code":"unauthorized","message":"no key","status":401,"extra":true}`, ""},
-		{``, "want a JSON object"},
-		{`null`, "want a JSON object"},
-		{`[]`, "want a JSON object"},
-		{`{"message":"no key","status":401}`, "code is missing"},
-		{`{"code":"","message":"no key","status":401}`, "code is empty"},
-		{`{"code":7,"message":"no key","status":401}`, "code is 7, want a string"},
-		{`{"code":null,"message":"no key","status":401}`, "code is null, want a string"},
-		{`{"code":"x","message":" ","status":401}`, "message is empty"},
-		{`{"code":"x","message":"m"}`, "status is missing"},
-		{`{"code":"x","message":"m","status":"401"}`, `status is "401", want an integer`},
-		{`{"code":"x","message":"m","status":401.5}`, "want an integer"},
-		{`{"code":"x","message":"m","status":400}`, "status is 400, want the HTTP status 401"},
+		{``, "response-body-schema"},
+		{`null`, "response-body-schema"},
+		{`[]`, "response-body-schema"},
+		{`{"message":"no key","status":401}`, "response-body-schema"},
+		{`{"code":"","message":"no key","status":401}`, "error-field-empty"},
+		{`{"code":7,"message":"no key","status":401}`, "response-body-schema"},
+		{`{"code":null,"message":"no key","status":401}`, "response-body-schema"},
+		{`{"code":"x","message":" ","status":401}`, "error-field-empty"},
+		{`{"code":"x","message":"m"}`, "response-body-schema"},
+		{`{"code":"x","message":"m","status":"401"}`, "response-body-schema"},
+		{`{"code":"x","message":"m","status":401.5}`, "response-body-schema, error-status-mismatch"},
+		{`{"code":"x","message":"m","status":400}`, "error-status-mismatch"},
 	}
+	list := tg.Inventory().List
 	for _, tt := range tests {
-		x := &Exchange{Status: 401, RespBody: []byte(tt.body)}
-		got := strings.Join(ErrorProblems(x), "; ")
-		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
-			t.Errorf("errorProblems(%s) = %q; want %q", tt.body, got, tt.want)
+		x := &Exchange{Op: list, Exchange: exchange.Exchange{Method: "GET", Status: 401, RespHeader: http.Header{"Content-Type": {"application/json"}}, RespBody: []byte(tt.body), RespSize: int64(len(tt.body))}}
+		var rules []string
+		for _, p := range tg.ErrorProblems(x) {
+			if !slices.Contains(rules, string(p.Cause)) {
+				rules = append(rules, string(p.Cause))
+			}
+		}
+		if got := strings.Join(rules, ", "); got != tt.want {
+			t.Errorf("ErrorProblems(%s) = %q; want %q", tt.body, got, tt.want)
 		}
 	}
 }
@@ -157,7 +122,7 @@ func TestKeyStraddlingACut(t *testing.T) {
 		at = n - len(`[{"petId":1,"quantity":2,"status":"sold","note":"`)
 		mu.Unlock()
 		x := tg.Send(context.Background(), Request{Method: "GET", Path: "/inventory"})
-		leaks(fmt.Sprintf("the list with the key at byte %d", n), x.Want("a list")+strings.Join(tg.ResponseProblems(x), "\n"))
+		leaks(fmt.Sprintf("the list with the key at byte %d", n), x.Want("a list")+strings.Join(texts(tg.ResponseProblems(x)), "\n"))
 	}
 	for _, n := range []int{40, 60, 70, 75, 79} {
 		mu.Lock()
@@ -168,6 +133,6 @@ func TestKeyStraddlingACut(t *testing.T) {
 		if len(ps) == 0 {
 			t.Errorf("a status of %d bytes passed the schema", n+len(key))
 		}
-		leaks(fmt.Sprintf("the record with the key at byte %d of its status", n), x.Want("a record")+strings.Join(ps, "\n"))
+		leaks(fmt.Sprintf("the record with the key at byte %d of its status", n), x.Want("a record")+strings.Join(texts(ps), "\n"))
 	}
 }

@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"github.com/petstore/inventory-kit/spec/exchange"
+
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -481,18 +483,18 @@ func (e *explorer) check(rt *rapid.T) {
 	}
 	for _, x := range e.run.step {
 		if ps := e.t.ResponseProblems(x, http.StatusUnsupportedMediaType); len(ps) > 0 {
-			e.fail(rt, problemCause(x, ps), "every response: a documented status, no 5xx, a body valid against the contract, an Error body whose status is the HTTP status", x, strings.Join(ps, "; "))
+			e.fail(rt, ps[0].Cause, "every response: a documented status, no 5xx, a body valid against the contract, an Error body whose status is the HTTP status", x, strings.Join(texts(ps), "; "))
 		}
 	}
 	e.stepCurls()
 	x := e.t.Send(e.ctx, Request{Method: e.t.inv.List.Method, Path: e.t.inv.List.Path})
 	e.run.step = []*Exchange{x}
-	if x.Status == http.StatusOK && x.Err == nil && !e.modelChanged && e.lastList != nil && bytes.Equal(x.RespBody, e.lastList) {
+	if x.Status == http.StatusOK && x.Failure == "" && !e.modelChanged && e.lastList != nil && bytes.Equal(x.RespBody, e.lastList) {
 		e.run.step = nil
 		return
 	}
 	if ps := e.t.ResponseProblems(x); len(ps) > 0 {
-		e.fail(rt, problemCause(x, ps), "every response: a documented status, no 5xx, a body valid against the contract", x, strings.Join(ps, "; "))
+		e.fail(rt, ps[0].Cause, "every response: a documented status, no 5xx, a body valid against the contract", x, strings.Join(texts(ps), "; "))
 	}
 	e.expectStatus(rt, x, "the list answers 200", http.StatusOK)
 	rs, err := DecodeRecordsContext(e.ctx, x.RespBody)
@@ -654,11 +656,11 @@ func (e *explorer) write(rt *rapid.T) {
 			e.fail(rt, CauseWriteAnswer, "a valid update answers the updated record", x, err.Error())
 		}
 		if got, ok := r.ID(e.t.inv.Key); !ok || got != id {
-			e.fail(rt, CauseWriteAnswer, "the answer to an update is the record updated", x, fmt.Sprintf("%s is %s, want %d", e.t.inv.Key, Printable(r[e.t.inv.Key]), id))
+			e.fail(rt, CauseWriteAnswer, "the answer to an update is the record updated", x, fmt.Sprintf("%s is %s, want %d", e.t.inv.Key, exchange.Printable(r[e.t.inv.Key]), id))
 		}
 		for f, v := range b.Sets {
 			if canonical(r[f]) != canonical(v) {
-				e.fail(rt, CauseWriteAnswer, "the answer to an update shows the values sent", x, fmt.Sprintf("%s is %s, want %s", f, Printable(r[f]), v))
+				e.fail(rt, CauseWriteAnswer, "the answer to an update shows the values sent", x, fmt.Sprintf("%s is %s, want %s", f, exchange.Printable(r[f]), v))
 			}
 		}
 		if first != nil && !first.EqualExcept(r, e.t.Timestamps()) {
@@ -716,7 +718,7 @@ func (e *explorer) writeSilent(rt *rapid.T) {
 			e.fail(rt, CauseWriteAnswer, "an accepted update answers the updated record", x, err.Error())
 		}
 		if got, ok := rec.ID(e.t.inv.Key); !ok || got != id {
-			e.fail(rt, CauseWriteAnswer, "the answer to an update is the record updated", x, fmt.Sprintf("%s is %s, want %d", e.t.inv.Key, Printable(rec[e.t.inv.Key]), id))
+			e.fail(rt, CauseWriteAnswer, "the answer to an update is the record updated", x, fmt.Sprintf("%s is %s, want %d", e.t.inv.Key, exchange.Printable(rec[e.t.inv.Key]), id))
 		}
 		e.run.model[id] = rec
 		e.modelChanged = true

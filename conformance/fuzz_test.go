@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"github.com/petstore/inventory-kit/spec/exchange"
+
 	"net/http"
 	"strings"
 	"testing"
@@ -29,9 +31,9 @@ func FuzzContentType(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, ct string) {
-		x := &Exchange{Status: 200, RespHead: http.Header{"Content-Type": {ct}}}
+		x := &Exchange{Exchange: exchange.Exchange{Status: 200, RespHeader: http.Header{"Content-Type": {ct}}}}
 		_ = x.MediaType()
-		for _, s := range []string{Quote(ct), x.Got()} {
+		for _, s := range []string{exchange.Quote(ct), x.Got()} {
 			first, _, _ := strings.Cut(s, "\n")
 			if strings.ContainsFunc(first, func(r rune) bool { return unicode.IsControl(r) }) {
 				t.Errorf("control character shown: %q", first)

@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"github.com/petstore/inventory-kit/spec/exchange"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -93,7 +95,7 @@ func (r Record) Diff(o Record) []string {
 	for _, n := range slices.Sorted(mapKeys(names)) {
 		a, b := canonicalOr(r, n), canonicalOr(o, n)
 		if a != b {
-			out = append(out, fmt.Sprintf("%s: %s → %s", Printable([]byte(n)), a, b))
+			out = append(out, fmt.Sprintf("%s: %s → %s", exchange.Printable([]byte(n)), a, b))
 		}
 	}
 	return out
@@ -124,7 +126,7 @@ func canonical(raw json.RawMessage) string {
 	d.UseNumber()
 	var v any
 	if err := d.Decode(&v); err != nil {
-		return Printable(raw)
+		return exchange.Printable(raw)
 	}
 	var b strings.Builder
 	writeCanonical(&b, v)

@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"github.com/petstore/inventory-kit/spec/exchange"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -96,11 +98,11 @@ func causeOf(s types.SpecReport) (Cause, string) {
 	for i := len(s.ReportEntries) - 1; i >= 0; i-- {
 		if e := s.ReportEntries[i]; e.Name == EntryCause {
 			c, detail := splitCause(e.StringRepresentation())
-			return c, Printable([]byte(detail))
+			return c, exchange.Printable([]byte(detail))
 		}
 	}
 	first, _, _ := strings.Cut(s.Failure.Message, "\n")
-	return Cause(s.State.String()), Printable([]byte(first))
+	return Cause(s.State.String()), exchange.Printable([]byte(first))
 }
 
 // Summarize writes the end-of-run summary: counts, failures grouped by
@@ -184,7 +186,7 @@ func dedupe(lines []string) []string {
 // report, with the key replaced in every string value (before encoding,
 // so no key can break the document) and without the working directory:
 // SuitePath is empty and paths under it are relative.
-func JSONReport(r types.Report, rd *Redactor) ([]byte, error) {
+func JSONReport(r types.Report, rd *exchange.Redactor) ([]byte, error) {
 	r.SuitePath = ""
 	b, err := json.Marshal([]types.Report{r})
 	if err != nil {
@@ -206,4 +208,25 @@ func JSONReport(r types.Report, rd *Redactor) ([]byte, error) {
 		return rd.String(s)
 	})
 	return json.MarshalIndent(v, "", "  ")
+}
+
+// mapStrings applies f to every string and member name in v, a value
+// decoded from JSON into any.
+func mapStrings(v any, f func(string) string) any {
+	switch v := v.(type) {
+	case string:
+		return f(v)
+	case []any:
+		for i := range v {
+			v[i] = mapStrings(v[i], f)
+		}
+		return v
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[f(k)] = mapStrings(e, f)
+		}
+		return out
+	}
+	return v
 }

@@ -1,6 +1,10 @@
 package conformance
 
 import (
+	"errors"
+
+	"github.com/petstore/inventory-kit/spec/exchange"
+
 	"context"
 	"fmt"
 	"net/http"
@@ -77,7 +81,7 @@ func (t *Target) restorable(orig Record) string {
 	var parts []string
 	for _, f := range t.writable() {
 		if v, ok := orig[f.Name]; ok {
-			parts = append(parts, f.Name+" "+Printable(v))
+			parts = append(parts, f.Name+" "+exchange.Printable(v))
 		}
 	}
 	if len(parts) == 0 {
@@ -90,15 +94,15 @@ func (t *Target) restorable(orig Record) string {
 func (t *Target) putBack(ctx context.Context, orig Record) error {
 	id, _ := orig.ID(t.inv.Key)
 	x := t.Send(ctx, t.Update(id, t.Harmless(orig)))
-	if x.Status == 0 && x.Err != nil {
-		return x.Err
+	if x.Failure == exchange.FailureNoAnswer {
+		return errors.New(x.Err)
 	}
 	if x.Status != http.StatusOK {
 		return fmt.Errorf("%s answered %d", t.inv.Update.Method, x.Status)
 	}
 	x = t.Send(ctx, Request{Method: t.inv.List.Method, Path: t.inv.List.Path})
 	rs, err := DecodeRecords(x.RespBody)
-	if x.Err != nil || err != nil {
+	if x.Failure != "" || err != nil {
 		return fmt.Errorf("the list after the restore could not be read")
 	}
 	got := IndexRecords(rs, t.inv.Key).ByID[id]
@@ -109,7 +113,7 @@ func (t *Target) putBack(ctx context.Context, orig Record) error {
 		case had && canonical(w) != canonical(v):
 			return fmt.Errorf("the list after the restore shows %s", got)
 		case !had && has:
-			return fmt.Errorf("the list after the restore shows %s with %s %s, a field it did not have; an update cannot take it away", got, f.Name, Printable(w))
+			return fmt.Errorf("the list after the restore shows %s with %s %s, a field it did not have; an update cannot take it away", got, f.Name, exchange.Printable(w))
 		}
 	}
 	return nil

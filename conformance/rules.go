@@ -1,8 +1,6 @@
 package conformance
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -10,103 +8,122 @@ import (
 	"time"
 
 	"github.com/petstore/inventory-kit/spec"
+	"github.com/petstore/inventory-kit/spec/exchange"
 )
 
-// ResponseProblems lists how x's response breaks the rules every response
-// keeps: an answer at all, no 5xx (but 501 where the contract gives no
-// shape), a status documented for the operation (or one of tolerated),
-// JSON content where the document gives a body for that status, headers
-// and body valid against the contract, and an Error body on every error.
-func (t *Target) ResponseProblems(x *Exchange, tolerated ...int) []string {
-	if x.Status == 0 && x.Err != nil {
-		return []string{"no response: " + x.Err.Error()}
+// A Problem is one way an answer breaks a rule, as a check reports it:
+// the rule (the cause the summary groups it under) and what was wrong,
+// the key hidden.
+type Problem struct {
+	Cause Cause
+	Text  string
+}
+
+// texts returns the problems' words.
+func texts(ps []Problem) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Text
 	}
-	if x.Err != nil {
-		return []string{x.Err.Error()}
+	return out
+}
+
+// ResponseProblems lists how x's answer breaks the rules every answer
+// keeps: the contract's Judge's (an answer at all and a whole one, a
+// documented status, the documented Content-Type, headers and schema, an
+// Error body on every error), plus the suite's own: no 5xx (but 501 where
+// the contract gives no shape), and not still 429 after the waits the run
+// allows. tolerated lists statuses the calling check accepts beyond the
+// documented ones.
+func (t *Target) ResponseProblems(x *Exchange, tolerated ...int) []Problem {
+	switch x.Failure {
+	case exchange.FailureNoAnswer:
+		return []Problem{{CauseNoAnswer, "no response: " + t.redactor.String(x.Err)}}
+	case exchange.FailureCapped:
+		return []Problem{{CauseTooLarge, t.redactor.String(x.Err)}}
+	case exchange.FailureCut:
+		return []Problem{{Cause(spec.RuleIncomplete), "the answer ended early: " + t.redactor.String(x.Err)}}
 	}
-	var ps []string
+	var ps []Problem
 	notImplemented := x.Status == http.StatusNotImplemented && x.Op != nil && !x.Op.Shaped()
-	documented := x.Op != nil && x.Op.Documents(x.Status)
 	switch {
 	case x.Status == http.StatusTooManyRequests:
-		ps = append(ps, fmt.Sprintf("status 429: still rate limited after %d tries and %s of waiting (the run's allowance, --max-retry-wait, is %s)", maxAttempts, x.Waited.Round(time.Millisecond), t.cfg.MaxRetryWait))
+		ps = append(ps, Problem{CauseRateLimited, fmt.Sprintf("status 429: still rate limited after %d tries and %s of waiting (the run's allowance, --max-retry-wait, is %s)", maxAttempts, x.Waited.Round(time.Millisecond), t.cfg.MaxRetryWait)})
 	case x.Status >= 500 && !notImplemented:
-		ps = append(ps, fmt.Sprintf("status %d: no 5xx is allowed", x.Status))
-	case !documented && !notImplemented && !slices.Contains(tolerated, x.Status):
-		ps = append(ps, fmt.Sprintf("status %d is not documented for %s (documented: %v)", x.Status, x.Op.Name(), statuses(x.Op)))
+		ps = append(ps, Problem{CauseServerError, fmt.Sprintf("status %d: no 5xx is allowed", x.Status)})
+	case x.Op == nil && !slices.Contains(tolerated, x.Status):
+		ps = append(ps, Problem{Cause(spec.RuleStatus), fmt.Sprintf("status %d is not documented: the request addresses no operation of the contract", x.Status)})
 	}
-	content := documented && len(x.Op.Response(x.Status).MediaTypes) > 0
-	if mt := x.MediaType(); (content || x.Status >= 400) && mt != "application/json" {
-		ps = append(ps, fmt.Sprintf("Content-Type %s: want application/json", Quote(x.RespHead.Get("Content-Type"))))
-	} else if documented && !notImplemented {
-		for _, p := range t.responseProblems(x) {
-			ps = append(ps, "response: "+Printable([]byte(p.String())))
-		}
-	}
-	if x.Status >= 400 && x.Status != http.StatusTooManyRequests {
-		ps = append(ps, ErrorProblems(x)...)
-	}
-	return ps
-}
-
-// statuses returns the documented statuses of o, nil for no operation.
-func statuses(o *spec.Operation) []int {
-	if o == nil {
-		return nil
-	}
-	return o.Statuses
-}
-
-// ErrorProblems lists how x's body falls short of the Error envelope: code
-// and message non-empty strings, status an integer equal to the HTTP status.
-func ErrorProblems(x *Exchange) []string {
-	var e map[string]json.RawMessage
-	if err := json.Unmarshal(x.RespBody, &e); err != nil || e == nil {
-		return []string{"Error body: want a JSON object with code, message and status"}
-	}
-	var ps []string
-	for _, f := range []string{"code", "message"} {
-		var s string
-		raw, ok := e[f]
+	for _, v := range t.judged(x) {
 		switch {
-		case !ok:
-			ps = append(ps, fmt.Sprintf("Error body: %s is missing", f))
-		case json.Unmarshal(raw, &s) != nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null")):
-			ps = append(ps, fmt.Sprintf("Error body: %s is %s, want a string", f, Printable(raw)))
-		case strings.TrimSpace(s) == "":
-			ps = append(ps, fmt.Sprintf("Error body: %s is empty", f))
+		case x.Status == http.StatusTooManyRequests && v.Rule != spec.RuleResponseType:
+			continue // a rate limit is the target's right; only its media type is the contract's
+		case v.Rule == spec.RuleStatus && (notImplemented || x.Status >= 500 || slices.Contains(tolerated, x.Status)):
+			continue
+		case notImplemented && v.Rule == spec.RuleResponseBody:
+			continue // the contract gives no shape: 501 is an honest answer
 		}
-	}
-	var status int
-	raw, ok := e["status"]
-	switch {
-	case !ok:
-		ps = append(ps, "Error body: status is missing")
-	case json.Unmarshal(raw, &status) != nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null")):
-		ps = append(ps, fmt.Sprintf("Error body: status is %s, want an integer", Printable(raw)))
-	case status != x.Status:
-		ps = append(ps, fmt.Sprintf("Error body: status is %d, want the HTTP status %d", status, x.Status))
+		ps = append(ps, Problem{Cause(v.Rule), v.Message})
 	}
 	return ps
 }
 
-// responseProblems checks x's response against its operation. Where the
-// response echoes the key, the problems are worded from the response with
-// the key hidden, since a message cuts long values and a cut key would
-// escape the redactor; the verdict is always the response's own.
-func (t *Target) responseProblems(x *Exchange) []spec.Problem {
-	ps := x.Op.CheckResponse(x.Status, x.RespHead, x.RespBody)
+// judged is the Judge's verdict on x's answer, worded with the key
+// hidden. Where the answer echoes the key, the problems are worded from
+// the answer with the key hidden, since a message cuts long values and a
+// cut key would escape the redactor; the verdict is always the answer's
+// own.
+func (t *Target) judged(x *Exchange) []spec.Violation {
+	op, name := x.Op, ""
+	var vs []spec.Violation
+	if op == nil {
+		vs = t.judge.ErrorBody(&x.Exchange)
+	} else {
+		name = op.Name()
+		vs = t.judge.Answer(&x.Exchange, op, name)
+	}
 	rd := t.redactor
-	if len(ps) == 0 || !rd.Contains(string(x.RespBody)) && !rd.Contains(fmt.Sprint(x.RespHead)) {
-		return ps
+	if len(vs) == 0 || !rd.Contains(string(x.RespBody)) && !rd.Contains(fmt.Sprint(x.RespHeader)) {
+		for i := range vs {
+			vs[i].Message = exchange.Printable([]byte(rd.String(vs[i].Message)))
+		}
+		return vs
 	}
-	body, ok := rd.JSON(x.RespBody)
-	if !ok {
-		body = rd.Bytes(x.RespBody)
+	shown := x.Exchange
+	if body, ok := rd.JSON(x.RespBody); ok {
+		shown.RespBody = body
+	} else {
+		shown.RespBody = rd.Bytes(x.RespBody)
 	}
-	shown := x.Op.CheckResponse(x.Status, rd.Header(x.RespHead), body)
-	if len(shown) != len(ps) {
-		return []spec.Problem{{Kind: spec.KindResponse, Message: fmt.Sprintf("%d problems against the contract; not shown, since the response echoes the API key", len(ps))}}
+	shown.RespHeader = rd.Header(x.RespHeader)
+	var again []spec.Violation
+	if op == nil {
+		again = t.judge.ErrorBody(&shown)
+	} else {
+		again = t.judge.Answer(&shown, op, name)
 	}
-	return shown
+	if len(again) != len(vs) {
+		return []spec.Violation{{Rule: vs[0].Rule, Message: fmt.Sprintf("%d problems against the contract; not shown, since the response echoes the API key", len(vs))}}
+	}
+	for i := range again {
+		again[i].Message = exchange.Printable([]byte(rd.String(again[i].Message)))
+	}
+	return again
+}
+
+// ErrorProblems lists how x's body falls short of the Error envelope, as
+// the Judge sees it: code and message non-empty strings, status an
+// integer equal to the HTTP status, sent as JSON.
+func (t *Target) ErrorProblems(x *Exchange) []Problem {
+	var ps []Problem
+	for _, p := range t.ResponseProblems(x, x.Status) {
+		switch string(p.Cause) {
+		case spec.RuleErrorStatus, spec.RuleErrorBody, spec.RuleErrorFieldEmpty, spec.RuleResponseBody, spec.RuleResponseType:
+			ps = append(ps, p)
+		}
+	}
+	if len(ps) == 0 && x.MediaType() != "application/json" && !strings.HasSuffix(x.MediaType(), "+json") {
+		ps = append(ps, Problem{Cause(spec.RuleErrorBody), fmt.Sprintf("Content-Type %s: an Error body is sent as application/json", exchange.Quote(x.RespHeader.Get("Content-Type")))})
+	}
+	return ps
 }

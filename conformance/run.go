@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"github.com/petstore/inventory-kit/spec/exchange"
+
 	"bytes"
 	"fmt"
 	"io"
@@ -122,7 +124,7 @@ func WriteReport(path string, data []byte) error {
 // WriteCannotRun writes the reports of a run that could not be made,
 // saying why. Called as soon as the report paths are known (so no stale
 // report survives) and again with the reason when the run stops short.
-func WriteCannotRun(junitPath, jsonPath, reason string, rd *Redactor) error {
+func WriteCannotRun(junitPath, jsonPath, reason string, rd *exchange.Redactor) error {
 	if junitPath != "" {
 		if err := WriteReport(junitPath, CannotRunJUnit(reason, rd)); err != nil {
 			return fmt.Errorf("--junit-report: %v", err)

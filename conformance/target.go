@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"github.com/petstore/inventory-kit/spec/exchange"
+
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -63,7 +65,8 @@ type Target struct {
 	client   *http.Client
 	contract *spec.Contract
 	inv      *spec.Inventory
-	redactor *Redactor
+	judge    *spec.Judge
+	redactor *exchange.Redactor
 	first    []Record // the records as first listed
 	petID    int64    // the record mutating checks touch; 0 when none is known
 
@@ -104,7 +107,7 @@ func NewTarget(cfg Config) (*Target, error) {
 	}
 	base, err := url.Parse(strings.TrimSuffix(cfg.BaseURL, "/"))
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return nil, setupErrorf("--base-url %s: want an http or https address such as https://staging.example.com%s", Quote(cfg.BaseURL), contract.BasePath)
+		return nil, setupErrorf("--base-url %s: want an http or https address such as https://staging.example.com%s", exchange.Quote(cfg.BaseURL), contract.BasePath)
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
@@ -121,12 +124,12 @@ func NewTarget(cfg Config) (*Target, error) {
 	if cfg.Stderr == nil {
 		cfg.Stderr = os.Stderr
 	}
-	rd := NewRedactor(cfg.APIKey)
-	if w, ok := cfg.Stderr.(*RedactingWriter); !ok || w.rd.key != cfg.APIKey {
+	rd := KeyRedactor(cfg.APIKey)
+	if _, ok := cfg.Stderr.(*exchange.RedactingWriter); !ok {
 		cfg.Stderr = rd.Writer(cfg.Stderr)
 	}
 	cfg.Explore = cfg.Explore.withDefaults()
-	t := &Target{cfg: cfg, base: base, client: cfg.Client, contract: contract, inv: inv, redactor: rd}
+	t := &Target{cfg: cfg, base: base, client: cfg.Client, contract: contract, inv: inv, judge: spec.NewJudge(contract, nil), redactor: rd}
 	t.guard.pending = map[int64]Record{}
 	if t.client == nil {
 		if t.client, err = newClient(cfg); err != nil {
@@ -151,14 +154,14 @@ func Prepare(ctx context.Context, cfg Config) (*Target, error) {
 	cfg, inv, contract := t.cfg, t.inv, t.contract
 	x := t.Send(ctx, Request{Method: inv.List.Method, Path: inv.List.Path})
 	switch {
-	case x.Status == 0 && x.Err != nil:
+	case x.Failure == exchange.FailureNoAnswer:
 		return nil, setupErrorf("%s", unreachable(x))
 	case x.Status == http.StatusUnauthorized || x.Status == http.StatusForbidden:
 		return nil, setupErrorf("the API key was rejected: a plain GET %s answered %d", x.URL, x.Status)
 	case x.Status == http.StatusNotFound:
 		return nil, setupErrorf("GET %s answered 404: check --base-url, which should end in %s", x.URL, contract.BasePath)
 	}
-	if x.Status == http.StatusOK && x.Err == nil {
+	if x.Status == http.StatusOK && x.Failure == "" {
 		t.first, _ = DecodeRecords(x.RespBody) // a broken list is the list checks' business
 	}
 	ix := IndexRecords(t.first, inv.Key)
@@ -184,11 +187,11 @@ func unreachable(x *Exchange) string {
 	var ci x509.CertificateInvalidError
 	var tlsErr *tls.CertificateVerificationError
 	switch {
-	case errors.As(x.Err, &ua), errors.As(x.Err, &tlsErr) && errors.As(tlsErr.Err, &ua):
+	case errors.As(x.Cause, &ua), errors.As(x.Cause, &tlsErr) && errors.As(tlsErr.Err, &ua):
 		return fmt.Sprintf("the target's TLS certificate is signed by an authority this machine does not trust (GET %s: %v): pass its CA as --ca-cert FILE (PEM; inventory-mock --tls-self-signed --tls-cert-out FILE writes one), or --insecure-skip-verify for a test target", x.URL, x.Err)
-	case errors.As(x.Err, &hn):
+	case errors.As(x.Cause, &hn):
 		return fmt.Sprintf("the target's TLS certificate is not valid for this host name (GET %s: %v): use the name the certificate names in --base-url, or --insecure-skip-verify for a test target", x.URL, x.Err)
-	case errors.As(x.Err, &ci):
+	case errors.As(x.Cause, &ci):
 		return fmt.Sprintf("the target's TLS certificate is not valid (GET %s: %v): pass the right CA with --ca-cert FILE, or --insecure-skip-verify for a test target", x.URL, x.Err)
 	}
 	return fmt.Sprintf("target unreachable: GET %s: %v", x.URL, x.Err)
@@ -236,7 +239,13 @@ func (t *Target) Contract() *spec.Contract { return t.contract }
 func (t *Target) Config() Config { return t.cfg }
 
 // Redactor returns the redactor of the target's key.
-func (t *Target) Redactor() *Redactor { return t.redactor }
+func (t *Target) Redactor() *exchange.Redactor { return t.redactor }
+
+// KeyRedactor returns the redactor of an API key, shown as
+// $INVENTORY_API_KEY so that a curl line replays where it is set.
+func KeyRedactor(key string) *exchange.Redactor {
+	return exchange.NewRedactor(exchange.Secret{Value: key, Var: "INVENTORY_API_KEY"})
+}
 
 // Mutations reports whether checks may write.
 func (t *Target) Mutations() bool { return t.cfg.AllowMutations }

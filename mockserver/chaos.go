@@ -1,6 +1,8 @@
 package mockserver
 
 import (
+	"github.com/petstore/inventory-kit/mockserver/httpapi"
+
 	"bytes"
 	"crypto/tls"
 	"errors"
@@ -350,13 +352,13 @@ func (d draw) before(w http.ResponseWriter, r *http.Request) bool {
 	}
 	switch d.fault {
 	case faultExample:
-		answerForced(w, d.op, preference{example: d.example})
+		answerForced(w, r, d.op, preference{example: d.example})
 		return false
 	case FaultStatus:
-		writeError(w, d.status, codeFor(d.status), fmt.Sprintf("fault injected by the mock's chaos rules: status %d", d.status))
+		httpapi.WriteError(w, r, d.status, codeFor(d.status), fmt.Sprintf("fault injected by the mock's chaos rules: status %d", d.status))
 		return false
 	case FaultReset, FaultEmpty:
-		abort(w, d.fault == FaultReset)
+		abort(w, r, d.fault == FaultReset)
 		return false
 	}
 	return true
@@ -390,10 +392,8 @@ func sleep(r *http.Request, d time.Duration) bool {
 // close_notify first), otherwise the connection is closed. Where the
 // connection cannot be taken over (HTTP/2), the stream is reset
 // (RST_STREAM INTERNAL_ERROR) for both, and the connection lives on.
-func abort(w http.ResponseWriter, reset bool) {
-	if rec := recorderOf(w); rec != nil {
-		rec.aborted = true
-	}
+func abort(w http.ResponseWriter, r *http.Request, reset bool) {
+	httpapi.EntryOf(r).Aborted = true
 	conn, _, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		panic(http.ErrAbortHandler)
@@ -424,8 +424,7 @@ func (b *bufferedWriter) WriteHeader(status int) {
 	}
 }
 
-// Unwrap lets the journal and the access log reach the statusRecorder
-// beneath: the answer's Error code, a list kept by reference.
+// Unwrap lets http.ResponseController reach the writer beneath.
 func (b *bufferedWriter) Unwrap() http.ResponseWriter { return b.ResponseWriter }
 
 func (b *bufferedWriter) Write(p []byte) (int, error) {

@@ -1,6 +1,8 @@
 package mockserver
 
 import (
+	"github.com/petstore/inventory-kit/mockserver/httpapi"
+
 	"encoding/json"
 	"errors"
 	"io"
@@ -12,9 +14,9 @@ import (
 	"time"
 )
 
-// An exchange is one request sent over a real connection, and what came
+// An answer is one request sent over a real connection, and what came
 // back.
-type exchange struct {
+type answer struct {
 	status int
 	header http.Header
 	body   []byte
@@ -24,7 +26,7 @@ type exchange struct {
 
 // exchangeWith sends one request to srv over a new connection. auth ""
 // sends the test key, "-" no Authorization header.
-func exchangeWith(t *testing.T, client *http.Client, srv *httptest.Server, method, path, auth, body string, header http.Header) exchange {
+func exchangeWith(t *testing.T, client *http.Client, srv *httptest.Server, method, path, auth, body string, header http.Header) answer {
 	t.Helper()
 	r, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
 	if err != nil {
@@ -46,11 +48,11 @@ func exchangeWith(t *testing.T, client *http.Client, srv *httptest.Server, metho
 	start := time.Now()
 	resp, err := client.Do(r)
 	if err != nil {
-		return exchange{err: err, took: time.Since(start)}
+		return answer{err: err, took: time.Since(start)}
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	return exchange{status: resp.StatusCode, header: resp.Header, body: b, err: err, took: time.Since(start)}
+	return answer{status: resp.StatusCode, header: resp.Header, body: b, err: err, took: time.Since(start)}
 }
 
 // oneShot is a client that opens a new connection for every request, so
@@ -116,8 +118,8 @@ func TestControlsNeedTheKeyFirst(t *testing.T) {
 				got := exchangeWith(t, oneShot(), srv, tt.method, tt.path, auth, body, tt.header)
 				var e errorBody
 				json.Unmarshal(got.body, &e)
-				if got.err != nil || got.status != 401 || e.Code != CodeUnauthorized {
-					t.Errorf("%s: %d %s %v; want 401 %s", auth, got.status, got.body, got.err, CodeUnauthorized)
+				if got.err != nil || got.status != 401 || e.Code != httpapi.CodeUnauthorized {
+					t.Errorf("%s: %d %s %v; want 401 %s", auth, got.status, got.body, got.err, httpapi.CodeUnauthorized)
 				}
 				if got.took > 2*time.Second {
 					t.Errorf("%s: answered after %s; want the 401 at once, not after the 3 s asked for", auth, got.took)
@@ -153,15 +155,15 @@ func TestFaultsDamageEveryAnswer(t *testing.T) {
 		status int
 		code   string // the Error code of the answer; "" for a success
 	}{
-		{"truncate, a bad body", "truncate", "PATCH", "/v1/inventory/3", `{"quantity": "x"}`, "", 400, CodeInvalidBody},
-		{"truncate, an unknown pet", "truncate", "PATCH", "/v1/inventory/4242", `{"quantity": 1}`, "", 404, CodeNotFound},
-		{"truncate, a forced 404", "truncate", "PATCH", "/v1/inventory/3", `{"quantity": 1}`, "code=404", 404, CodeNotFound},
+		{"truncate, a bad body", "truncate", "PATCH", "/v1/inventory/3", `{"quantity": "x"}`, "", 400, httpapi.CodeInvalidBody},
+		{"truncate, an unknown pet", "truncate", "PATCH", "/v1/inventory/4242", `{"quantity": 1}`, "", 404, httpapi.CodeNotFound},
+		{"truncate, a forced 404", "truncate", "PATCH", "/v1/inventory/3", `{"quantity": 1}`, "code=404", 404, httpapi.CodeNotFound},
 		{"truncate, the list", "truncate", "GET", "/v1/inventory", "", "", 200, ""},
 		{"slow, the list", "slow", "GET", "/v1/inventory", "", "", 200, ""},
 		{"truncate, a forced example", "truncate", "GET", "/v1/inventory", "", "example=one-of-each", 200, ""},
-		{"truncate, a bad Prefer example", "truncate", "GET", "/v1/inventory", "", "example=nope", 400, CodeInvalidPreference},
-		{"slow, a bad body", "slow", "PATCH", "/v1/inventory/3", `{"quantity": "x"}`, "", 400, CodeInvalidBody},
-		{"slow, a forced 404", "slow", "PATCH", "/v1/inventory/3", `{"quantity": 1}`, "code=404", 404, CodeNotFound},
+		{"truncate, a bad Prefer example", "truncate", "GET", "/v1/inventory", "", "example=nope", 400, httpapi.CodeInvalidPreference},
+		{"slow, a bad body", "slow", "PATCH", "/v1/inventory/3", `{"quantity": "x"}`, "", 400, httpapi.CodeInvalidBody},
+		{"slow, a forced 404", "slow", "PATCH", "/v1/inventory/3", `{"quantity": 1}`, "code=404", 404, httpapi.CodeNotFound},
 		{"slow, a forced example", "slow", "GET", "/v1/inventory", "", "example=one-of-each", 200, ""},
 		{"slow, a short forced example", "slow", "GET", "/v1/inventory", "", "example=empty", 200, ""},
 	}
@@ -200,7 +202,7 @@ func TestFaultsDamageEveryAnswer(t *testing.T) {
 			}
 			// The journal keeps what was sent: a cut body breaks the contract.
 			if e.Response.Bytes != len(got.body) || e.Response.Body != string(got.body) {
-				t.Errorf("journal keeps %d bytes %.60q; want the %d bytes sent", e.Response.Bytes, e.Response.Body, len(got.body))
+				t.Errorf("journal keeps %d bytes %q; want the %d bytes sent %q", e.Response.Bytes, e.Response.Body, len(got.body), got.body)
 			}
 			if cut := tt.fault == FaultTruncate; e.Verdict == nil || e.Verdict.Valid == cut {
 				t.Errorf("journal verdict %+v; want valid %v", e.Verdict, !cut)

@@ -40,7 +40,7 @@ func NormalizeOrigin(origin string) (string, error) {
 // with credentials. Preflight requests are answered here, before auth,
 // because browsers send them without the Authorization header. Configured
 // origins are compared in the form browsers send (NormalizeOrigin).
-func cors(origins []string, next http.Handler) http.Handler {
+func cors(origins []string) func(http.Handler) http.Handler {
 	origins = slices.Clone(origins)
 	for i, o := range origins {
 		if n, err := NormalizeOrigin(o); err == nil {
@@ -48,41 +48,44 @@ func cors(origins []string, next http.Handler) http.Handler {
 		}
 	}
 	anyOrigin := len(origins) == 0 || slices.Contains(origins, "*")
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		origin := r.Header.Get("Origin")
-		if origin == "" {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			origin := r.Header.Get("Origin")
+			if origin == "" {
+				next.ServeHTTP(w, r)
+				return
+			}
+			h := w.Header()
+			h.Add("Vary", "Origin")
+			preflight := r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
+			switch {
+			case anyOrigin:
+				h.Set("Access-Control-Allow-Origin", "*")
+			case slices.Contains(origins, origin):
+				h.Set("Access-Control-Allow-Origin", origin)
+				h.Set("Access-Control-Allow-Credentials", "true")
+			case preflight:
+				// Answered here, before auth (a preflight carries no key), and
+				// without CORS headers: the browser does not send the request.
+				w.WriteHeader(http.StatusNoContent)
+				return
+			default:
+				next.ServeHTTP(w, r) // no CORS headers: the browser blocks the page
+				return
+			}
+			if preflight {
+				h.Add("Vary", "Access-Control-Request-Method, Access-Control-Request-Headers")
+				h.Set("Access-Control-Allow-Methods", "GET, HEAD, PATCH, POST, PUT, DELETE, OPTIONS")
+				h.Set("Access-Control-Allow-Headers", allowHeaders(r.Header.Get("Access-Control-Request-Headers")))
+				h.Set("Access-Control-Max-Age", "600")
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+			h.Set("Access-Control-Expose-Headers", "WWW-Authenticate, Deprecation, Allow, X-Stability, X-Request-Id")
 			next.ServeHTTP(w, r)
-			return
-		}
-		h := w.Header()
-		h.Add("Vary", "Origin")
-		preflight := r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
-		switch {
-		case anyOrigin:
-			h.Set("Access-Control-Allow-Origin", "*")
-		case slices.Contains(origins, origin):
-			h.Set("Access-Control-Allow-Origin", origin)
-			h.Set("Access-Control-Allow-Credentials", "true")
-		case preflight:
-			// Answered here, before auth (a preflight carries no key), and
-			// without CORS headers: the browser does not send the request.
-			w.WriteHeader(http.StatusNoContent)
-			return
-		default:
-			next.ServeHTTP(w, r) // no CORS headers: the browser blocks the page
-			return
-		}
-		if preflight {
-			h.Add("Vary", "Access-Control-Request-Method, Access-Control-Request-Headers")
-			h.Set("Access-Control-Allow-Methods", "GET, HEAD, PATCH, POST, PUT, DELETE, OPTIONS")
-			h.Set("Access-Control-Allow-Headers", allowHeaders(r.Header.Get("Access-Control-Request-Headers")))
-			h.Set("Access-Control-Max-Age", "600")
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
-		h.Set("Access-Control-Expose-Headers", "WWW-Authenticate, Deprecation, Allow, X-Stability, X-Request-Id")
-		next.ServeHTTP(w, r)
-	})
+		})
+
+	}
 }
 
 // allowHeaders returns the headers a preflight may use: Authorization,

@@ -1,6 +1,8 @@
 package mockserver
 
 import (
+	"github.com/petstore/inventory-kit/mockserver/httpapi"
+
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -68,7 +70,7 @@ func (s *Server) title() string {
 
 // describeContract returns the handler of GET /__admin/contract. The
 // answer never changes, so it is encoded once.
-func (s *Server) describeContract() adminHandler {
+func (s *Server) describeContract() httpapi.Handler {
 	info := contractInfo{
 		BasePath:    s.contract.BasePath,
 		Record:      recordInfo{Name: s.shape.Schema.Name, Key: s.shape.Key, Fields: []fieldInfo{}},
@@ -117,11 +119,11 @@ func (s *Server) describeContract() adminHandler {
 	}
 	body, err := json.Marshal(info)
 	body = append(body, '\n')
-	return func(w http.ResponseWriter, r *http.Request, _ *request) {
+	return func(w http.ResponseWriter, r *http.Request, _ *httpapi.Request) {
 		if err != nil {
-			writeError(w, http.StatusInternalServerError, CodeInternal, "encoding the contract's description: "+err.Error())
+			httpapi.WriteError(w, r, http.StatusInternalServerError, httpapi.CodeInternal, "encoding the contract's description: "+err.Error())
 			return
 		}
-		writeJSON(w, http.StatusOK, body)
+		httpapi.WriteJSON(w, http.StatusOK, body)
 	}
 }

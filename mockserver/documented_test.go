@@ -1,6 +1,8 @@
 package mockserver
 
 import (
+	"github.com/petstore/inventory-kit/mockserver/httpapi"
+
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -32,7 +34,7 @@ func TestPreferUndocumentedCode(t *testing.T) {
 	s.ServeHTTP(rec, r)
 	var e errorBody
 	json.Unmarshal(rec.Body.Bytes(), &e)
-	if rec.Code != http.StatusBadRequest || e.Code != CodeInvalidPreference || e.Message != "Prefer: code=500 is not documented for listInventory (documented: 200, 401)" {
-		t.Errorf("Prefer: code=500: %d %s; want 400 %s listing the documented statuses", rec.Code, rec.Body, CodeInvalidPreference)
+	if rec.Code != http.StatusBadRequest || e.Code != httpapi.CodeInvalidPreference || e.Message != "Prefer: code=500 is not documented for listInventory (documented: 200, 401)" {
+		t.Errorf("Prefer: code=500: %d %s; want 400 %s listing the documented statuses", rec.Code, rec.Body, httpapi.CodeInvalidPreference)
 	}
 }

@@ -1,6 +1,8 @@
 package mockserver
 
 import (
+	"github.com/petstore/inventory-kit/mockserver/httpapi"
+
 	"errors"
 	"fmt"
 	"net/http"
@@ -34,16 +36,16 @@ func (s *Server) bind(op *spec.Operation) (opHandler, error) {
 
 // listInventory answers the list: every record of the session, ascending
 // by key.
-func (s *Server) listInventory(w http.ResponseWriter, r *http.Request, in *request) {
-	l, err := s.store.List(r.Context(), in.session)
+func (s *Server) listInventory(w http.ResponseWriter, r *http.Request, in *httpapi.Request) {
+	l, err := s.store.List(r.Context(), in.Session)
 	if err != nil {
-		writeStoreError(w, err)
+		writeStoreError(w, r, err)
 		return
 	}
-	keepList(w, l)
+	keepList(w, r, l)
 	h := w.Header()
-	h["Content-Type"] = applicationJSON
-	h["Cache-Control"] = noStore
+	h["Content-Type"] = httpapi.ApplicationJSON
+	h["Cache-Control"] = httpapi.NoStore
 	if l.Size() >= gzipMinSize {
 		h["Vary"] = varyAcceptEncoding
 		if acceptsGzip(r) {
@@ -102,14 +104,14 @@ func acceptsGzip(r *http.Request) bool {
 }
 
 // getInventoryItem answers a read of one record.
-func (s *Server) getInventoryItem(w http.ResponseWriter, r *http.Request, in *request) {
+func (s *Server) getInventoryItem(w http.ResponseWriter, r *http.Request, in *httpapi.Request) {
 	id, ok := s.key(w, r)
 	if !ok {
 		return
 	}
-	rec, err := s.store.Get(r.Context(), in.session, id)
+	rec, err := s.store.Get(r.Context(), in.Session, id)
 	if err != nil {
-		s.writeRecordError(w, id, err)
+		s.writeRecordError(w, r, id, err)
 		return
 	}
 	writeRecord(w, rec)
@@ -131,20 +133,20 @@ func (s *Server) updateInventory(op *spec.Operation) (opHandler, error) {
 	if len(fields) == 0 {
 		return nil, fmt.Errorf("mockserver: %s: the mock serves it as the update of one %s, so its body must declare fields of %s", op.Name(), s.shape.Schema.Name, s.shape.Schema.Name)
 	}
-	return func(w http.ResponseWriter, r *http.Request, in *request) {
+	return func(w http.ResponseWriter, r *http.Request, in *httpapi.Request) {
 		id, ok := s.key(w, r)
 		if !ok {
 			return
 		}
 		// The body was decoded for this request alone: what is not a
 		// field of the record is dropped from it, not copied around.
-		changes, _ := in.body.(map[string]any)
+		changes, _ := in.Body.(map[string]any)
 		for name := range changes {
 			if !fields[name] {
 				delete(changes, name)
 			}
 		}
-		rec, err := s.store.Update(r.Context(), in.session, id, func(old fixtures.Record) (fixtures.Record, error) {
+		rec, err := s.store.Update(r.Context(), in.Session, id, func(old fixtures.Record) (fixtures.Record, error) {
 			rec, ps := s.shape.ApplyChecked(old, changes, op.Body.Schema)
 			if len(ps) > 0 {
 				return fixtures.Record{}, problems(ps)
@@ -152,7 +154,7 @@ func (s *Server) updateInventory(op *spec.Operation) (opHandler, error) {
 			return rec, nil
 		})
 		if err != nil {
-			s.writeRecordError(w, id, err)
+			s.writeRecordError(w, r, id, err)
 			return
 		}
 		writeRecord(w, rec)
@@ -171,36 +173,36 @@ func (s *Server) key(w http.ResponseWriter, r *http.Request) (int64, bool) {
 	raw := r.PathValue(s.shape.Key)
 	id, err := strconv.ParseInt(raw, 10, 64)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, CodeInvalidParameter, fmt.Sprintf("%s: %q is not an int64 integer", s.shape.Key, raw))
+		httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidParameter, fmt.Sprintf("%s: %q is not an int64 integer", s.shape.Key, raw))
 		return 0, false
 	}
 	return id, true
 }
 
 // writeRecordError answers a read or write of one record that failed.
-func (s *Server) writeRecordError(w http.ResponseWriter, id int64, err error) {
+func (s *Server) writeRecordError(w http.ResponseWriter, r *http.Request, id int64, err error) {
 	var ps problems
 	switch {
 	case errors.As(err, &ps):
-		_, msg := describe(ps)
-		writeError(w, http.StatusBadRequest, CodeInvalidBody, msg)
+		_, msg := httpapi.Describe(ps)
+		httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidBody, msg)
 	case errors.Is(err, store.ErrNotFound):
-		writeError(w, http.StatusNotFound, CodeNotFound, fmt.Sprintf("no record with %s %d", s.shape.Key, id))
+		httpapi.WriteError(w, r, http.StatusNotFound, httpapi.CodeNotFound, fmt.Sprintf("no record with %s %d", s.shape.Key, id))
 	default:
-		writeStoreError(w, err)
+		writeStoreError(w, r, err)
 	}
 }
 
 // writeStoreError answers a store that could not serve.
-func writeStoreError(w http.ResponseWriter, err error) {
-	writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "the mock's store cannot serve now: "+err.Error())
+func writeStoreError(w http.ResponseWriter, r *http.Request, err error) {
+	httpapi.WriteError(w, r, http.StatusServiceUnavailable, httpapi.CodeUnavailable, "the mock's store cannot serve now: "+err.Error())
 }
 
 // writeRecord sends one record, followed by a newline, without copying it.
 func writeRecord(w http.ResponseWriter, rec fixtures.Record) {
 	h := w.Header()
-	h["Content-Type"] = applicationJSON
-	h["Cache-Control"] = noStore
+	h["Content-Type"] = httpapi.ApplicationJSON
+	h["Cache-Control"] = httpapi.NoStore
 	h["Content-Length"] = []string{strconv.Itoa(len(rec.JSON) + 1)}
 	w.WriteHeader(http.StatusOK)
 	w.Write(rec.JSON)

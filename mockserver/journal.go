@@ -1,18 +1,20 @@
 package mockserver
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/petstore/inventory-kit/mockserver/httpapi"
 	"github.com/petstore/inventory-kit/mockserver/store"
 	"github.com/petstore/inventory-kit/spec"
+	"github.com/petstore/inventory-kit/spec/exchange"
 )
 
 // A journal keeps the last requests of each session, for GET
@@ -84,9 +86,8 @@ type entry struct {
 }
 
 // A capture is what the journal collects of one request while it is
-// served: the statusRecorder holds it.
+// served: the request's Entry has it as its Observer.
 type capture struct {
-	on        bool
 	limit     int
 	reqBody   []byte // the first limit bytes of the request body read
 	reqBytes  int    // bytes of the request body read
@@ -110,12 +111,12 @@ const listKept = 4
 // where it is at most listKept times the body limit: no copy is made.
 // An answer a fault damages (cut short, or sent slowly) is kept as the
 // bytes sent, which may not be all of l.
-func keepList(w http.ResponseWriter, l store.List) {
+func keepList(w http.ResponseWriter, r *http.Request, l store.List) {
 	if _, damaged := w.(*bufferedWriter); damaged {
 		return
 	}
-	if rec := recorderOf(w); rec != nil && rec.capture.on && l.Size() <= listKept*rec.capture.limit {
-		rec.capture.list, rec.capture.hasList = l, true
+	if c, ok := httpapi.EntryOf(r).Observer.(*capture); ok && l.Size() <= listKept*c.limit {
+		c.list, c.hasList = l, true
 	}
 }
 
@@ -128,9 +129,9 @@ func (c *capture) requestRead(p []byte) {
 	}
 }
 
-// response keeps the first limit bytes of the response body, unless the
+// Wrote keeps the first limit bytes of the response body, unless the
 // answer is a list kept whole.
-func (c *capture) response(p []byte) {
+func (c *capture) Wrote(p []byte) {
 	c.respBytes += len(p)
 	if c.hasList {
 		return
@@ -163,57 +164,53 @@ func (j *journal) journaled(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := recorderOf(w)
-		if rec == nil {
-			next.ServeHTTP(w, r)
-			return
-		}
-		rec.capture = capture{on: true, limit: j.bodyLimit}
+		e := httpapi.EntryOf(r)
+		c := &capture{limit: j.bodyLimit}
+		e.Observer = c
 		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
-			tee := &teeBody{ReadCloser: r.Body, c: &rec.capture}
+			tee := &teeBody{ReadCloser: r.Body, c: c}
 			r.Body = tee
 			if !strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
-				rec.capture.body = tee
+				c.body = tee
 			}
 		}
 		// In a defer, so that a request whose answer was dropped on purpose
 		// (a panic with http.ErrAbortHandler) is journaled too.
-		defer j.record(w, r, rec)
+		defer j.record(w, r, e, c)
 		next.ServeHTTP(w, r)
 	})
 }
 
-// beforeAnswer reads, for the journal, the start of a request body that
+// BeforeAnswer reads, for the journal, the start of a request body that
 // is answered before it was read (a 401, a fault, a forced answer): net/http
 // would read and discard it at this point anyway, before it sends the
 // answer's header. A client that waits for 100 Continue is not asked for
 // its body.
-func (c *capture) beforeAnswer() {
-	if c.on && c.body != nil && !c.reqDone && len(c.reqBody) < c.limit {
+func (c *capture) BeforeAnswer() {
+	if c.body != nil && !c.reqDone && len(c.reqBody) < c.limit {
 		io.CopyN(io.Discard, c.body, int64(c.limit-len(c.reqBody)))
 	}
 }
 
-// record adds the request rec has followed to the journal.
-func (j *journal) record(w http.ResponseWriter, r *http.Request, rec *statusRecorder) {
+// record adds the request e has followed to the journal.
+func (j *journal) record(w http.ResponseWriter, r *http.Request, e *httpapi.Entry, c *capture) {
 	// A request that never reached an operation (no key, no such path) is
 	// kept in the default session whatever session it names: only a key
 	// holder makes sessions, so nobody without one can fill the journal
 	// with sessions or push a team's out.
-	session := rec.session
+	session := e.Session
 	if session == "" {
 		session = store.DefaultSession
 	}
-	c := &rec.capture
 	reqBytes := c.reqBytes
 	if !c.reqDone && r.ContentLength > int64(reqBytes) {
 		reqBytes = int(r.ContentLength)
 	}
-	e := &entry{
-		id: rec.requestID, time: rec.start, session: session, op: rec.op,
+	en := &entry{
+		id: e.ID, time: e.Start, session: session, op: e.Op,
 		method: r.Method, host: r.Host, url: r.URL, tls: r.TLS != nil,
-		status: rec.status(), aborted: rec.aborted, code: rec.code, duration: time.Since(rec.start),
-		forced: rec.forced, fault: rec.fault,
+		status: e.Status(), aborted: e.Aborted, code: e.Code, duration: time.Since(e.Start),
+		forced: e.Forced, fault: e.Fault,
 		// The request's and the answer's headers are kept, not copied:
 		// nothing writes to them once the answer has been sent.
 		reqHeader: r.Header, reqBody: c.reqBody, reqBytes: reqBytes,
@@ -221,9 +218,9 @@ func (j *journal) record(w http.ResponseWriter, r *http.Request, rec *statusReco
 		respList: c.list, hasList: c.hasList,
 	}
 	if headerSize(r.Header) > maxJournalHeaders {
-		e.reqHeader = cutHeader(r.Header)
+		en.reqHeader = cutHeader(r.Header)
 	}
-	j.add(e)
+	j.add(en)
 }
 
 // maxJournalHeaders is the most bytes of request headers an entry keeps
@@ -378,61 +375,121 @@ func (j *journal) clear(session string) {
 	delete(j.sessions, session)
 }
 
-// curl renders an entry as a curl command that sends the same request,
-// keys left out: the command reads a configured key from
-// $INVENTORY_API_KEY (or $INVENTORY_ADMIN_KEY), and any other credential
-// is replaced by [REDACTED], which no server accepts either.
-func (e *entry) curl(rd redactor, envOf func(token string) string) string {
+// A journalEntry is an entry as GET /__admin/requests shows it.
+type journalEntry struct {
+	ID         string   `json:"id"`
+	Seq        uint64   `json:"seq"`
+	Time       string   `json:"time"`
+	Session    string   `json:"session"`
+	Operation  string   `json:"operation,omitempty"`
+	Method     string   `json:"method"`
+	Path       string   `json:"path"`
+	Status     int      `json:"status"`
+	Code       string   `json:"code,omitempty"`
+	DurationMs float64  `json:"durationMs"`
+	Forced     string   `json:"forced,omitempty"`
+	Fault      string   `json:"fault,omitempty"`
+	Verdict    *verdict `json:"verdict,omitempty"`
+	Request    message  `json:"request"`
+	Response   message  `json:"response"`
+	Curl       string   `json:"curl"`
+}
+
+// A verdict is the contract's judgement of an answer.
+type verdict struct {
+	Valid    bool     `json:"valid"`
+	Problems []string `json:"problems,omitempty"`
+	Note     string   `json:"note,omitempty"`
+}
+
+// A message is one side of an exchange.
+type message struct {
+	Headers   http.Header `json:"headers"`
+	Body      string      `json:"body"`
+	Bytes     int         `json:"bytes"`
+	Truncated bool        `json:"truncated,omitempty"`
+	// HeadersCut: headers past the journal's limit were left out.
+	HeadersCut bool `json:"headersCut,omitempty"`
+}
+
+// exchange returns the entry as the exchange it was: the answer is the
+// whole list where the journal kept it whole, else the body kept.
+func (e *entry) exchange() *exchange.Exchange {
 	scheme := "http"
 	if e.tls {
 		scheme = "https"
 	}
-	args := []string{"curl", "-sS", "-i"}
-	switch e.method {
-	case http.MethodGet:
-	case http.MethodHead:
-		args = append(args, "-I") // -X HEAD would wait for a body that never comes
+	x := &exchange.Exchange{
+		Time: e.time, Method: e.method, URL: scheme + "://" + e.host + e.url.RequestURI(), Path: e.url.Path,
+		Header: e.reqHeader, Body: e.reqBody, BodySize: int64(e.reqBytes),
+		Status: e.status, RespHeader: e.respHeader, RespBody: e.respBody, RespSize: int64(e.respBytes), Elapsed: e.duration,
+	}
+	if e.hasList {
+		x.RespBody = e.respList.Bytes()
+		x.RespSize = int64(len(x.RespBody))
+	}
+	if e.aborted {
+		x.Failure, x.Err = exchange.FailureNoAnswer, "the connection was dropped on purpose ("+e.fault+")"
+	}
+	return x
+}
+
+// render shows an entry with every configured key hidden, its curl line,
+// and the contract's verdict on its answer.
+func (s *Server) render(e *entry) journalEntry {
+	rd := s.rd
+	x := e.exchange()
+	reqHeader, headersCut := journalHeader(e.reqHeader)
+	limit := s.journal.bodyLimit
+	respBody := rd.Cut(x.RespBody, limit)
+	out := journalEntry{
+		ID: rd.String(e.id), Seq: e.seq, Time: e.time.UTC().Format(time.RFC3339Nano), Session: rd.String(e.session),
+		Method: rd.String(e.method), Path: rd.String(e.url.RequestURI()), Status: e.status, Code: e.code,
+		DurationMs: float64(e.duration.Microseconds()) / 1000, Forced: rd.String(e.forced), Fault: rd.String(e.fault),
+		Request: message{Headers: rd.Header(reqHeader), HeadersCut: headersCut,
+			Body: string(rd.Cut(x.Body, len(x.Body))), Bytes: e.reqBytes, Truncated: x.ReqCut()},
+		Response: message{Headers: rd.Header(e.respHeader),
+			Body: string(respBody), Bytes: e.respBytes, Truncated: x.RespCut() || len(x.RespBody) > limit},
+		Curl: exchange.Curl(x, rd),
+	}
+	if enc := e.respHeader.Get("Content-Encoding"); enc != "" && !e.hasList {
+		out.Response.Body = fmt.Sprintf("(%s-compressed, %d bytes; the journal shows uncompressed bodies only)", enc, e.respBytes)
+		out.Response.Truncated = true
+	}
+	if e.op == nil {
+		return out
+	}
+	out.Operation = e.op.Name()
+	e.judged.Do(func() { e.verdict = s.verdict(e, x, out.Response.Truncated && !e.hasList) })
+	out.Verdict = e.verdict
+	return out
+}
+
+// verdict is the Judge's verdict on an entry's answer, where the journal
+// kept all of it.
+func (s *Server) verdict(e *entry, x *exchange.Exchange, cut bool) *verdict {
+	v := &verdict{Valid: true}
+	switch {
+	case e.aborted:
+		v.Note = "no answer: the connection was dropped on purpose (" + e.fault + ")"
+	case cut:
+		v.Note = fmt.Sprintf("not checked: the body (%d bytes) is longer than the journal keeps", e.respBytes)
+	case e.method == http.MethodHead:
+		v.Note = "not checked: a HEAD answer has no body"
 	default:
-		args = append(args, "-X", e.method)
-	}
-	args = append(args, shellQuote(rd.apply(scheme+"://"+e.host+e.url.RequestURI())))
-	for _, v := range e.reqHeader["Authorization"] {
-		args = append(args, "-H", authorizationArg(v, rd, envOf))
-	}
-	for _, name := range []string{"Content-Type", "Prefer", SessionHeader} {
-		for _, v := range e.reqHeader.Values(name) {
-			args = append(args, "-H", shellQuote(name+": "+rd.apply(v)))
+		for _, vi := range s.judge.Answer(x, e.op, e.op.Name()) {
+			v.Valid = false
+			v.Problems = append(v.Problems, s.rd.String(vi.Rule+": "+problemText(vi)))
 		}
 	}
-	switch {
-	case e.reqBytes > len(e.reqBody):
-		args = append(args, "--data-binary", "@body.json", "# the body ("+strconv.Itoa(e.reqBytes)+" bytes) is longer than the journal keeps")
-	case e.reqBytes > 0:
-		args = append(args, "--data-binary", shellQuote(rd.apply(string(e.reqBody))))
-	}
-	return strings.Join(args, " ")
+	return v
 }
 
-// authorizationArg renders one Authorization header as sent, for curl:
-// a configured key as the variable envOf names, any other credential as
-// [REDACTED], a header with no credential as it was. An empty header is
-// "Authorization;", which curl sends as a header with no value.
-func authorizationArg(v string, rd redactor, envOf func(string) string) string {
-	if strings.TrimSpace(v) == "" {
-		return shellQuote("Authorization;")
+// problemText says what a violation found, with the field it is about.
+func problemText(vi spec.Violation) string {
+	field := strings.TrimPrefix(strings.TrimPrefix(vi.Path, "$."), "$")
+	if field == "" || vi.Path == "status" || strings.HasPrefix(vi.Path, "header.") {
+		return vi.Message
 	}
-	scheme, token, _ := strings.Cut(strings.TrimSpace(v), " ")
-	token = strings.TrimSpace(token)
-	switch {
-	case token == "":
-		return shellQuote("Authorization: " + rd.apply(scheme))
-	case envOf(token) != "":
-		return `"Authorization: ` + rd.apply(scheme) + ` $` + envOf(token) + `"`
-	}
-	return shellQuote("Authorization: " + rd.apply(scheme) + " " + Redacted)
-}
-
-// shellQuote quotes s for a POSIX shell.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return field + ": " + vi.Message
 }

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/petstore/inventory-kit/mockserver/httpapi"
 )
 
 // writes records each Write it gets, as the file under a logger would
@@ -46,7 +48,7 @@ func lineCount(call, msg string) (lines, with int) {
 // that came after them, and at once after flush.
 func TestBatchingLoggerKeepsOrder(t *testing.T) {
 	var out writes
-	logger, flush := NewBatchingLogger(&out, false, time.Hour)
+	logger, flush := httpapi.NewBatchingLogger(&out, false, time.Hour)
 	s := newServer(t, func(c *Config) { c.Logger = logger })
 	for range 3 {
 		serve(t, s, req{method: "GET", path: "/v1/inventory"})
@@ -80,7 +82,7 @@ func TestBatchingLoggerKeepsOrder(t *testing.T) {
 func TestBatchingLoggerWindow(t *testing.T) {
 	t.Run("window ends", func(t *testing.T) {
 		var out writes
-		logger, flush := NewBatchingLogger(&out, false, 20*time.Millisecond)
+		logger, flush := httpapi.NewBatchingLogger(&out, false, 20*time.Millisecond)
 		defer flush()
 		s := newServer(t, func(c *Config) { c.Logger = logger })
 		serve(t, s, req{method: "GET", path: "/v1/inventory"})
@@ -104,17 +106,17 @@ func TestBatchingLoggerWindow(t *testing.T) {
 	})
 	t.Run("full", func(t *testing.T) {
 		var out writes
-		logger, flush := NewBatchingLogger(&out, false, time.Hour)
+		logger, flush := httpapi.NewBatchingLogger(&out, false, time.Hour)
 		defer flush()
 		s := newServer(t, func(c *Config) { c.Logger = logger })
 		long := "/v1/inventory/" + strings.Repeat("9", maxLoggedPath-len("/v1/inventory/")) // plain, not cut
 		n := 0
-		for ; len(out.get()) == 0 && n < 2*maxHeld/maxLoggedPath; n++ {
+		for ; len(out.get()) == 0 && n < 2*(64<<10)/maxLoggedPath; n++ {
 			serve(t, s, req{method: "GET", path: long})
 		}
 		got := out.get()
-		if len(got) != 1 || len(got[0]) < maxHeld {
-			t.Fatalf("after %d requests: %d writes; want one of at least %d bytes: %.300q", n, len(got), maxHeld, got)
+		if len(got) != 1 || len(got[0]) < 64<<10 {
+			t.Fatalf("after %d requests: %d writes; want one of at least %d bytes: %.300q", n, len(got), 64<<10, got)
 		}
 	})
 }

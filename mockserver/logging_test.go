@@ -1,6 +1,9 @@
 package mockserver
 
 import (
+	"github.com/petstore/inventory-kit/mockserver/httpapi"
+	"github.com/petstore/inventory-kit/spec/exchange"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -48,8 +51,8 @@ func TestPanicGetsAccessLine(t *testing.T) {
 		c.Store = panickyStore{store.NewMemory(testRecords(t), store.Options{})}
 	})
 	got := serve(t, s, req{method: "GET", path: "/v1/inventory"})
-	if got.status != 500 || got.Code != CodeInternal {
-		t.Fatalf("panic: %d %s; want 500 %s", got.status, got.body, CodeInternal)
+	if got.status != 500 || got.Code != httpapi.CodeInternal {
+		t.Fatalf("panic: %d %s; want 500 %s", got.status, got.body, httpapi.CodeInternal)
 	}
 	var access, panicked map[string]any
 	for _, l := range jsonLogLines(t, &logs) {
@@ -60,13 +63,16 @@ func TestPanicGetsAccessLine(t *testing.T) {
 			panicked = l
 		}
 	}
-	if access == nil || access["status"] != float64(500) || access["path"] != "/v1/inventory" || access["code"] != CodeInternal {
+	if access == nil || access["status"] != float64(500) || access["path"] != "/v1/inventory" || access["code"] != httpapi.CodeInternal {
 		t.Errorf("access line = %v; want one with status 500, code internal, path /v1/inventory\n%s", access, logs.String())
 	}
 	if panicked == nil || !strings.Contains(panicked["panic"].(string), "boom in List") || panicked["request_id"] != access["request_id"] {
 		t.Errorf("panic line = %v; want the panic, with the access line's request id", panicked)
 	}
 }
+
+// maxLoggedPath is the most of a path an access line holds (httpapi's).
+const maxLoggedPath = 256
 
 // TestLoggedPathIsCapped checks that a long path is cut in the access log
 // line, with its length said, and that the panic line cuts it the same
@@ -87,13 +93,13 @@ func TestLoggedPathIsCapped(t *testing.T) {
 	key := "secret-key-in-the-path"
 	for _, tt := range []struct{ name, path, want string }{
 		{"cut inside a character", long, "/v1/" + strings.Repeat("a", maxLoggedPath-5) + "...(5257 bytes)"},
-		{"a key", "/v1/inventory/" + key, "/v1/inventory/" + Redacted},
-		{"a key, escaped", "/v1/inventory/%73ecret-key-in-the-path", "/v1/inventory/" + Redacted},
-		{"a key in a long path", "/v1/" + key + "/" + strings.Repeat("c", 1000), "/v1/" + Redacted + "/" + strings.Repeat("c", maxLoggedPath-len("/v1/"+Redacted+"/")) + "...(1027 bytes)"},
+		{"a key", "/v1/inventory/" + key, "/v1/inventory/" + exchange.Redacted},
+		{"a key, escaped", "/v1/inventory/%73ecret-key-in-the-path", "/v1/inventory/" + exchange.Redacted},
+		{"a key in a long path", "/v1/" + key + "/" + strings.Repeat("c", 1000), "/v1/" + exchange.Redacted + "/" + strings.Repeat("c", maxLoggedPath-len("/v1/"+exchange.Redacted+"/")) + "...(1027 bytes)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var logs bytes.Buffer
-			h := recoverer(slog.New(slog.NewJSONHandler(&logs, nil)), newRedactor(key), http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
+			h := httpapi.Recover(slog.New(slog.NewJSONHandler(&logs, nil)), exchange.NewRedactor(exchange.Secret{Value: key}))(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
 			r := httptest.NewRequest("GET", "/", nil)
 			r.URL.Path = tt.path
 			h.ServeHTTP(httptest.NewRecorder(), r)
@@ -143,8 +149,8 @@ func TestBodyEndsEarly(t *testing.T) {
 			defer resp.Body.Close()
 			var e errorBody
 			json.NewDecoder(resp.Body).Decode(&e)
-			if resp.StatusCode != 400 || e.Code != CodeInvalidBody || !strings.Contains(e.Message.(string), "ended early") {
-				t.Errorf("answer %d %+v; want 400 %s saying the body ended early", resp.StatusCode, e, CodeInvalidBody)
+			if resp.StatusCode != 400 || e.Code != httpapi.CodeInvalidBody || !strings.Contains(e.Message.(string), "ended early") {
+				t.Errorf("answer %d %+v; want 400 %s saying the body ended early", resp.StatusCode, e, httpapi.CodeInvalidBody)
 			}
 			if !tt.close && time.Since(start) > 5*time.Second {
 				t.Errorf("answered after %s; want soon after the 300 ms read timeout", time.Since(start))

@@ -1,19 +1,15 @@
 package mockserver
 
 import (
-	"errors"
+	"github.com/petstore/inventory-kit/mockserver/httpapi"
+
 	"fmt"
-	"io"
 	"net/http"
 	"regexp"
-	"strings"
 
 	"github.com/petstore/inventory-kit/mockserver/store"
 	"github.com/petstore/inventory-kit/spec"
 )
-
-// MaxBodyBytes is the largest request body the mock reads: 1 MiB.
-const MaxBodyBytes = 1 << 20
 
 // SessionHeader names the caller's session: its own copy of the data,
 // made on first use from the fixtures. Without it, a request uses the
@@ -24,22 +20,13 @@ const SessionHeader = "X-Mock-Session"
 // operation (x-stability), such as experimental.
 const StabilityHeader = "X-Stability"
 
-// A request is what an operation's handler gets, once the request has
-// passed the key check and the contract's validation.
-type request struct {
-	op      *spec.Operation
-	body    any    // the decoded body, as spec.DecodeJSON returns it; nil if none
-	raw     []byte // the body as sent (admin operations only)
-	session string // the session the request reads and writes
-}
-
 // An opHandler serves one operation of the contract.
-type opHandler func(w http.ResponseWriter, r *http.Request, in *request)
+type opHandler = httpapi.Handler
 
 // operation wraps the handler of one contract operation. In order: it
 // labels deprecated and experimental operations, reads the session and the
 // Prefer header, draws the chaos rules' latency and fault, reads the body
-// within MaxBodyBytes (before any delay, so that a delay longer than the
+// within httpapi.MaxBodyBytes (before any delay, so that a delay longer than the
 // server's read timeout cannot cut a body the client has sent), applies
 // the latency and the faults that come before serving, then answers: a body
 // that could not be read, a forced answer, a request the operation's
@@ -66,36 +53,31 @@ func (s *Server) operation(op *spec.Operation, h opHandler) http.Handler {
 		if stability != nil {
 			hdr[StabilityHeader] = stability
 		}
-		rec := recorderOf(w)
-		if rec == nil {
-			rec = &statusRecorder{} // served outside New's chain, as in some tests
+		e := httpapi.EntryOf(r)
+		in := &httpapi.Request{Op: op}
+		var ok bool
+		if in.Session, ok = s.sessionOf(w, r); !ok {
+			return
 		}
-		in := &request{op: op, session: store.DefaultSession}
-		var pref preference
-		var d draw
-		if controls {
-			var ok bool
-			if in.session, ok = s.sessionOf(w, r); !ok {
-				return
-			}
-			rec.session = in.session
-			if pref, ok = s.preferenceOf(w, r); !ok {
-				return
-			}
-			rec.forced = pref.String()
-			d = s.chaos.draw(op)
-			if pref.delay > 0 {
-				d.delay = pref.delay
-			}
-			if d.delay > 0 || d.fault != "" {
-				rec.fault = d.String()
-			}
+		if in.Session != store.DefaultSession {
+			e.Session = in.Session
 		}
-		rec.session = in.session
+		pref, ok := s.preferenceOf(w, r)
+		if !ok {
+			return
+		}
+		e.Forced = pref.String()
+		d := s.chaos.draw(op)
+		if pref.delay > 0 {
+			d.delay = pref.delay
+		}
+		if d.delay > 0 || d.fault != "" {
+			e.Fault = d.String()
+		}
 		var body []byte
 		var bodyErr error
 		if op.Body != nil {
-			body, bodyErr = readBody(w, r)
+			body, bodyErr = httpapi.ReadBody(w, r)
 		}
 		if !d.before(w, r) {
 			return
@@ -104,12 +86,12 @@ func (s *Server) operation(op *spec.Operation, h opHandler) http.Handler {
 		var ps []spec.Problem
 		switch {
 		case bodyErr != nil:
-			writeBodyError(w, bodyErr)
+			httpapi.WriteBodyError(w, r, bodyErr)
 		case pref.forced(natural):
-			answerForced(w, op, pref)
+			answerForced(w, r, op, pref)
 		default:
-			if in.body, ps = op.CheckRequest(r, r.PathValue, body); len(ps) > 0 {
-				writeRequestError(w, op, ps)
+			if in.Body, ps = op.CheckRequest(r, r.PathValue, body); len(ps) > 0 {
+				writeRequestError(w, r, op, ps)
 			} else {
 				h(w, r, in)
 			}
@@ -130,14 +112,14 @@ func (s *Server) preferenceOf(w http.ResponseWriter, r *http.Request) (preferenc
 		return preference{}, true
 	}
 	for _, h := range v {
-		if s.redact.holds(h) {
-			writeError(w, http.StatusBadRequest, CodeInvalidPreference, "Prefer: a preference must not hold a key")
+		if s.rd.Contains(h) {
+			httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidPreference, "Prefer: a preference must not hold a key")
 			return preference{}, false
 		}
 	}
 	pref, err := parsePrefer(v, s.maxDelay)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, CodeInvalidPreference, err.Error())
+		httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidPreference, err.Error())
 		return preference{}, false
 	}
 	return pref, true
@@ -157,71 +139,28 @@ func (s *Server) sessionOf(w http.ResponseWriter, r *http.Request) (string, bool
 	switch {
 	case len(v) == 0:
 		return store.DefaultSession, true
-	case len(v) == 1 && sessionName.MatchString(v[0]) && !s.redact.holds(v[0]):
+	case len(v) == 1 && sessionName.MatchString(v[0]) && !s.rd.Contains(v[0]):
 		return v[0], true
 	case len(v) == 1 && sessionName.MatchString(v[0]):
-		writeError(w, http.StatusBadRequest, CodeInvalidSession, SessionHeader+": a session name must not hold a key")
+		httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidSession, SessionHeader+": a session name must not hold a key")
 		return "", false
 	}
-	writeError(w, http.StatusBadRequest, CodeInvalidSession,
+	httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidSession,
 		SessionHeader+": want one session name of 1 to 64 letters, digits, '.', '_' or '-'")
 	return "", false
-}
-
-// errTooLarge is a body that announces more than MaxBodyBytes.
-var errTooLarge = errors.New("too large")
-
-// readBody reads the request body, at most MaxBodyBytes.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	if r.ContentLength > MaxBodyBytes {
-		return nil, errTooLarge
-	}
-	// io.ReadAll, but starting from the announced length (plus one byte, to
-	// see the end without growing), not from 512 bytes.
-	return readAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes), max(r.ContentLength, 0)+1)
-}
-
-// writeBodyError answers a body that could not be read: too large, or
-// ended before its announced length or the read timeout.
-func writeBodyError(w http.ResponseWriter, err error) {
-	var tooLarge *http.MaxBytesError
-	if err == errTooLarge || errors.As(err, &tooLarge) {
-		writeError(w, http.StatusBadRequest, CodePayloadTooLarge,
-			fmt.Sprintf("body: larger than the %d bytes (1 MiB) the mock accepts", MaxBodyBytes))
-		return
-	}
-	writeError(w, http.StatusBadRequest, CodeInvalidBody, "body: ended early, before all of it was sent ("+err.Error()+")")
-}
-
-// readAll is io.ReadAll with a first buffer of size bytes.
-func readAll(r io.Reader, size int64) ([]byte, error) {
-	b := make([]byte, 0, size)
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err != nil {
-			if err == io.EOF {
-				err = nil
-			}
-			return b, err
-		}
-	}
 }
 
 // writeRequestError answers a request the contract's checks refused: 400,
 // or, for a path parameter of an operation that documents 404 but not 400,
 // 404: a path segment that is not a valid key names no record, and the
 // answer stays one the contract documents.
-func writeRequestError(w http.ResponseWriter, op *spec.Operation, ps []spec.Problem) {
-	code, msg := describe(ps)
-	if code == CodeInvalidParameter && !op.Documents(http.StatusBadRequest) && op.Documents(http.StatusNotFound) && isPathParam(op, ps[0].Field) {
-		writeError(w, http.StatusNotFound, CodeNotFound, msg)
+func writeRequestError(w http.ResponseWriter, r *http.Request, op *spec.Operation, ps []spec.Problem) {
+	code, msg := httpapi.Describe(ps)
+	if code == httpapi.CodeInvalidParameter && !op.Documents(http.StatusBadRequest) && op.Documents(http.StatusNotFound) && isPathParam(op, ps[0].Field) {
+		httpapi.WriteError(w, r, http.StatusNotFound, httpapi.CodeNotFound, msg)
 		return
 	}
-	writeError(w, http.StatusBadRequest, code, msg)
+	httpapi.WriteError(w, r, http.StatusBadRequest, code, msg)
 }
 
 // isPathParam reports whether field names a path parameter of op.
@@ -234,30 +173,10 @@ func isPathParam(op *spec.Operation, field string) bool {
 	return false
 }
 
-// describe turns the contract's problems with a request into an Error code
-// and a message that says what was wrong and what the contract wants.
-func describe(ps []spec.Problem) (code, message string) {
-	code = CodeInvalidBody
-	switch ps[0].Kind {
-	case spec.KindParameter:
-		code = CodeInvalidParameter
-	case spec.KindContentType:
-		return CodeUnsupportedMediaType, ps[0].Message
-	}
-	parts := make([]string, len(ps))
-	for i, p := range ps {
-		if p.Field == "" {
-			p.Field = "body"
-		}
-		parts[i] = p.String()
-	}
-	return code, strings.Join(parts, "; ")
-}
-
 // notImplemented answers an operation the mock has no handler for.
-func notImplemented(w http.ResponseWriter, r *http.Request, in *request) {
-	writeError(w, http.StatusNotImplemented, CodeNotImplemented,
-		fmt.Sprintf("%s %s is in the contract, but %s", in.op.Method, in.op.Path, unimplementedReason(in.op)))
+func notImplemented(w http.ResponseWriter, r *http.Request, in *httpapi.Request) {
+	httpapi.WriteError(w, r, http.StatusNotImplemented, httpapi.CodeNotImplemented,
+		fmt.Sprintf("%s %s is in the contract, but %s", in.Op.Method, in.Op.Path, unimplementedReason(in.Op)))
 }
 
 // unimplementedReason says why the mock does not serve op.

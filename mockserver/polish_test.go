@@ -1,6 +1,8 @@
 package mockserver
 
 import (
+	"github.com/petstore/inventory-kit/mockserver/httpapi"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -19,8 +21,8 @@ var errorRequests = []struct {
 	status int
 	code   string
 }{
-	{"no key", req{method: "GET", path: "/v1/inventory", auth: "-"}, 401, CodeUnauthorized},
-	{"unknown key", req{method: "GET", path: "/v1/inventory", auth: "Bearer nope"}, 401, CodeUnauthorized},
+	{"no key", req{method: "GET", path: "/v1/inventory", auth: "-"}, 401, httpapi.CodeUnauthorized},
+	{"unknown key", req{method: "GET", path: "/v1/inventory", auth: "Bearer nope"}, 401, httpapi.CodeUnauthorized},
 	{"an API key on the admin API", req{method: "POST", path: "/__admin/reset"}, 401, "admin_key_required"},
 	{"no such pet", req{method: "PATCH", path: "/v1/inventory/9999", body: `{"quantity":1}`}, 404, "not_found"},
 	{"no such path", req{method: "GET", path: "/v2/nothing"}, 404, "not_found"},
@@ -30,7 +32,7 @@ var errorRequests = []struct {
 	{"bad body", req{method: "PATCH", path: "/v1/inventory/3", body: `{"quantity":"many"}`}, 400, "invalid_body"},
 	{"bad petId", req{method: "PATCH", path: "/v1/inventory/abc", body: `{"quantity":1}`}, 400, "invalid_parameter"},
 	{"wrong content type", req{method: "PATCH", path: "/v1/inventory/3", contentType: "text/plain", body: `{"quantity":1}`}, 400, "unsupported_media_type"},
-	{"bad Prefer", req{method: "GET", path: "/v1/inventory", header: http.Header{"Prefer": {"code=abc"}}}, 400, CodeInvalidPreference},
+	{"bad Prefer", req{method: "GET", path: "/v1/inventory", header: http.Header{"Prefer": {"code=abc"}}}, 400, httpapi.CodeInvalidPreference},
 	{"no handler", req{method: "GET", path: "/v1/store/orders"}, 501, "not_implemented"},
 }
 
@@ -60,8 +62,8 @@ var loggers = []struct {
 	new   func(*bytes.Buffer) *slog.Logger
 	parse func(string) map[string]string
 }{
-	{"inventory-mock's text", func(b *bytes.Buffer) *slog.Logger { return NewLogger(b, false) }, parseText},
-	{"inventory-mock's JSON", func(b *bytes.Buffer) *slog.Logger { return NewLogger(b, true) }, parseJSON},
+	{"inventory-mock's text", func(b *bytes.Buffer) *slog.Logger { return httpapi.NewLogger(b, false) }, parseText},
+	{"inventory-mock's JSON", func(b *bytes.Buffer) *slog.Logger { return httpapi.NewLogger(b, true) }, parseJSON},
 	{"slog's JSON handler", func(b *bytes.Buffer) *slog.Logger { return slog.New(slog.NewJSONHandler(b, nil)) }, parseJSON},
 }
 
@@ -125,11 +127,11 @@ func TestAccessLogLine(t *testing.T) {
 				if r.header == nil {
 					r.header = http.Header{}
 				}
-				r.header.Set(RequestIDHeader, fmt.Sprintf("case-%d", i))
+				r.header.Set(httpapi.RequestIDHeader, fmt.Sprintf("case-%d", i))
 				serve(t, s, r)
 				ids[tt.name] = fmt.Sprintf("case-%d", i)
 			}
-			ok := serve(t, s, req{method: "GET", path: "/v1/inventory", header: http.Header{RequestIDHeader: {"fine-1"}}})
+			ok := serve(t, s, req{method: "GET", path: "/v1/inventory", header: http.Header{httpapi.RequestIDHeader: {"fine-1"}}})
 			lines := logLines(logs.String(), lg.parse)
 			for _, tt := range errorRequests {
 				l := lineOf(lines, ids[tt.name])
@@ -141,9 +143,9 @@ func TestAccessLogLine(t *testing.T) {
 					t.Errorf("%s: log line has status=%s code=%q; want status=%d code=%s", tt.name, l["status"], l["code"], tt.status, tt.code)
 				}
 			}
-			l := lineOf(lines, ok.header.Get(RequestIDHeader))
+			l := lineOf(lines, ok.header.Get(httpapi.RequestIDHeader))
 			if l == nil || l["status"] != "200" {
-				t.Fatalf("no 200 line with the id the answer carries (%s):\n%s", ok.header.Get(RequestIDHeader), &logs)
+				t.Fatalf("no 200 line with the id the answer carries (%s):\n%s", ok.header.Get(httpapi.RequestIDHeader), &logs)
 			}
 			if code, has := l["code"]; has {
 				t.Errorf("a 200 line carries code=%q", code)
@@ -175,13 +177,13 @@ func TestRequestID(t *testing.T) {
 		{"a quote", []string{`a"b`}, "", false},
 	}
 	var logs bytes.Buffer
-	s := newServer(t, func(c *Config) { c.Logger = NewLogger(&logs, false) })
+	s := newServer(t, func(c *Config) { c.Logger = httpapi.NewLogger(&logs, false) })
 	made := map[string]bool{}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			logs.Reset()
-			got := serve(t, s, req{method: "GET", path: "/v1/inventory", auth: tt.auth, header: http.Header{RequestIDHeader: tt.sent}})
-			ids := got.header.Values(RequestIDHeader)
+			got := serve(t, s, req{method: "GET", path: "/v1/inventory", auth: tt.auth, header: http.Header{httpapi.RequestIDHeader: tt.sent}})
+			ids := got.header.Values(httpapi.RequestIDHeader)
 			if len(ids) != 1 || ids[0] == "" {
 				t.Fatalf("X-Request-Id = %q; want one id", ids)
 			}

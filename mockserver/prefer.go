@@ -1,6 +1,8 @@
 package mockserver
 
 import (
+	"github.com/petstore/inventory-kit/mockserver/httpapi"
+
 	"fmt"
 	"net/http"
 	"slices"
@@ -100,30 +102,30 @@ func (p preference) forced(natural int) bool {
 
 // answerForced writes the answer the preference asks for, if the contract
 // documents it for op; otherwise a 400 that says what the contract has.
-func answerForced(w http.ResponseWriter, op *spec.Operation, p preference) {
+func answerForced(w http.ResponseWriter, r *http.Request, op *spec.Operation, p preference) {
 	status := p.code
 	var resp *spec.Response
 	if p.example != "" && status == 0 {
 		// The first response, 2xx first, that has the example.
-		for _, r := range op.Responses {
-			if r.Example(p.example) != nil && (resp == nil || r.Code[0] == '2' && resp.Code[0] != '2') {
-				resp = r
+		for _, rs := range op.Responses {
+			if rs.Example(p.example) != nil && (resp == nil || rs.Code[0] == '2' && resp.Code[0] != '2') {
+				resp = rs
 			}
 		}
 		if resp == nil {
-			writeError(w, http.StatusBadRequest, CodeInvalidPreference,
+			httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidPreference,
 				fmt.Sprintf("Prefer: example=%s: %s has no example of that name; it has %s", p.example, op.Name(), exampleNames(op)))
 			return
 		}
 		if status, _ = strconv.Atoi(resp.Code); status == 0 {
-			writeError(w, http.StatusBadRequest, CodeInvalidPreference,
+			httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidPreference,
 				fmt.Sprintf("Prefer: example=%s belongs to the %s response; add code=N to say which status to answer", p.example, resp.Code))
 			return
 		}
 	}
 	if resp == nil {
 		if resp = op.Response(status); resp == nil {
-			writeError(w, http.StatusBadRequest, CodeInvalidPreference,
+			httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidPreference,
 				fmt.Sprintf("Prefer: code=%d is not documented for %s (documented: %s)", status, op.Name(), strings.Join(op.Codes(), ", ")))
 			return
 		}
@@ -132,18 +134,18 @@ func answerForced(w http.ResponseWriter, op *spec.Operation, p preference) {
 	case p.example != "":
 		ex := resp.Example(p.example)
 		if ex == nil {
-			writeError(w, http.StatusBadRequest, CodeInvalidPreference,
+			httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidPreference,
 				fmt.Sprintf("Prefer: example=%s: the %s response of %s has no example of that name; it has %s", p.example, resp.Code, op.Name(), names(resp.Examples)))
 			return
 		}
 		if len(ex.Problems) > 0 {
-			writeError(w, http.StatusBadRequest, CodeInvalidPreference, staleExample(op, resp, ex))
+			httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidPreference, staleExample(op, resp, ex))
 			return
 		}
-		writeJSON(w, status, append(ex.JSON, '\n'))
+		httpapi.WriteJSON(w, status, slices.Concat(ex.JSON, newline))
 	case len(resp.MediaTypes) == 0:
 		// The contract gives no body for this status: none is sent.
-		w.Header()["Cache-Control"] = noStore
+		w.Header()["Cache-Control"] = httpapi.NoStore
 		w.WriteHeader(status)
 	case status >= 400:
 		if status == http.StatusUnauthorized {
@@ -153,16 +155,16 @@ func answerForced(w http.ResponseWriter, op *spec.Operation, p preference) {
 		if resp.Description != "" {
 			msg += "; the contract says: " + firstLine(resp.Description)
 		}
-		writeError(w, status, codeFor(status), msg)
+		httpapi.WriteError(w, r, status, codeFor(status), msg)
 	case len(resp.Examples) > 0:
 		ex := firstSound(resp.Examples)
 		if ex == nil {
-			writeError(w, http.StatusBadRequest, CodeInvalidPreference, staleExample(op, resp, &resp.Examples[0]))
+			httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidPreference, staleExample(op, resp, &resp.Examples[0]))
 			return
 		}
-		writeJSON(w, status, append(ex.JSON, '\n'))
+		httpapi.WriteJSON(w, status, slices.Concat(ex.JSON, newline))
 	default:
-		writeError(w, http.StatusBadRequest, CodeInvalidPreference,
+		httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidPreference,
 			fmt.Sprintf("Prefer: code=%d: the contract gives a body for it but no example, so the mock has nothing to answer; add an example to the %s response of %s", status, resp.Code, op.Name()))
 	}
 }
@@ -172,19 +174,19 @@ func answerForced(w http.ResponseWriter, op *spec.Operation, p preference) {
 func codeFor(status int) string {
 	switch status {
 	case http.StatusBadRequest:
-		return CodeInvalidBody
+		return httpapi.CodeInvalidBody
 	case http.StatusUnauthorized:
-		return CodeUnauthorized
+		return httpapi.CodeUnauthorized
 	case http.StatusNotFound:
-		return CodeNotFound
+		return httpapi.CodeNotFound
 	case http.StatusMethodNotAllowed:
-		return CodeMethodNotAllowed
+		return httpapi.CodeMethodNotAllowed
 	case http.StatusInternalServerError:
-		return CodeInternal
+		return httpapi.CodeInternal
 	case http.StatusNotImplemented:
-		return CodeNotImplemented
+		return httpapi.CodeNotImplemented
 	case http.StatusServiceUnavailable:
-		return CodeUnavailable
+		return httpapi.CodeUnavailable
 	}
 	text := http.StatusText(status)
 	if text == "" {

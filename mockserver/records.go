@@ -1,6 +1,8 @@
 package mockserver
 
 import (
+	"github.com/petstore/inventory-kit/mockserver/httpapi"
+
 	"bytes"
 	"cmp"
 	"encoding/json"
@@ -59,14 +61,14 @@ type recordFilter struct {
 //   - otherwise the fields the query needs are read from every record,
 //     which is filtered and sorted: a dashboard's request, not an API one
 //     (BenchmarkRecords100k measures each case over 100,000 pets).
-func (s *Server) listRecords(w http.ResponseWriter, r *http.Request, _ *request) {
+func (s *Server) listRecords(w http.ResponseWriter, r *http.Request, _ *httpapi.Request) {
 	session, ok := s.adminSession(w, r)
 	if !ok {
 		return
 	}
 	q, err := s.recordQuery(r.URL.Query())
 	if err != nil {
-		writeError(w, http.StatusBadRequest, CodeInvalidParameter, err.Error())
+		httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidParameter, err.Error())
 		return
 	}
 	// rows are the records that pass, in the order asked, up to the end
@@ -82,27 +84,27 @@ func (s *Server) listRecords(w http.ResponseWriter, r *http.Request, _ *request)
 	} else {
 		l, lerr := s.store.List(r.Context(), session)
 		if lerr != nil {
-			writeStoreError(w, lerr)
+			writeStoreError(w, r, lerr)
 			return
 		}
 		if (q.sort == "" || q.sort == s.shape.Key) && len(q.filters) == 0 {
 			page.Total, page.Records = l.Len(), cutList(l, q)
-			writeValue(w, http.StatusOK, page)
+			httpapi.WriteValue(w, r, http.StatusOK, page)
 			return
 		}
 		total, rows, err = s.sortRecords(l, q)
 	}
 	if err != nil {
 		if errors.Is(err, errBadRecord) {
-			writeError(w, http.StatusInternalServerError, CodeInternal, err.Error())
+			httpapi.WriteError(w, r, http.StatusInternalServerError, httpapi.CodeInternal, err.Error())
 		} else {
-			writeStoreError(w, err)
+			writeStoreError(w, r, err)
 		}
 		return
 	}
 	page.Total = total
 	page.Records = append(page.Records, rows[min(q.offset, len(rows)):min(q.offset+q.limit, len(rows))]...)
-	writeValue(w, http.StatusOK, page)
+	httpapi.WriteValue(w, r, http.StatusOK, page)
 }
 
 // errBadRecord wraps a stored record the page cannot read.
@@ -486,19 +488,19 @@ func cmpBool(a, b bool) int {
 // its chaos rules: a fault meant for the app under test must not break the
 // developer's own edit, nor take a draw from the seeded sequence; not the
 // Prefer header; and not the journal, which records the API's callers.
-func (s *Server) updateRecord() adminHandler {
+func (s *Server) updateRecord() httpapi.Handler {
 	op := s.shape.Update
 	h, err := s.bind(op)
 	if err != nil || h == nil {
 		// New fails on the same bind when it builds the API's routes.
-		return func(w http.ResponseWriter, r *http.Request, _ *request) {
-			writeError(w, http.StatusInternalServerError, CodeInternal, fmt.Sprintf("the update cannot be served: %v", err))
+		return func(w http.ResponseWriter, r *http.Request, _ *httpapi.Request) {
+			httpapi.WriteError(w, r, http.StatusInternalServerError, httpapi.CodeInternal, fmt.Sprintf("the update cannot be served: %v", err))
 		}
 	}
 	calm := *s
 	calm.chaos = newChaos(s.contract, s.maxDelay) // no rules
 	update := calm.operation(op, h)
-	return func(w http.ResponseWriter, r *http.Request, in *request) {
+	return func(w http.ResponseWriter, r *http.Request, in *httpapi.Request) {
 		session, ok := s.adminSession(w, r)
 		if !ok {
 			return
@@ -511,8 +513,8 @@ func (s *Server) updateRecord() adminHandler {
 		if ct := r.Header.Values("Content-Type"); len(ct) > 0 {
 			api.Header["Content-Type"] = ct
 		}
-		api.Body = io.NopCloser(bytes.NewReader(in.raw))
-		api.ContentLength = int64(len(in.raw))
+		api.Body = io.NopCloser(bytes.NewReader(in.Raw))
+		api.ContentLength = int64(len(in.Raw))
 		api.SetPathValue(s.shape.Key, key)
 		update.ServeHTTP(w, api)
 	}

@@ -1,6 +1,8 @@
 package mockserver
 
 import (
+	"github.com/petstore/inventory-kit/mockserver/httpapi"
+
 	"cmp"
 	"context"
 	"encoding/json"
@@ -194,17 +196,17 @@ func TestRecordsMistakes(t *testing.T) {
 		code    string
 		message string
 	}{
-		{"?sort=nope", 400, CodeInvalidParameter, `sort: InventoryItem has no field "nope"; it has petId, quantity, status`},
-		{"?filter=status", 400, CodeInvalidParameter, `filter "status": want FIELD:VALUE, such as status:sold`},
-		{"?filter=status:lost", 400, CodeInvalidParameter, `filter "status:lost": status is one of available, pending, sold`},
-		{"?filter=quantity:many", 400, CodeInvalidParameter, `filter "quantity:many": quantity is a number; "many" is not`},
-		{"?filter=colour:red", 400, CodeInvalidParameter, `InventoryItem has no field "colour"`},
-		{"?limit=0", 400, CodeInvalidParameter, "limit"},
-		{"?limit=1001", 400, CodeInvalidParameter, "limit"},
-		{"?offset=-1", 400, CodeInvalidParameter, "offset"},
-		{"?offset=x", 400, CodeInvalidParameter, "offset"},
-		{"?order=sideways", 400, CodeInvalidParameter, "order"},
-		{"?session=no%20spaces", 400, CodeInvalidParameter, "session"},
+		{"?sort=nope", 400, httpapi.CodeInvalidParameter, `sort: InventoryItem has no field "nope"; it has petId, quantity, status`},
+		{"?filter=status", 400, httpapi.CodeInvalidParameter, `filter "status": want FIELD:VALUE, such as status:sold`},
+		{"?filter=status:lost", 400, httpapi.CodeInvalidParameter, `filter "status:lost": status is one of available, pending, sold`},
+		{"?filter=quantity:many", 400, httpapi.CodeInvalidParameter, `filter "quantity:many": quantity is a number; "many" is not`},
+		{"?filter=colour:red", 400, httpapi.CodeInvalidParameter, `InventoryItem has no field "colour"`},
+		{"?limit=0", 400, httpapi.CodeInvalidParameter, "limit"},
+		{"?limit=1001", 400, httpapi.CodeInvalidParameter, "limit"},
+		{"?offset=-1", 400, httpapi.CodeInvalidParameter, "offset"},
+		{"?offset=x", 400, httpapi.CodeInvalidParameter, "offset"},
+		{"?order=sideways", 400, httpapi.CodeInvalidParameter, "order"},
+		{"?session=no%20spaces", 400, httpapi.CodeInvalidParameter, "session"},
 	}
 	for _, tt := range tests {
 		got := serve(t, s, req{method: "GET", path: "/__admin/records" + tt.query, auth: admin})
@@ -255,7 +257,7 @@ func TestUpdateRecord(t *testing.T) {
 	if got := serve(t, s, req{method: "PATCH", path: "/__admin/records/999", body: `{"quantity": 1}`}); got.status != 404 || got.Message != "no record with petId 999" {
 		t.Errorf("unknown pet: %d %s; want 404", got.status, got.body)
 	}
-	if got := serve(t, s, req{method: "PATCH", path: "/__admin/records/abc", body: `{"quantity": 1}`}); got.status != 400 || got.Code != CodeInvalidParameter {
+	if got := serve(t, s, req{method: "PATCH", path: "/__admin/records/abc", body: `{"quantity": 1}`}); got.status != 400 || got.Code != httpapi.CodeInvalidParameter {
 		t.Errorf("key abc: %d %s; want 400 invalid_parameter", got.status, got.body)
 	}
 	// A session, by query or header.
@@ -281,7 +283,7 @@ func TestUpdateRecord(t *testing.T) {
 	}
 	// The admin key, not an API key, where one is set.
 	s = newServer(t, func(c *Config) { c.AdminKey = "admin-key" })
-	if got := serve(t, s, req{method: "PATCH", path: "/__admin/records/3", body: `{"quantity": 1}`}); got.status != 401 || got.Code != CodeAdminKeyRequired {
+	if got := serve(t, s, req{method: "PATCH", path: "/__admin/records/3", body: `{"quantity": 1}`}); got.status != 401 || got.Code != httpapi.CodeAdminKeyRequired {
 		t.Errorf("API key on the admin write: %d %s; want 401 admin_key_required", got.status, got.body)
 	}
 }

@@ -1,6 +1,8 @@
 package mockserver
 
 import (
+	"github.com/petstore/inventory-kit/mockserver/httpapi"
+
 	"bytes"
 	"encoding/json"
 	"log/slog"
@@ -32,7 +34,7 @@ func TestKeysNeverShown(t *testing.T) {
 		{"key percent-encoded in the query", req{method: "GET", path: "/v1/inventory?k=%73ekrit-key-123", auth: auth}, 200},
 		{"admin key in the query", req{method: "GET", path: "/v1/inventory?k=" + adminKey, auth: auth}, 200},
 		{"key as the session", withHeader(req{method: "GET", path: "/v1/inventory", auth: auth}, SessionHeader, apiKey), 400},
-		{"key as the request id", withHeader(req{method: "GET", path: "/v1/inventory", auth: auth}, RequestIDHeader, apiKey), 200},
+		{"key as the request id", withHeader(req{method: "GET", path: "/v1/inventory", auth: auth}, httpapi.RequestIDHeader, apiKey), 200},
 		{"key across the journal's body limit", req{method: "PATCH", path: "/v1/inventory/3", auth: auth, body: `{"k":"` + apiKey + `","quantity":5}`}, 200},
 		{"key in a value the error echoes", req{method: "PATCH", path: "/v1/inventory/3", auth: auth, body: `{"quantity":"` + apiKey + `"}`}, 400},
 		{"wrong key", req{method: "GET", path: "/v1/inventory", auth: "Bearer " + apiKey + "x"}, 401},

@@ -3,21 +3,24 @@
 // Store, checks the bearer key, validates every request against the
 // contract, and answers every error with the contract's Error body.
 //
-// A request travels, in order: accessLog, recoverPanics, cors (which
-// answers preflights), cleanPath, the route table in routes (one pattern
-// per path of the contract), journaled, addressing, requireKey, methods,
-// the operation wrapper (session, body limit and contract validation, in
-// operation.go) and finally the operation's handler (inventory.go), which
-// reads and writes the store (package store).
+// A request travels, in order (New lists the chain, routes the rest):
+// the access log, which makes the request's Entry (package httpapi), the
+// recoverer, cors (which answers preflights), cleanPath, the route table
+// (one pattern per path of the contract), the journal, addressing, the key
+// check, the method dispatch, the operation wrapper (session, body limit
+// and contract validation, in operation.go) and finally the operation's
+// handler (inventory.go), which reads and writes the store (package
+// store).
 package mockserver
 
 import (
+	"github.com/petstore/inventory-kit/mockserver/httpapi"
+
 	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"path"
-	"slices"
 	"strings"
 	"time"
 
@@ -25,6 +28,7 @@ import (
 	"github.com/petstore/inventory-kit/mockserver/dashboard"
 	"github.com/petstore/inventory-kit/mockserver/store"
 	"github.com/petstore/inventory-kit/spec"
+	"github.com/petstore/inventory-kit/spec/exchange"
 )
 
 // Config is what New needs to build a mock. Its zero value is the mock on
@@ -43,7 +47,7 @@ type Config struct {
 	// Sessions bounds the sessions of the Memory store made from Records,
 	// and of the journal.
 	Sessions    store.Options
-	APIKeys     []string     // empty: only DevKey
+	APIKeys     []string     // empty: only httpapi.DevKey
 	AdminKey    string       // empty: admin endpoints take an API key
 	CORSOrigins []string     // empty or "*": any origin, without credentials
 	Logger      *slog.Logger // nil: no logs
@@ -73,8 +77,8 @@ type Server struct {
 	chaos    *chaos
 	journal  *journal
 	maxDelay time.Duration
-	redact   redactor          // every configured key
-	keyVars  map[string]string // each configured key to the variable a curl line reads it from
+	rd       *exchange.Redactor // every configured key, each with the variable a curl line reads it from
+	judge    *spec.Judge        // the contract's judge of the journal's answers
 	handler  http.Handler
 	warnings []string
 }
@@ -101,8 +105,8 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
-	if err := checkEnvelope(cfg.Contract); err != nil {
-		return nil, err
+	if err := httpapi.CheckEnvelope(cfg.Contract); err != nil {
+		return nil, fmt.Errorf("mockserver: %w", err)
 	}
 	st := cfg.Store
 	if st == nil {
@@ -116,12 +120,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	apiKeys := cfg.APIKeys
 	if len(apiKeys) == 0 {
-		apiKeys = []string{DevKey}
+		apiKeys = []string{httpapi.DevKey}
 	}
-	keys := newKeyring(apiKeys)
+	keys := httpapi.NewKeyring(apiKeys)
 	adminKeys := keys
 	if cfg.AdminKey != "" {
-		adminKeys = newKeyring([]string{cfg.AdminKey})
+		adminKeys = httpapi.NewKeyring([]string{cfg.AdminKey})
 	}
 	maxDelay := cfg.MaxDelay
 	if maxDelay <= 0 {
@@ -140,14 +144,8 @@ func New(cfg Config) (*Server, error) {
 		chaos:    newChaos(cfg.Contract, maxDelay),
 		journal:  newJournal(cfg.JournalSize, bodyLimit, maxSessions),
 		maxDelay: maxDelay,
-		redact:   newRedactor(append(slices.Clone(apiKeys), cfg.AdminKey)...),
-		keyVars:  map[string]string{},
-	}
-	if cfg.AdminKey != "" {
-		s.keyVars[cfg.AdminKey] = "INVENTORY_ADMIN_KEY"
-	}
-	for _, k := range apiKeys {
-		s.keyVars[k] = "INVENTORY_API_KEY"
+		rd:       httpapi.KeyRedactor(apiKeys, cfg.AdminKey),
+		judge:    spec.NewJudge(cfg.Contract, nil),
 	}
 	if err := s.chaos.set(cfg.Chaos); err != nil {
 		return nil, fmt.Errorf("mockserver: chaos: %w", err)
@@ -157,7 +155,12 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.warnings = append(s.warnings, exampleWarnings(cfg.Contract)...)
-	s.handler = accessLog(logger, s.redact, recoverPanics(logger, cors(cfg.CORSOrigins, cleanPath(root))))
+	s.handler = httpapi.Chain(root,
+		httpapi.AccessLog(logger, s.rd),
+		httpapi.Recover(logger, s.rd),
+		cors(cfg.CORSOrigins),
+		cleanPath,
+	)
 	go s.admin.get() // ready before anyone opens the dashboard, without delaying start-up
 	return s, nil
 }
@@ -177,21 +180,21 @@ func (s *Server) Warnings() []string { return s.warnings }
 
 // routes is the one route table: the mock's own endpoints, then every
 // operation of the contract under its base path, behind the key check.
-func (s *Server) routes(keys, adminKeys keyring) (http.Handler, error) {
+func (s *Server) routes(keys, adminKeys httpapi.Keyring) (http.Handler, error) {
 	root := http.NewServeMux()
-	root.Handle("/healthz", methods(map[string]http.Handler{"GET": http.HandlerFunc(s.health)}))
-	root.Handle("/openapi.yaml", methods(map[string]http.Handler{"GET": newDocument(s.contract.Raw, s.contract.BasePath)}))
+	root.Handle("/healthz", httpapi.Methods(map[string]http.Handler{"GET": http.HandlerFunc(s.health)}))
+	root.Handle("/openapi.yaml", httpapi.Methods(map[string]http.Handler{"GET": httpapi.NewDocument(s.contract.Raw, s.contract.BasePath)}))
 	adminBase := spec.AdminBasePath()
-	root.Handle(adminBase+"/openapi.yaml", methods(map[string]http.Handler{"GET": newDocument(spec.AdminDocument, adminBase)}))
+	root.Handle(adminBase+"/openapi.yaml", httpapi.Methods(map[string]http.Handler{"GET": httpapi.NewDocument(spec.AdminDocument, adminBase)}))
 	s.admin = &lazyAdmin{build: s.adminRoutes}
-	root.Handle(adminBase+"/", requireAdminKey(adminKeys, keys, s.admin))
+	root.Handle(adminBase+"/", httpapi.RequireAdminKey(adminKeys, keys, s.admin))
 	// The dashboard's page and assets hold no data: served without a key.
-	dash, err := dashboard.New(dashboard.Config{Base: adminBase, Title: s.title(), NotFound: http.HandlerFunc(notFound)})
+	dash, err := dashboard.New(dashboard.Config{Base: adminBase, Title: s.title(), NotFound: http.HandlerFunc(httpapi.NotFound)})
 	if err != nil {
 		return nil, err
 	}
-	root.Handle(adminBase+"/{$}", methods(map[string]http.Handler{"GET": dash}))
-	root.Handle(adminBase+"/assets/", methods(map[string]http.Handler{"GET": dash}))
+	root.Handle(adminBase+"/{$}", httpapi.Methods(map[string]http.Handler{"GET": dash}))
+	root.Handle(adminBase+"/assets/", httpapi.Methods(map[string]http.Handler{"GET": dash}))
 
 	byPath := map[string]map[string]http.Handler{}
 	ops := map[string]map[string]*spec.Operation{}
@@ -220,17 +223,17 @@ func (s *Server) routes(keys, adminKeys keyring) (http.Handler, error) {
 	// Each path of the contract: journaled, the operation noted, the key
 	// checked, then the method's operation (405 for another method).
 	for _, p := range order {
-		h := s.journal.journaled(addressing(ops[p], requireKey(keys, methods(byPath[p]))))
-		if err := handle(root, p, h); err != nil {
+		h := httpapi.Chain(httpapi.Methods(byPath[p]), s.journal.journaled, addressing(ops[p]), httpapi.RequireKey(keys))
+		if err := httpapi.Handle(root, p, h); err != nil {
 			return nil, err
 		}
 	}
 	// Anything else under the base path is 404, after the key check.
-	other := s.journal.journaled(requireKey(keys, http.HandlerFunc(notFound)))
+	other := httpapi.Chain(http.HandlerFunc(httpapi.NotFound), s.journal.journaled, httpapi.RequireKey(keys))
 	if base := s.contract.BasePath; base != "" {
 		root.Handle(base+"/", other)
 		root.Handle(base, other)
-		root.Handle("/", http.HandlerFunc(notFound))
+		root.Handle("/", http.HandlerFunc(httpapi.NotFound))
 	} else {
 		root.Handle("/", other)
 	}
@@ -239,59 +242,17 @@ func (s *Server) routes(keys, adminKeys keyring) (http.Handler, error) {
 
 // addressing notes, for the journal, the operation a request's method
 // addresses on this path (GET's for HEAD); none for another method.
-func addressing(ops map[string]*spec.Operation, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if rec := recorderOf(w); rec != nil {
+func addressing(ops map[string]*spec.Operation) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			m := r.Method
 			if m == http.MethodHead && ops[m] == nil {
 				m = http.MethodGet
 			}
-			rec.op = ops[m]
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// handle registers pattern, turning ServeMux's panic on a path it cannot
-// express (such as /files/{name}.json in another document), or one that
-// collides with the mock's own endpoints, into an error.
-func handle(mux *http.ServeMux, pattern string, h http.Handler) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = fmt.Errorf("mockserver: cannot serve path %s: %v", pattern, v)
-		}
-	}()
-	mux.Handle(pattern, h)
-	return nil
-}
-
-// methods dispatches on the request method and answers 405 with an Allow
-// header for the others. HEAD is served wherever GET is, as RFC 9110
-// section 9.3.2 asks of a general-purpose server (net/http sends no body).
-func methods(byMethod map[string]http.Handler) http.Handler {
-	allowed := make([]string, 0, len(byMethod)+1)
-	for m := range byMethod {
-		allowed = append(allowed, m)
+			httpapi.EntryOf(r).Op = ops[m]
+			next.ServeHTTP(w, r)
+		})
 	}
-	if get, ok := byMethod["GET"]; ok && byMethod["HEAD"] == nil {
-		byMethod["HEAD"] = get
-		allowed = append(allowed, "HEAD")
-	}
-	slices.Sort(allowed)
-	allow := strings.Join(allowed, ", ")
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if h, ok := byMethod[r.Method]; ok {
-			h.ServeHTTP(w, r)
-			return
-		}
-		w.Header().Set("Allow", allow)
-		writeError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed,
-			fmt.Sprintf("%s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, allow))
-	})
-}
-
-func notFound(w http.ResponseWriter, r *http.Request) {
-	writeError(w, http.StatusNotFound, CodeNotFound, fmt.Sprintf("no such path: %s", r.URL.Path))
 }
 
 // cleanPath answers 404 for a path with empty, "." or ".." segments, where
@@ -300,7 +261,7 @@ func cleanPath(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
 		if p == "" || p[0] != '/' || (p != "/" && path.Clean(p) != strings.TrimSuffix(p, "/")) {
-			notFound(w, r)
+			httpapi.NotFound(w, r)
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -1,6 +1,8 @@
 package mockserver
 
 import (
+	"github.com/petstore/inventory-kit/mockserver/httpapi"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -69,21 +71,6 @@ func serveBench(b *testing.B, h http.Handler, want int, next func(i int) *http.R
 	}
 }
 
-func BenchmarkAuth(b *testing.B) {
-	keys := newKeyring([]string{testKey, "test-key-2"})
-	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
-	h := requireKey(keys, ok)
-	b.Run("valid", func(b *testing.B) {
-		r := benchRequest("GET", "/v1/inventory", "")
-		serveBench(b, h, http.StatusNoContent, func(int) *http.Request { return r })
-	})
-	b.Run("invalid", func(b *testing.B) {
-		r := benchRequest("GET", "/v1/inventory", "")
-		r.Header.Set("Authorization", "Bearer wrong-key")
-		serveBench(b, h, http.StatusUnauthorized, func(int) *http.Request { return r })
-	})
-}
-
 // generated returns n generated records of the embedded contract.
 func generated(b *testing.B, n int) []fixtures.Record {
 	records, err := fixtures.Generate(shape(b), n, 1)
@@ -141,9 +128,9 @@ func BenchmarkStoreListAfterWrite(b *testing.B) {
 }
 
 // BenchmarkHandler is the whole chain, as a user's server runs it, with
-// access logging to io.Discard through NewLogger, as inventory-mock logs.
+// access logging to io.Discard through httpapi.NewLogger, as inventory-mock logs.
 func BenchmarkHandler(b *testing.B) {
-	logged := func(c *Config) { c.Logger = NewLogger(io.Discard, false) }
+	logged := func(c *Config) { c.Logger = httpapi.NewLogger(io.Discard, false) }
 	b.Run("list", func(b *testing.B) {
 		s := newServer(b, logged)
 		r := benchRequest("GET", "/v1/inventory", "")
@@ -211,7 +198,7 @@ func BenchmarkHandler(b *testing.B) {
 // keep-alive clients in parallel: what a user's client sees, client cost
 // included. Profiles of it show net/http's share next to the mock's.
 func BenchmarkServer(b *testing.B) {
-	logged := func(c *Config) { c.Logger = NewLogger(io.Discard, false) }
+	logged := func(c *Config) { c.Logger = httpapi.NewLogger(io.Discard, false) }
 	run := func(b *testing.B, s *Server, method, body string) {
 		srv := httptest.NewServer(s)
 		defer srv.Close()

@@ -1,6 +1,8 @@
 package mockserver
 
 import (
+	"github.com/petstore/inventory-kit/mockserver/httpapi"
+
 	"bytes"
 	"flag"
 	"fmt"
@@ -60,8 +62,8 @@ var specVariants = []specVariant{
 		steps: []step{
 			{patch("/v1/inventory/3", `{"quantity": 7, "status": "sold"}`), 200, "", `"quantity":7,"status":"sold"`},
 			{patch("/v1/inventory/3", `{"status": "pending"}`), 200, "", `"quantity":7,"status":"pending"`},
-			{patch("/v1/inventory/3", `{}`), 400, CodeInvalidBody, "body: has 0 fields; at least 1 are required"},
-			{patch("/v1/inventory/3", `{"status": "lost"}`), 400, CodeInvalidBody, `status: \"lost\" is not one of \"available\", \"pending\", \"sold\"`},
+			{patch("/v1/inventory/3", `{}`), 400, httpapi.CodeInvalidBody, "body: has 0 fields; at least 1 are required"},
+			{patch("/v1/inventory/3", `{"status": "lost"}`), 400, httpapi.CodeInvalidBody, `status: \"lost\" is not one of \"available\", \"pending\", \"sold\"`},
 			{get("/v1/inventory"), 200, "", `{"petId":3,"quantity":7,"status":"pending"}`},
 		},
 	},
@@ -76,8 +78,8 @@ var specVariants = []specVariant{
 		},
 		steps: []step{
 			{patch("/v1/inventory/3", `{"quantity": 1000}`), 200, "", `"quantity":1000`},
-			{patch("/v1/inventory/3", `{"quantity": 1001}`), 400, CodeInvalidBody, "quantity: 1001 is out of range: above the maximum 1000"},
-			{patch("/v1/inventory/3", `{"quantity": -1}`), 400, CodeInvalidBody, "quantity: -1 is out of range: below the minimum 0"},
+			{patch("/v1/inventory/3", `{"quantity": 1001}`), 400, httpapi.CodeInvalidBody, "quantity: 1001 is out of range: above the maximum 1000"},
+			{patch("/v1/inventory/3", `{"quantity": -1}`), 400, httpapi.CodeInvalidBody, "quantity: -1 is out of range: below the minimum 0"},
 		},
 	},
 	{
@@ -95,8 +97,8 @@ var specVariants = []specVariant{
 			{patch("/v1/inventory/3", `{"quantity": -100}`), 200, "", `"quantity":-100`},
 			{patch("/v1/inventory/3", `{"quantity": 2147483648}`), 200, "", `"quantity":2147483648`},
 			{patch("/v1/inventory/3", `{"quantity": 9999999999}`), 200, "", `"quantity":9999999999`},
-			{patch("/v1/inventory/3", `{"quantity": 10000000000}`), 400, CodeInvalidBody, "above the maximum 9999999999"},
-			{patch("/v1/inventory/3", `{"quantity": -101}`), 400, CodeInvalidBody, "below the minimum -100"},
+			{patch("/v1/inventory/3", `{"quantity": 10000000000}`), 400, httpapi.CodeInvalidBody, "above the maximum 9999999999"},
+			{patch("/v1/inventory/3", `{"quantity": -101}`), 400, httpapi.CodeInvalidBody, "below the minimum -100"},
 		},
 	},
 	{
@@ -109,8 +111,8 @@ var specVariants = []specVariant{
 			// The update's bound replaces the mock's own 0; the mock's own
 			// maximum still holds, neither schema giving one.
 			{patch("/v1/inventory/3", `{"quantity": -100}`), 200, "", `"quantity":-100`},
-			{patch("/v1/inventory/3", `{"quantity": -101}`), 400, CodeInvalidBody, "quantity: -101 is out of range: below the minimum -100"},
-			{patch("/v1/inventory/3", `{"quantity": 2147483648}`), 400, CodeInvalidBody, "quantity: 2147483648 is out of range: above the maximum 2147483647 (the mock's bound; the contract gives none)"},
+			{patch("/v1/inventory/3", `{"quantity": -101}`), 400, httpapi.CodeInvalidBody, "quantity: -101 is out of range: below the minimum -100"},
+			{patch("/v1/inventory/3", `{"quantity": 2147483648}`), 400, httpapi.CodeInvalidBody, "quantity: 2147483648 is out of range: above the maximum 2147483647 (the mock's bound; the contract gives none)"},
 			{get("/v1/inventory"), 200, "", `{"petId":3,"quantity":-100,`},
 		},
 	},
@@ -128,7 +130,7 @@ var specVariants = []specVariant{
 			{get("/v1/inventory"), 200, "", `{"updatedAt":"20`},
 			{patch("/v1/inventory/3", `{"quantity": 4}`), 200, "", `"quantity":4`},
 			{get("/v1/inventory"), 200, "", `"petId":3,"quantity":4,`},
-			{withHeader(get("/v1/inventory"), "Prefer", "example=one-of-each"), 400, CodeInvalidPreference, "Prefer: example=one-of-each: the 200 response of listInventory has this example, but it does not match the contract ([0].updatedAt: required; [1].updatedAt: required; [2].updatedAt: required), so the mock will not send it; update or remove the example in the spec"},
+			{withHeader(get("/v1/inventory"), "Prefer", "example=one-of-each"), 400, httpapi.CodeInvalidPreference, "Prefer: example=one-of-each: the 200 response of listInventory has this example, but it does not match the contract ([0].updatedAt: required; [1].updatedAt: required; [2].updatedAt: required), so the mock will not send it; update or remove the example in the spec"},
 			{withHeader(get("/v1/inventory"), "Prefer", "example=empty"), 200, "", "[]"},
 		},
 		warnings: []string{"listInventory: response 200: example one-of-each does not match the contract ([0].updatedAt: required; [1].updatedAt: required; [2].updatedAt: required); Prefer: example=one-of-each answers 400 until it is updated or removed"},
@@ -152,7 +154,7 @@ var specVariants = []specVariant{
 		steps: []step{
 			{get("/v2/inventory"), 200, "", `"petId":64`},
 			{patch("/v2/inventory/3", `{"quantity": 9}`), 200, "", `"quantity":9`},
-			{get("/v1/inventory"), 404, CodeNotFound, "no such path"},
+			{get("/v1/inventory"), 404, httpapi.CodeNotFound, "no such path"},
 		},
 	},
 	{
@@ -190,11 +192,11 @@ responses:
 			{get("/v1/inventory/3"), 200, "", `{"petId":3,`},
 			{patch("/v1/inventory/3", `{"quantity": 77}`), 200, "", `"quantity":77`},
 			{get("/v1/inventory/3"), 200, "", `"quantity":77`},
-			{get("/v1/inventory/424242"), 404, CodeNotFound, "no record with petId 424242"},
+			{get("/v1/inventory/424242"), 404, httpapi.CodeNotFound, "no record with petId 424242"},
 			// The operation documents no 400: a petId that is not one names
 			// no record, and the answer is its documented 404.
-			{get("/v1/inventory/abc"), 404, CodeNotFound, `petId: \"abc\" is not an integer`},
-			{req{method: "GET", path: "/v1/inventory/3", auth: "-"}, 401, CodeUnauthorized, "missing Authorization header"},
+			{get("/v1/inventory/abc"), 404, httpapi.CodeNotFound, `petId: \"abc\" is not an integer`},
+			{req{method: "GET", path: "/v1/inventory/3", auth: "-"}, 401, httpapi.CodeUnauthorized, "missing Authorization header"},
 		},
 	},
 	{
@@ -209,9 +211,9 @@ responses:
 			set("components.schemas.InventoryItem.properties.petId.maximum", "100"),
 		},
 		steps: []step{
-			{patch("/v1/inventory/100", `{"quantity": 1}`), 404, CodeNotFound, "no record with petId 100"},
-			{patch("/v1/inventory/101", `{"quantity": 1}`), 400, CodeInvalidParameter, "petId: 101 is out of range: above the maximum 100"},
-			{patch("/v1/inventory/0", `{"quantity": 1}`), 400, CodeInvalidParameter, "petId: 0 is out of range: below the minimum 1"},
+			{patch("/v1/inventory/100", `{"quantity": 1}`), 404, httpapi.CodeNotFound, "no record with petId 100"},
+			{patch("/v1/inventory/101", `{"quantity": 1}`), 400, httpapi.CodeInvalidParameter, "petId: 101 is out of range: above the maximum 100"},
+			{patch("/v1/inventory/0", `{"quantity": 1}`), 400, httpapi.CodeInvalidParameter, "petId: 0 is out of range: below the minimum 1"},
 			{patch("/v1/inventory/3", `{"quantity": 1}`), 200, "", `"quantity":1`},
 		},
 	},
@@ -232,8 +234,8 @@ responses:
 			{get("/v1/inventory"), 200, "", `"price":`},
 			{patch("/v1/inventory/3", `{"quantity": 2, "price": 10}`), 200, "", `"price":10`},
 			{patch("/v1/inventory/3", `{"quantity": 2, "price": 20.49}`), 200, "", `"price":20.49`},
-			{patch("/v1/inventory/3", `{"quantity": 2, "price": 20.5}`), 400, CodeInvalidBody, "price: 20.5 is out of range"},
-			{patch("/v1/inventory/3", `{"quantity": 2, "price": 9.99}`), 400, CodeInvalidBody, "price: 9.99 is out of range"},
+			{patch("/v1/inventory/3", `{"quantity": 2, "price": 20.5}`), 400, httpapi.CodeInvalidBody, "price: 20.5 is out of range"},
+			{patch("/v1/inventory/3", `{"quantity": 2, "price": 9.99}`), 400, httpapi.CodeInvalidBody, "price: 9.99 is out of range"},
 			{get("/v1/inventory"), 200, "", `"price":20.49`},
 		},
 	},
@@ -251,7 +253,7 @@ responses:
 		generate: true,
 		steps: []step{
 			{patch("/v1/inventory/3", `{"quantity": 15}`), 200, "", `"quantity":15`},
-			{patch("/v1/inventory/3", `{"quantity": 7}`), 400, CodeInvalidBody, "quantity: 7 is not a multiple of 5"},
+			{patch("/v1/inventory/3", `{"quantity": 7}`), 400, httpapi.CodeInvalidBody, "quantity: 7 is not a multiple of 5"},
 		},
 	},
 	{
@@ -264,8 +266,8 @@ responses:
 		steps: []step{
 			{get("/v1/inventory"), 200, "", `{"petId":1,`},
 			{patch("/v1/inventory/3", `{"quantity": 9}`), 200, "", `"quantity":9`},
-			{patch("/v1/inventory/3", `{"quantity": "x"}`), 400, CodeInvalidBody, "quantity: got string, want integer"},
-			{patch("/v1/inventory/999999", `{"quantity": 1}`), 404, CodeNotFound, "no record with petId 999999"},
+			{patch("/v1/inventory/3", `{"quantity": "x"}`), 400, httpapi.CodeInvalidBody, "quantity: got string, want integer"},
+			{patch("/v1/inventory/999999", `{"quantity": 1}`), 404, httpapi.CodeNotFound, "no record with petId 999999"},
 		},
 	},
 	{
@@ -321,8 +323,8 @@ properties:
 		steps: []step{
 			// The mock serves lists, reads and updates of its records; an
 			// order is none, and its 501 is documented by the default.
-			{req{method: "POST", path: "/v1/store/orders", body: `{"petId": 3, "quantity": 1}`}, 501, CodeNotImplemented, "POST /store/orders is in the contract, but it is not an operation the mock can serve"},
-			{req{method: "POST", path: "/v1/store/orders", body: `{"petId": 3, "quantity": 1}`, auth: "-"}, 401, CodeUnauthorized, "missing Authorization header"},
+			{req{method: "POST", path: "/v1/store/orders", body: `{"petId": 3, "quantity": 1}`}, 501, httpapi.CodeNotImplemented, "POST /store/orders is in the contract, but it is not an operation the mock can serve"},
+			{req{method: "POST", path: "/v1/store/orders", body: `{"petId": 3, "quantity": 1}`, auth: "-"}, 401, httpapi.CodeUnauthorized, "missing Authorization header"},
 		},
 	},
 }

@@ -13,8 +13,10 @@ import (
 	"strings"
 
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
-	"github.com/petstore/inventory-kit/conformance/traffic"
+	"github.com/petstore/inventory-kit/conformance"
+	"github.com/petstore/inventory-kit/conformance/report"
 	"github.com/petstore/inventory-kit/spec"
+	"github.com/petstore/inventory-kit/spec/exchange"
 )
 
 // harOptions are the flags of the HAR check, --har FILE.
@@ -90,11 +92,11 @@ func runHAR(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return cannot("%v", err)
 	}
-	filter, err := traffic.NewRuleFilter(o.ignore)
+	filter, err := spec.NewRuleFilter(o.ignore)
 	if err != nil {
 		return cannot("--ignore-rule: %v", err)
 	}
-	m := traffic.HARMapping{BasePath: contract.BasePath, Limit: o.bodyLimit}
+	m := exchange.HARMapping{BasePath: contract.BasePath, Limit: o.bodyLimit}
 	if o.baseURL != "" {
 		u, err := url.Parse(strings.TrimSuffix(o.baseURL, "/"))
 		if err != nil || u.Host == "" {
@@ -114,15 +116,15 @@ func runHAR(ctx context.Context, args []string, getenv func(string) string, stdo
 		}
 		defer jsonl.Close()
 	}
-	opts := traffic.FindingsOptions{Redact: []string{o.apiKey}}
+	opts := spec.FindingsOptions{Redactor: conformance.KeyRedactor(o.apiKey)}
 	if jsonl != nil {
 		opts.JSONL = jsonl
 	}
-	findings := traffic.NewFindings(contract, opts)
-	check := traffic.NewChecker(contract, filter)
+	findings := spec.NewFindings(contract, opts)
+	judge := spec.NewJudge(contract, filter)
 	checked, entries := 0, 0
 	skipped := map[string]int{}
-	err = traffic.ReadHAR(in, func(e *traffic.HAREntry) error {
+	err = exchange.ReadHAR(in, func(e *exchange.HAREntry) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -133,8 +135,8 @@ func runHAR(ctx context.Context, args []string, getenv func(string) string, stdo
 			return nil
 		}
 		checked++
-		rv := check.CheckRequest(x)
-		findings.Record(x, rv.Name, append(rv.Violations, check.CheckResponse(x, rv)...))
+		rv, vs := judge.Exchange(x)
+		findings.Record(x, rv.Name, vs)
 		return nil
 	})
 	if err != nil {
@@ -145,21 +147,15 @@ func runHAR(ctx context.Context, args []string, getenv func(string) string, stdo
 		return cannot("%s holds no exchange under %s to check (see --base-url)", o.file, harScope(m))
 	}
 	if o.junitReport != "" {
-		f, err := createReport(o.junitReport)
-		if err == nil {
-			err = findings.WriteJUnit(f, "inventory-conformance --har "+filepath.Base(o.file))
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-		}
-		if err != nil {
+		run := report.Traffic("inventory-conformance --har "+filepath.Base(o.file), contract, findings)
+		if err := conformance.WriteReport(o.junitReport, run.JUnit(findings.Redactor())); err != nil {
 			return cannot("--junit-report: %v", err)
 		}
 	}
 	if err := findings.Err(); err != nil {
 		return cannot("--report-jsonl: %v", err)
 	}
-	findings.WriteText(stdout)
+	report.Findings(stdout, findings)
 	if findings.Errors() > 0 {
 		return exitFailed, true
 	}
@@ -180,7 +176,7 @@ func skippedNote(skipped map[string]int) string {
 }
 
 // harScope names the entries a mapping checks.
-func harScope(m traffic.HARMapping) string {
+func harScope(m exchange.HARMapping) string {
 	if m.Base != nil {
 		return m.Base.Redacted()
 	}

@@ -1,18 +1,24 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
-	"github.com/petstore/inventory-kit/conformance/traffic"
+	"github.com/petstore/inventory-kit/conformance"
 	"github.com/petstore/inventory-kit/mockserver/proxy"
 	"github.com/petstore/inventory-kit/spec"
+	"github.com/petstore/inventory-kit/spec/exchange"
 )
 
 // startProxy starts the validating proxy in front of backend (an address
@@ -30,7 +36,7 @@ func startProxy(t *testing.T, backend string) (string, *proxy.Proxy, func() stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	har, err := traffic.NewHARWriter(f, "test", "1", []string{testKey})
+	har, err := exchange.NewHARWriter(f, "test", "1", conformance.KeyRedactor(testKey))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,13 +81,13 @@ func TestConformanceThroughProxy(t *testing.T) {
 	har := closeHAR() // after every exchange is checked
 	var errs, warns int64
 	for _, f := range p.Findings().List() {
-		if f.Severity == traffic.SeverityError {
+		if f.Severity == spec.SeverityError {
 			errs += f.Count
 		} else {
 			warns += f.Count
 		}
 		switch {
-		case f.Where == traffic.WhereResponse:
+		case f.Where == spec.WhereResponse:
 			t.Errorf("a finding about the mock's answer: %s %s %s: %s (e.g. %s %s -> %d)", f.Operation, f.Rule, f.Path, f.Message, f.Example.Method, f.Example.URL, f.Example.Status)
 		case f.Example.Status < 400 || f.Example.Status > 499:
 			t.Errorf("the proxy flags a request the mock accepted (%d): %s %s %s: %s", f.Example.Status, f.Operation, f.Rule, f.Path, f.Message)
@@ -170,4 +176,94 @@ func TestHARCommand(t *testing.T) {
 		})
 	}
 	noKeyIn(t, junit, jsonl)
+}
+
+// TestProxyAndHARAgree runs the same traffic through the proxy, in front of
+// a backend that cuts half of its lists short and breaks its updates'
+// answers, and checks that --har over the proxy's own recording names the
+// same (operation, rule) pairs, as often, as the proxy found live.
+func TestProxyAndHARAgree(t *testing.T) {
+	var mu sync.Mutex // guards n
+	n := 0
+	backend, _ := newMock(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			n++
+			cut := n%2 == 0
+			mu.Unlock()
+			switch {
+			case r.Method == http.MethodGet && cut:
+				// A list that says it is longer than it is: the connection
+				// ends in its middle.
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, r)
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Content-Length", strconv.Itoa(rec.Body.Len()))
+				w.WriteHeader(http.StatusOK)
+				w.Write(rec.Body.Bytes()[:rec.Body.Len()/2])
+				http.NewResponseController(w).Flush()
+				panic(http.ErrAbortHandler)
+			case r.Method == http.MethodPatch:
+				w.Header().Set("Content-Type", "application/json")
+				w.Write([]byte(`{"petId":3,"quantity":9,"status":"lost"}`))
+			default:
+				h.ServeHTTP(w, r)
+			}
+		})
+	})
+	front, p, closeHAR := startProxy(t, backend)
+	send := func(method, path, body string) {
+		req, _ := http.NewRequest(method, front+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+testKey)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}
+	for range 4 {
+		send("GET", "/inventory", "")
+		send("PATCH", "/inventory/3", `{"quantity":9}`)
+		send("PATCH", "/inventory/abc", `{"quantity":9}`)
+	}
+	har := closeHAR()
+	pairs := func(fs []spec.Finding) string {
+		count := map[string]int64{}
+		for _, f := range fs {
+			count[f.Operation+" "+f.Rule] += f.Count
+		}
+		var out []string
+		for k, n := range count {
+			out = append(out, fmt.Sprintf("%s ×%d", k, n))
+		}
+		slices.Sort(out)
+		return strings.Join(out, ", ")
+	}
+	live := pairs(p.Findings().List())
+	if !strings.Contains(live, "listInventory answer-incomplete") || !strings.Contains(live, "updateInventory response-body-schema") {
+		t.Fatalf("live findings %s; want the cut lists and the bad updates", live)
+	}
+	jsonl := filepath.Join(t.TempDir(), "v.jsonl")
+	code, out, errOut := runInProcess([]string{"--har", har, "--report-jsonl", jsonl}, nil)
+	if code != exitFailed {
+		t.Fatalf("--har: exit %d\n%s%s", code, out, errOut)
+	}
+	b, err := os.ReadFile(jsonl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fromHAR []spec.Finding
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var f spec.Finding
+		if err := json.Unmarshal([]byte(line), &f); err != nil {
+			t.Fatal(err)
+		}
+		f.Count = 1
+		fromHAR = append(fromHAR, f)
+	}
+	if got := pairs(fromHAR); got != live {
+		t.Errorf("--har over the proxy's recording found\n  %s\nthe proxy live\n  %s", got, live)
+	}
 }

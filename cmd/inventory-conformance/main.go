@@ -9,6 +9,8 @@
 package main
 
 import (
+	"github.com/petstore/inventory-kit/spec/exchange"
+
 	"context"
 	"errors"
 	"flag"
@@ -67,7 +69,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if key == "" {
 			key = getenv("INVENTORY_API_KEY")
 		}
-		rd := conformance.NewRedactor(key)
+		rd := conformance.KeyRedactor(key)
 		errOut := rd.Writer(stderr)
 		defer errOut.Flush()
 		msg := doubleDash(err.Error())
@@ -85,7 +87,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if o.apiKey == "" {
 		o.apiKey = getenv("INVENTORY_API_KEY")
 	}
-	rd := conformance.NewRedactor(o.apiKey)
+	rd := conformance.KeyRedactor(o.apiKey)
 	out, errOut := rd.Writer(stdout), rd.Writer(stderr)
 	defer out.Flush()
 	defer errOut.Flush()
@@ -121,7 +123,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return cannot("--max-retry-wait must not be negative")
 	}
 	if _, err := types.ParseLabelFilter(o.labelFilter); err != nil {
-		return cannot("--label-filter %s: %s", conformance.Quote(o.labelFilter), plain(err.Error()))
+		return cannot("--label-filter %s: %s", exchange.Quote(o.labelFilter), plain(err.Error()))
 	}
 	contract, contractName, err := loadContract(o.specFile)
 	if err != nil {
@@ -277,7 +279,7 @@ func firstLine(s string) string {
 // reportFiles are the report paths of a run.
 type reportFiles struct {
 	junit, json string
-	rd          *conformance.Redactor
+	rd          *exchange.Redactor
 }
 
 // cannotRun writes reports saying the run could not be made, and why.

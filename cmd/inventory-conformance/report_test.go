@@ -100,8 +100,8 @@ func TestFailuresGroupedByCause(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no summary line:\n%s", out)
 	}
-	if n, _ := strconv.Atoi(m[2]); !strings.Contains(out, "Failures by cause (1 cause):\n  ✗ auth-not-enforced:") || !strings.Contains(out, "broke "+m[2]+" checks:") || n < 20 {
-		t.Errorf("want every failure under the one cause auth-not-enforced:\n%s", out)
+	if n, _ := strconv.Atoi(m[2]); !strings.Contains(out, "Failures by cause (1 cause):\n  ✗ response-auth-not-enforced:") || !strings.Contains(out, "broke "+m[2]+" checks:") || n < 20 {
+		t.Errorf("want every failure under the one cause response-auth-not-enforced:\n%s", out)
 	}
 	var causes []string
 	for _, s := range readJUnit(t, junit).Suites {
@@ -111,8 +111,8 @@ func TestFailuresGroupedByCause(t *testing.T) {
 			}
 		}
 	}
-	if len(causes) != 1 || !strings.HasPrefix(causes[0], "auth-not-enforced: ") {
-		t.Errorf("junit.xml causes %q; want one, auth-not-enforced", causes)
+	if len(causes) != 1 || !strings.HasPrefix(causes[0], "response-auth-not-enforced: ") {
+		t.Errorf("junit.xml causes %q; want one, response-auth-not-enforced", causes)
 	}
 }
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/petstore/inventory-kit/mockserver/httpapi"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,8 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/petstore/inventory-kit/mockserver"
 )
 
 // callDev sends one request to the mock at addr with the development key;
@@ -18,7 +18,7 @@ import (
 // answer took.
 func callDev(t *testing.T, addr, method, path, session, body string) (int, string, time.Duration) {
 	t.Helper()
-	status, b, took := send(t, mockserver.DevKey, method, "http://"+addr+path, session, body)
+	status, b, took := send(t, httpapi.DevKey, method, "http://"+addr+path, session, body)
 	return status, string(b), took
 }
 

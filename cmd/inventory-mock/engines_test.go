@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/petstore/inventory-kit/mockserver/httpapi"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -336,8 +338,8 @@ func checkUnavailable(t *testing.T, what string, code int, header http.Header, b
 		t.Errorf("%s: Content-Type %q; want application/json", what, header.Get("Content-Type"))
 	case len(c.Schema("Error").ValidateJSON(body)) > 0 || dec.Decode(&e) != nil:
 		t.Errorf("%s: body %s is not the contract's Error body", what, body)
-	case e.Code != mockserver.CodeUnavailable || e.Status != 503 || !strings.Contains(e.Message, why):
-		t.Errorf("%s: body %s; want code %q, status 503 and a message saying %q", what, body, mockserver.CodeUnavailable, why)
+	case e.Code != httpapi.CodeUnavailable || e.Status != 503 || !strings.Contains(e.Message, why):
+		t.Errorf("%s: body %s; want code %q, status 503 and a message saying %q", what, body, httpapi.CodeUnavailable, why)
 	}
 }
 

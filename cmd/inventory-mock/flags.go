@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/petstore/inventory-kit/mockserver/httpapi"
+
 	"errors"
 	"flag"
 	"fmt"
@@ -75,7 +77,7 @@ func envName(flagName string) string {
 func flags(o *options) *flag.FlagSet {
 	fs := flag.NewFlagSet("inventory-mock", flag.ContinueOnError)
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "`host:port` to listen on")
-	fs.Var(&o.apiKeys, "api-key", "an accepted API `key` (repeat the flag for more; the variable takes a comma-separated list); none given: the development key "+mockserver.DevKey)
+	fs.Var(&o.apiKeys, "api-key", "an accepted API `key` (repeat the flag for more; the variable takes a comma-separated list); none given: the development key "+httpapi.DevKey)
 	fs.Var(&o.adminKey, "admin-key", "`key` for the admin endpoints under /__admin/; not given: any API key")
 	fs.StringVar(&o.specFile, "spec", "", "OpenAPI `file` to serve instead of the embedded contract")
 	fs.StringVar(&o.fixturesFile, "fixtures", "", "JSON `file` of records instead of the embedded fixtures")

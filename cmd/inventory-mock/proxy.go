@@ -13,8 +13,12 @@ import (
 	"time"
 
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
-	"github.com/petstore/inventory-kit/conformance/traffic"
+	"github.com/petstore/inventory-kit/conformance"
+	"github.com/petstore/inventory-kit/conformance/report"
+	"github.com/petstore/inventory-kit/mockserver/httpapi"
 	"github.com/petstore/inventory-kit/mockserver/proxy"
+	"github.com/petstore/inventory-kit/spec"
+	"github.com/petstore/inventory-kit/spec/exchange"
 )
 
 // proxyOptions are the settings of proxy mode, --proxy-to.
@@ -69,7 +73,7 @@ func (p *proxyOptions) check(o *options) error {
 	case p.timeout <= 0 || p.bodyLimit <= 0:
 		return errors.New("--upstream-timeout and --body-check-limit must be positive")
 	}
-	if _, err := traffic.NewRuleFilter(p.ignore); err != nil {
+	if _, err := spec.NewRuleFilter(p.ignore); err != nil {
 		return fmt.Errorf("--ignore-rule: %v", err)
 	}
 	return nil
@@ -91,11 +95,11 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 	if err != nil {
 		return err
 	}
-	filter, err := traffic.NewRuleFilter(p.ignore)
+	filter, err := spec.NewRuleFilter(p.ignore)
 	if err != nil {
 		return err
 	}
-	keys := append([]string{string(o.adminKey)}, o.apiKeys...)
+	rd := httpapi.KeyRedactor(o.apiKeys, string(o.adminKey))
 	var closers []func() error
 	defer func() {
 		for _, c := range closers {
@@ -120,16 +124,16 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 		}
 		f.Close()
 	}
-	findings := traffic.NewFindings(contract, traffic.FindingsOptions{Redact: keys, JSONL: jsonl, OnNew: func(f traffic.Finding) {
+	findings := spec.NewFindings(contract, spec.FindingsOptions{Redactor: rd, JSONL: jsonl, OnNew: func(f spec.Finding) {
 		logger.Warn("contract violation", "id", f.ID, "operation", f.Operation, "rule", f.Rule, "where", f.Where, "path", f.Path, "status", f.Status, "message", f.Message)
 	}})
-	var har *traffic.HARWriter
+	var har *exchange.HARWriter
 	if p.harOut != "" {
 		f, err := create(p.harOut)
 		if err != nil {
 			return fmt.Errorf("--har-out: %w", err)
 		}
-		if har, err = traffic.NewHARWriter(f, "inventory-mock", cli.Version(version), keys); err != nil {
+		if har, err = exchange.NewHARWriter(f, "inventory-mock", cli.Version(version), rd); err != nil {
 			f.Close()
 			return err
 		}
@@ -162,22 +166,15 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 	if err != nil {
 		return err
 	}
-	return finishProxy(p, findings, logger)
+	return finishProxy(p, contract, findings, logger)
 }
 
 // finishProxy writes the JUnit report, logs the tally, and with
 // --fail-on-violation returns a violationsError if there were violations.
-func finishProxy(p *proxyOptions, findings *traffic.Findings, logger *slog.Logger) error {
+func finishProxy(p *proxyOptions, contract *spec.Contract, findings *spec.Findings, logger *slog.Logger) error {
 	if p.junitReport != "" {
-		f, err := create(p.junitReport)
-		if err != nil {
-			return fmt.Errorf("--junit-report: %w", err)
-		}
-		if err := findings.WriteJUnit(f, "inventory-mock contract proxy"); err != nil {
-			f.Close()
-			return fmt.Errorf("--junit-report: %w", err)
-		}
-		if err := f.Close(); err != nil {
+		run := report.Traffic("inventory-mock contract proxy", contract, findings)
+		if err := conformance.WriteReport(p.junitReport, run.JUnit(findings.Redactor())); err != nil {
 			return fmt.Errorf("--junit-report: %w", err)
 		}
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/petstore/inventory-kit/mockserver/httpapi"
+
 	"context"
 	"crypto/tls"
 	"errors"
@@ -23,7 +25,7 @@ import (
 var version = ""
 
 // logWindow is how long access lines wait, to reach stderr together (see
-// mockserver.NewBatchingLogger): under load, one write per request costs
+// httpapi.NewBatchingLogger): under load, one write per request costs
 // more than the line itself; a person watching the log does not see 20 ms.
 const logWindow = 20 * time.Millisecond
 
@@ -54,7 +56,7 @@ func run[E environ](ctx context.Context, args []string, env E, stdout, stderr io
 	if o.healthCheck {
 		return healthCheck(ctx, o)
 	}
-	logger, flushLogs := mockserver.NewBatchingLogger(stderr, o.logFormat == "json", logWindow)
+	logger, flushLogs := httpapi.NewBatchingLogger(stderr, o.logFormat == "json", logWindow)
 	defer flushLogs()
 	handler := logger.Handler()
 	if o.proxy.to != "" {

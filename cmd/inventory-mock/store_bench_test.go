@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/petstore/inventory-kit/mockserver/httpapi"
+
 	"context"
 	"fmt"
 	"io"
@@ -90,7 +92,7 @@ func benchMock(b *testing.B, value string) http.Handler {
 	if err != nil {
 		b.Fatal(err)
 	}
-	logger := mockserver.NewLogger(io.Discard, false)
+	logger := httpapi.NewLogger(io.Discard, false)
 	st, err := openStore(context.Background(), f, d, store.Options{}, logger)
 	if err != nil {
 		b.Fatal(err)

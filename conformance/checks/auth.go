@@ -74,7 +74,7 @@ func registerAuth(t *conformance.Target) {
 					r.Auth = c.Auth(t.Config().APIKey)
 					x := t.Do(ctx, r)
 					t.ExpectStatus(x, "401 with an Error body when the credential is missing or invalid", http.StatusUnauthorized)
-					if x.RespHead.Get("WWW-Authenticate") == "" {
+					if x.RespHeader.Get("WWW-Authenticate") == "" {
 						t.Warn("RFC 9110 section 11.6.1", "%s: 401 without a WWW-Authenticate header", o.Name())
 					}
 				})

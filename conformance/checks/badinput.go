@@ -1,6 +1,8 @@
 package checks
 
 import (
+	"github.com/petstore/inventory-kit/spec/exchange"
+
 	"fmt"
 	"net/http"
 	"strconv"
@@ -88,7 +90,7 @@ func registerErrors(t *conformance.Target) {
 		ginkgo.It("401: the Error body has non-empty code and message and status 401", func(ctx ginkgo.SpecContext) {
 			x := t.Do(ctx, conformance.Request{Method: s.List.Method, Path: s.List.Path, Auth: conformance.NoAuth})
 			t.ExpectStatus(x, "401 with an Error body", http.StatusUnauthorized)
-			if ps := conformance.ErrorProblems(x); len(ps) > 0 {
+			if ps := t.ErrorProblems(x); len(ps) > 0 {
 				t.FailWith(x, "an Error body: code and message non-empty strings, status equal to the HTTP status", ps)
 			}
 		})
@@ -97,7 +99,7 @@ func registerErrors(t *conformance.Target) {
 			// No body: nothing a loose reading of the identifier could write.
 			x := t.Do(ctx, conformance.Request{Method: s.Update.Method, Path: t.ItemPath(t.MalformedIDs()[0])})
 			t.ExpectStatusBecause(conformance.CauseBadIDAccepted, x, "400 with an Error body for an identifier that is not one", http.StatusBadRequest)
-			if ps := conformance.ErrorProblems(x); len(ps) > 0 {
+			if ps := t.ErrorProblems(x); len(ps) > 0 {
 				t.FailWith(x, "an Error body: code and message non-empty strings, status equal to the HTTP status", ps)
 			}
 		})
@@ -112,7 +114,7 @@ func registerErrors(t *conformance.Target) {
 			} {
 				x := t.Send(ctx, r)
 				if x.MediaType() != "application/json" {
-					t.FailBecause(conformance.CauseContentType, x, "request and response bodies are application/json", []string{"Content-Type " + conformance.Quote(x.RespHead.Get("Content-Type"))})
+					t.FailBecause(conformance.CauseContentType, x, "request and response bodies are application/json", []string{"Content-Type " + exchange.Quote(x.RespHeader.Get("Content-Type"))})
 				}
 			}
 		})

@@ -1,6 +1,8 @@
 package checks
 
 import (
+	"github.com/petstore/inventory-kit/spec/exchange"
+
 	"fmt"
 	"net/http"
 	"slices"
@@ -23,7 +25,7 @@ func registerList(t *conformance.Target) {
 			t.ExpectStatus(x, "200 and the list", http.StatusOK)
 			rs, err := conformance.DecodeRecordsContext(ctx, x.RespBody)
 			if err != nil {
-				t.FailWith(x, "a JSON array of records", []string{err.Error()})
+				t.FailBecause(conformance.CauseResponseSchema, x, "a JSON array of records", []string{err.Error()})
 			}
 			extra := map[string]bool{}
 			for i, r := range rs {
@@ -39,7 +41,7 @@ func registerList(t *conformance.Target) {
 			if len(extra) > 0 {
 				names := make([]string, 0, len(extra))
 				for f := range extra {
-					names = append(names, conformance.Quote(f))
+					names = append(names, exchange.Quote(f))
 				}
 				slices.Sort(names)
 				t.Observe("fields of a record beyond the contract's", "%v", names)

@@ -1,6 +1,8 @@
 package checks
 
 import (
+	"github.com/petstore/inventory-kit/spec/exchange"
+
 	"fmt"
 	"net/http"
 	"slices"
@@ -73,7 +75,7 @@ func registerOperations(t *conformance.Target) {
 // deprecation warns when a deprecated operation answers without a
 // Deprecation header.
 func deprecation(t *conformance.Target, o *spec.Operation, x *conformance.Exchange) {
-	if o.Deprecated && x.RespHead.Get("Deprecation") == "" {
+	if o.Deprecated && x.RespHeader.Get("Deprecation") == "" {
 		t.Warn("RFC 9745 section 2", "%s is deprecated but answers without a Deprecation header", o.Name())
 	}
 }
@@ -100,13 +102,13 @@ func registerSilent(t *conformance.Target) {
 
 		ginkgo.It("charset on Content-Type", func(ctx ginkgo.SpecContext) {
 			_, _, x := t.List(ctx)
-			t.Observe("Content-Type of the list", "%s", conformance.Quote(x.RespHead.Get("Content-Type")))
+			t.Observe("Content-Type of the list", "%s", exchange.Quote(x.RespHeader.Get("Content-Type")))
 		})
 
 		ginkgo.It("WWW-Authenticate challenge", func(ctx ginkgo.SpecContext) {
 			x := t.Do(ctx, conformance.Request{Method: s.List.Method, Path: s.List.Path, Auth: conformance.NoAuth})
 			t.ExpectStatus(x, "401", http.StatusUnauthorized)
-			t.Observe("WWW-Authenticate on 401", "%s", conformance.Quote(x.RespHead.Get("WWW-Authenticate")))
+			t.Observe("WWW-Authenticate on 401", "%s", exchange.Quote(x.RespHeader.Get("WWW-Authenticate")))
 		})
 
 		ginkgo.Describe("writes", conformance.Labels(conformance.AreaSilent, conformance.Mutating), func() {

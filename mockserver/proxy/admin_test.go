@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/petstore/inventory-kit/conformance/traffic"
 	"github.com/petstore/inventory-kit/spec"
+	"github.com/petstore/inventory-kit/spec/exchange"
 )
 
 func TestAdmin(t *testing.T) {
@@ -52,9 +52,9 @@ func TestAdmin(t *testing.T) {
 	if ps := admin.Operation("listViolations").CheckResponse(200, http.Header{"Content-Type": {"application/json"}}, body); len(ps) > 0 {
 		t.Errorf("GET /__admin/violations breaks the admin document: %s\n%s", spec.Join(ps), body)
 	}
-	var fs []traffic.Finding
+	var fs []spec.Finding
 	json.Unmarshal(body, &fs)
-	if len(fs) != 1 || fs[0].Count != 2 || fs[0].Path != "$[*].status" || fs[0].Rule != traffic.RuleResponseBody {
+	if len(fs) != 1 || fs[0].Count != 2 || fs[0].Path != "$[*].status" || fs[0].Rule != spec.RuleResponseBody {
 		t.Errorf("violations %s; want one group of 2 at $[*].status", body)
 	}
 	if resp, _ := do(t, "DELETE", addr+"/__admin/violations", "", "Authorization", "Bearer admin-key-123"); resp.StatusCode != 204 {
@@ -87,8 +87,8 @@ func TestSecretsNeverWritten(t *testing.T) {
 	defer backend.Close()
 	var jsonl, harOut, logs bytes.Buffer
 	c, _ := spec.Shared()
-	findings := traffic.NewFindings(c, traffic.FindingsOptions{JSONL: &jsonl, Redact: []string{configured}})
-	har, err := traffic.NewHARWriter(&harOut, "test", "1", []string{configured})
+	findings := spec.NewFindings(c, spec.FindingsOptions{JSONL: &jsonl, Redactor: exchange.NewRedactor(exchange.Secret{Value: configured})})
+	har, err := exchange.NewHARWriter(&harOut, "test", "1", exchange.NewRedactor(exchange.Secret{Value: configured}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,13 +113,10 @@ func TestSecretsNeverWritten(t *testing.T) {
 	if err := har.Close(); err != nil {
 		t.Fatal(err)
 	}
-	var junit, text bytes.Buffer
-	findings.WriteJUnit(&junit, "proxy")
-	findings.WriteText(&text)
 	if len(findings.List()) < 3 {
 		t.Fatalf("only %d findings; the test needs violations to show", len(findings.List()))
 	}
-	for name, out := range map[string]*bytes.Buffer{"admin API and Enforce answers": &answers, "JSON lines": &jsonl, "HAR": &harOut, "logs": &logs, "JUnit": &junit, "text": &text} {
+	for name, out := range map[string]*bytes.Buffer{"admin API and Enforce answers": &answers, "JSON lines": &jsonl, "HAR": &harOut, "logs": &logs} {
 		for _, secret := range []string{token, queryKey, configured} {
 			if bytes.Contains(out.Bytes(), []byte(secret)) {
 				t.Errorf("%s holds the secret %q", name, secret)

@@ -8,14 +8,14 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/petstore/inventory-kit/conformance/traffic"
+	"github.com/petstore/inventory-kit/spec/exchange"
 )
 
 // decode makes the captured answer body readable for the checks: a gzip-
 // or deflate-encoded body is decoded, within the check limit, as a HAR
 // file holds it; another coding is named in RespEncoding, and the body is
 // not checked. The client gets the body as the backend sent it.
-func decode(x *traffic.Exchange, limit int) {
+func decode(x *exchange.Exchange, limit int) {
 	enc := coding(x.RespHeader)
 	if enc == "" || x.RespSize > int64(len(x.RespBody)) || len(x.RespBody) == 0 {
 		return // nothing to decode, or too large to check anyway

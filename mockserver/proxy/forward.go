@@ -13,26 +13,26 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/petstore/inventory-kit/conformance/traffic"
-	"github.com/petstore/inventory-kit/mockserver"
+	"github.com/petstore/inventory-kit/mockserver/httpapi"
 	"github.com/petstore/inventory-kit/spec"
+	"github.com/petstore/inventory-kit/spec/exchange"
 )
 
-// An exchange is one forwarded request while it is served: what the
-// checks will get, and how the backend's side went.
-type exchange struct {
-	x        traffic.Exchange
+// A pending exchange is one forwarded request while it is served: what the
+// judge will get, and how the backend's side went.
+type pending struct {
+	x        exchange.Exchange
 	start    time.Time
-	rv       *traffic.RequestVerdict // checked before forwarding (Enforce); else after
-	reqRest  *counter                // the rest of a request body too large to keep, as it streams
-	resp     *capture                // the answer's body as it passes; nil: no answer
-	answered []traffic.Violation     // the answer's violations, where Enforce checked them already
-	checked  bool                    // answered holds the answer's verdict
-	failure  *traffic.Violation      // the backend failed: unreachable, timed out, or cut its answer
+	rv       *spec.RequestVerdict // judged before forwarding (Enforce); else after
+	reqRest  *counter             // the rest of a request body too large to keep, as it streams
+	resp     *capture             // the answer's body as it passes; nil: no answer
+	answered []spec.Violation     // the answer's violations, where Enforce judged them already
+	checked  bool                 // answered holds the answer's verdict
 }
 
-// exchangeKey carries the exchange in the forwarded request's context.
-type exchangeKey struct{}
+// pendingKey carries the pending exchange in the forwarded request's
+// context.
+type pendingKey struct{}
 
 // errEnforced is ModifyResponse's error for an answer Enforce stops.
 var errEnforced = errors.New("the answer breaks the contract")
@@ -41,24 +41,24 @@ var errEnforced = errors.New("the answer breaks the contract")
 func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 	// The backend's answer passes with its own headers: not the access
 	// log's request id.
-	delete(w.Header(), mockserver.RequestIDHeader)
-	if traffic.IsPreflight(r) || r.Header.Get("Upgrade") != "" {
+	delete(w.Header(), httpapi.RequestIDHeader)
+	if exchange.IsPreflight(r.Method, r.Header) || r.Header.Get("Upgrade") != "" {
 		p.rp.ServeHTTP(w, r) // browser mechanics and protocol switches: no contract describes them
 		return
 	}
-	ex := &exchange{start: time.Now()}
+	ex := &pending{start: time.Now()}
 	// A request body in a content coding is not decoded: it passes unchecked.
-	ex.x = traffic.Exchange{Time: ex.start, Request: r, ReqEncoding: coding(r.Header)}
+	ex.x = exchange.Exchange{Time: ex.start, Method: r.Method, URL: clientURL(r), Path: r.URL.Path, Header: r.Header, BodyEncoding: coding(r.Header)}
 	if !noBody(r) {
 		body, err := readUpTo(r.Body, p.limit, r.ContentLength)
 		if err != nil {
 			// As the mock answers a body that ends early; nothing reaches the backend.
-			mockserver.WriteError(w, http.StatusBadRequest, mockserver.CodeInvalidBody, "body: ended early, before all of it was sent ("+err.Error()+")")
+			httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidBody, "body: ended early, before all of it was sent ("+err.Error()+")")
 			return
 		}
-		ex.x.ReqBody, ex.x.ReqSize = body, int64(len(body))
+		ex.x.Body, ex.x.BodySize = body, int64(len(body))
 		if len(body) > p.limit {
-			ex.x.ReqBody = body[:p.limit]
+			ex.x.Body = body[:p.limit]
 			ex.reqRest = &counter{r: r.Body}
 			ex.reqRest.n.Store(int64(len(body)))
 			r.Body = streamBody{io.MultiReader(bytes.NewReader(body), ex.reqRest), r.Body}
@@ -66,13 +66,13 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
 	}
-	if p.enforce && p.reject(w, ex) {
+	if p.enforce && p.reject(w, r, ex) {
 		return
 	}
 	// In a defer, so that an answer whose copy panics
 	// (http.ErrAbortHandler, the backend cut it short) is recorded too.
 	defer p.finish(ex)
-	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, ex)))
+	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), pendingKey{}, ex)))
 	// The client has the whole answer before the checks run.
 	http.NewResponseController(w).Flush()
 }
@@ -90,21 +90,20 @@ func clientURL(r *http.Request) string {
 // itself when it breaks the contract: 404 or 405 for no such operation,
 // 400 for its parameters, content type or body, as the mock would. A
 // missing credential is forwarded: the backend answers 401.
-func (p *Proxy) reject(w http.ResponseWriter, ex *exchange) bool {
-	rv := p.checker.CheckRequest(&ex.x)
+func (p *Proxy) reject(w http.ResponseWriter, r *http.Request, ex *pending) bool {
+	rv := p.judge.Request(&ex.x)
 	ex.rv = rv
 	if !rv.Invalid() || !p.rejects(rv) {
 		return false
 	}
 	switch {
 	case rv.Op == nil && rv.Problems[0].Kind == spec.KindMethod:
-		mockserver.WriteError(w, http.StatusMethodNotAllowed, mockserver.CodeMethodNotAllowed, rv.Problems[0].Message)
+		httpapi.WriteError(w, r, http.StatusMethodNotAllowed, httpapi.CodeMethodNotAllowed, rv.Problems[0].Message)
 	case rv.Op == nil:
-		mockserver.WriteError(w, http.StatusNotFound, mockserver.CodeNotFound, rv.Problems[0].Message)
+		httpapi.WriteError(w, r, http.StatusNotFound, httpapi.CodeNotFound, rv.Problems[0].Message)
 	default:
-		mockserver.WriteInvalid(w, rv.Problems)
+		httpapi.WriteProblems(w, r, rv.Problems)
 	}
-	ex.x.URL = clientURL(ex.x.Request)
 	p.findings.Record(&ex.x, rv.Name, rv.Violations)
 	return true
 }
@@ -112,12 +111,12 @@ func (p *Proxy) reject(w http.ResponseWriter, ex *exchange) bool {
 // rejects reports whether Enforce stops a request with these problems:
 // only for rules the filter keeps, and never one without a credential,
 // which the backend answers 401 before it looks at anything else.
-func (p *Proxy) rejects(rv *traffic.RequestVerdict) bool {
+func (p *Proxy) rejects(rv *spec.RequestVerdict) bool {
 	if rv.NoCredential {
 		return false
 	}
 	for _, v := range rv.Violations {
-		if v.Rule != traffic.RuleAuthMissing && v.Rule != traffic.RuleTooLarge {
+		if v.Rule != spec.RuleAuthMissing && v.Rule != spec.RuleTooLarge {
 			return true
 		}
 	}
@@ -147,7 +146,7 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 // reads the body up to the limit first, checks the answer, and stops one
 // that breaks the contract.
 func (p *Proxy) modifyResponse(resp *http.Response) error {
-	ex, _ := resp.Request.Context().Value(exchangeKey{}).(*exchange)
+	ex, _ := resp.Request.Context().Value(pendingKey{}).(*pending)
 	if ex == nil {
 		return nil
 	}
@@ -175,27 +174,22 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	c.body.Close()
 	ex.fill()
 	decode(&ex.x, p.limit)
-	ex.answered, ex.checked = p.checker.CheckResponse(&ex.x, ex.rv), true
+	ex.answered, ex.checked = p.judge.Response(&ex.x, ex.rv), true
 	for _, v := range ex.answered {
-		if severityOf(v.Rule) == traffic.SeverityError {
+		if spec.Severity(v.Rule) == spec.SeverityError {
 			return errEnforced
 		}
 	}
 	return nil
 }
 
-func severityOf(rule string) string {
-	r, _ := traffic.RuleNamed(rule)
-	return r.Severity
-}
-
 // fill copies what the capture saw of the answer into the exchange.
-func (ex *exchange) fill() {
+func (ex *pending) fill() {
 	if ex.resp != nil {
 		ex.x.RespBody, ex.x.RespSize = ex.resp.buf, ex.resp.n
 	}
 	if ex.reqRest != nil {
-		ex.x.ReqSize = ex.reqRest.n.Load()
+		ex.x.BodySize = ex.reqRest.n.Load()
 	}
 }
 
@@ -204,34 +198,35 @@ func (ex *exchange) fill() {
 // answer short (502), or, with Enforce, answered what breaks the contract
 // (502). A client that went away gets nothing.
 func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
-	ex, _ := r.Context().Value(exchangeKey{}).(*exchange)
+	ex, _ := r.Context().Value(pendingKey{}).(*pending)
 	if ex == nil {
-		mockserver.WriteError(w, http.StatusBadGateway, "upstream_unreachable", "the backend could not be reached")
+		httpapi.WriteError(w, r, http.StatusBadGateway, "upstream_unreachable", "the backend could not be reached")
 		return
 	}
 	host := p.upstream.Host
+	rd := p.findings.Redactor().For(&ex.x)
 	switch {
 	case errors.Is(err, errEnforced):
 		msgs := make([]string, 0, len(ex.answered))
 		for _, v := range ex.answered {
-			if severityOf(v.Rule) == traffic.SeverityError {
+			if spec.Severity(v.Rule) == spec.SeverityError {
 				msgs = append(msgs, v.Rule+" "+v.Path+": "+v.Message)
 			}
 		}
 		msg := fmt.Sprintf("the backend answered %d, which breaks the contract: %s", ex.x.Status, strings.Join(msgs, "; "))
-		mockserver.WriteError(w, http.StatusBadGateway, "contract_violation", p.findings.Redact(&ex.x, msg))
+		httpapi.WriteError(w, r, http.StatusBadGateway, "contract_violation", rd.String(msg))
 		return
 	case isTimeout(err):
-		ex.failure = &traffic.Violation{Rule: traffic.RuleUnreachable, Path: "status", Message: fmt.Sprintf("the backend at %s sent nothing for %s", host, p.timeout)}
-		mockserver.WriteError(w, http.StatusGatewayTimeout, "upstream_timeout", ex.failure.Message)
+		ex.x.Failure, ex.x.Err = exchange.FailureNoAnswer, fmt.Sprintf("the backend at %s sent nothing for %s", host, p.timeout)
+		httpapi.WriteError(w, r, http.StatusGatewayTimeout, "upstream_timeout", ex.x.Err)
 	case r.Context().Err() != nil:
 		return // the client went away
 	case ex.resp != nil:
-		ex.failure = &traffic.Violation{Rule: traffic.RuleIncomplete, Path: "$", Message: fmt.Sprintf("the backend's answer (%d) ended early: %v", ex.x.Status, err)}
-		mockserver.WriteError(w, http.StatusBadGateway, "upstream_incomplete", p.findings.Redact(&ex.x, ex.failure.Message))
+		ex.x.Failure, ex.x.Err = exchange.FailureCut, fmt.Sprintf("the backend's answer ended early: %v", err)
+		httpapi.WriteError(w, r, http.StatusBadGateway, "upstream_incomplete", rd.String(fmt.Sprintf("the backend's answer (%d) ended early: %v", ex.x.Status, err)))
 	default:
-		ex.failure = &traffic.Violation{Rule: traffic.RuleUnreachable, Path: "status", Message: fmt.Sprintf("the backend at %s could not be reached: %v", host, err)}
-		mockserver.WriteError(w, http.StatusBadGateway, "upstream_unreachable", p.findings.Redact(&ex.x, ex.failure.Message))
+		ex.x.Failure, ex.x.Err = exchange.FailureNoAnswer, fmt.Sprintf("the backend at %s could not be reached: %v", host, err)
+		httpapi.WriteError(w, r, http.StatusBadGateway, "upstream_unreachable", rd.String(ex.x.Err))
 	}
 }
 
@@ -244,53 +239,45 @@ func isTimeout(err error) bool {
 
 // finish checks what passed, once the client has the answer, and records
 // it.
-func (p *Proxy) finish(ex *exchange) {
+func (p *Proxy) finish(ex *pending) {
 	ex.fill()
 	x := &ex.x
 	rv := ex.rv
 	if rv == nil {
-		rv = p.checker.CheckRequest(x)
+		rv = p.judge.Request(x)
 	}
 	vs := rv.Violations
 	c := ex.resp
-	switch {
-	case ex.failure == nil && c != nil && c.err != nil:
+	if x.Failure == "" && c != nil && c.err != nil {
 		// Cut short while it streamed to the client.
-		rule, msg := traffic.RuleIncomplete, fmt.Sprintf("the backend's answer (%d) ended early: %v", x.Status, c.err)
+		x.Failure, x.Err = exchange.FailureCut, fmt.Sprintf("the backend's answer ended early: %v", c.err)
 		if isTimeout(c.err) {
-			rule, msg = traffic.RuleUnreachable, fmt.Sprintf("the backend at %s stopped sending its answer (%d) for %s", p.upstream.Host, x.Status, p.timeout)
+			x.Err = fmt.Sprintf("the backend at %s stopped sending its answer for %s", p.upstream.Host, p.timeout)
 		}
-		ex.failure = &traffic.Violation{Rule: rule, Path: "$", Message: msg}
 	}
 	switch {
-	case ex.failure != nil:
-		if p.checker.Keeps(ex.failure.Rule) {
-			f := *ex.failure
-			f.Operation, f.Where = rv.Name, traffic.WhereResponse
-			vs = append(vs, f)
-		}
+	case x.Failure != "":
 		if c == nil {
 			x.Status = 0
 		}
+		vs = append(vs, p.judge.Response(x, rv)...)
 	case ex.checked:
 		vs = append(vs, ex.answered...)
 	case c == nil || !c.eof:
 		// No answer (the client went away first), or the client went away
-		// before the whole answer passed: nothing to check of the answer.
+		// before the whole answer passed: nothing to judge of the answer.
 	default:
 		decode(x, p.limit)
-		vs = append(vs, p.checker.CheckResponse(x, rv)...)
-	}
-	if len(vs) > 0 || p.har != nil {
-		x.URL = clientURL(x.Request) // only what is kept shows it
+		vs = append(vs, p.judge.Response(x, rv)...)
 	}
 	p.findings.Record(x, rv.Name, vs)
 	if p.har != nil {
 		hx := *x
-		if ex.failure != nil || c == nil || !c.eof {
-			hx.Status = 0 // no whole answer: the recording has the request alone
+		hx.Elapsed = time.Since(ex.start)
+		if x.Failure == "" && (c == nil || !c.eof) {
+			hx.Status = 0 // the client went away first: the recording has the request alone
 		}
-		if err := p.har.Write(&hx, time.Since(ex.start)); err != nil {
+		if err := p.har.Write(&hx); err != nil {
 			p.logger.Warn("HAR: cannot write", "error", err)
 		}
 	}

@@ -1,8 +1,8 @@
 // Package proxy is the validating contract proxy: an http.Handler that
 // forwards every request under the contract's base path to a real
 // backend and its answer back, and checks both against the contract as
-// they pass (package conformance/traffic holds the checks and groups the
-// findings). By default it changes nothing that passes; with Enforce it
+// they pass: the contract's Judge (package spec) names the rule each
+// violation breaks, and spec.Findings groups them. By default it changes nothing that passes; with Enforce it
 // answers a request that breaks the contract 400 without forwarding it,
 // and an answer that breaks the contract 502, both with the contract's
 // Error body.
@@ -18,7 +18,6 @@
 package proxy
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -28,9 +27,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/petstore/inventory-kit/conformance/traffic"
-	"github.com/petstore/inventory-kit/mockserver"
+	"github.com/petstore/inventory-kit/mockserver/httpapi"
 	"github.com/petstore/inventory-kit/spec"
+	"github.com/petstore/inventory-kit/spec/exchange"
 )
 
 // DefaultBodyLimit is the bytes of each body the proxy checks: 1 MiB.
@@ -53,14 +52,14 @@ type Config struct {
 	// BodyLimit is the bytes of each body checked; 0: DefaultBodyLimit.
 	BodyLimit int
 	// Ignore leaves out violations of the rules it matches.
-	Ignore traffic.RuleFilter
+	Ignore spec.RuleFilter
 	// Findings gets the violations; nil: a new one that redacts APIKeys
 	// and AdminKey.
-	Findings *traffic.Findings
+	Findings *spec.Findings
 	// HAR, if not nil, gets every exchange the backend answered.
-	HAR *traffic.HARWriter
+	HAR *exchange.HARWriter
 	// AdminKey guards /__admin/violations; empty: any of APIKeys, or
-	// mockserver.DevKey without those. The proxy checks no other key: the
+	// httpapi.DevKey without those. The proxy checks no other key: the
 	// backend does.
 	AdminKey string
 	APIKeys  []string
@@ -75,9 +74,9 @@ type Proxy struct {
 	enforce  bool
 	limit    int
 	timeout  time.Duration
-	checker  *traffic.Checker
-	findings *traffic.Findings
-	har      *traffic.HARWriter
+	judge    *spec.Judge
+	findings *spec.Findings
+	har      *exchange.HARWriter
 	logger   *slog.Logger
 	rp       *httputil.ReverseProxy
 	own      http.Handler // the proxy's own endpoints
@@ -95,13 +94,13 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	up.Path = strings.TrimSuffix(up.Path, "/")
 	up.RawPath = ""
-	if err := mockserver.CheckEnvelope(cfg.Contract); err != nil {
-		return nil, err
+	if err := httpapi.CheckEnvelope(cfg.Contract); err != nil {
+		return nil, fmt.Errorf("proxy: %w", err)
 	}
 	p := &Proxy{
 		contract: cfg.Contract, upstream: up, base: cfg.Contract.BasePath, enforce: cfg.Enforce,
 		limit: cfg.BodyLimit, timeout: cfg.Timeout, har: cfg.HAR, logger: cfg.Logger,
-		checker: traffic.NewChecker(cfg.Contract, cfg.Ignore), findings: cfg.Findings,
+		judge: spec.NewJudge(cfg.Contract, cfg.Ignore), findings: cfg.Findings,
 	}
 	if p.limit <= 0 {
 		p.limit = DefaultBodyLimit
@@ -112,8 +111,9 @@ func New(cfg Config) (*Proxy, error) {
 	if p.logger == nil {
 		p.logger = slog.New(slog.DiscardHandler)
 	}
+	rd := httpapi.KeyRedactor(cfg.APIKeys, cfg.AdminKey)
 	if p.findings == nil {
-		p.findings = traffic.NewFindings(cfg.Contract, traffic.FindingsOptions{Redact: append([]string{cfg.AdminKey}, cfg.APIKeys...)})
+		p.findings = spec.NewFindings(cfg.Contract, spec.FindingsOptions{Redactor: rd})
 	}
 	transport := cfg.Transport
 	if transport == nil {
@@ -129,28 +129,40 @@ func New(cfg Config) (*Proxy, error) {
 		BufferPool:     newBufferPool(),
 		ErrorLog:       slog.NewLogLogger(p.logger.Handler(), slog.LevelWarn),
 	}
-	admin, err := mockserver.NewAdmin(map[string]http.Handler{
-		"listViolations":  http.HandlerFunc(p.listViolations),
-		"clearViolations": http.HandlerFunc(p.clearViolations),
-	}, cfg.AdminKey, cfg.APIKeys)
-	if err != nil {
-		return nil, err
-	}
 	adminDoc, err := spec.Admin()
 	if err != nil {
 		return nil, err
 	}
+	admin, err := httpapi.AdminMux(adminDoc, httpapi.ProxyTag, map[string]httpapi.Handler{
+		"listViolations":  p.listViolations,
+		"clearViolations": p.clearViolations,
+	})
+	if err != nil {
+		return nil, err
+	}
+	apiKeys := cfg.APIKeys
+	if len(apiKeys) == 0 {
+		apiKeys = []string{httpapi.DevKey}
+	}
+	keys := httpapi.NewKeyring(apiKeys)
+	adminKeys := keys
+	if cfg.AdminKey != "" {
+		adminKeys = httpapi.NewKeyring([]string{cfg.AdminKey})
+	}
 	own := http.NewServeMux()
 	own.HandleFunc("GET /healthz", p.health)
-	own.Handle("GET /openapi.yaml", document(cfg.Contract.Raw))
-	own.Handle("GET "+adminDoc.BasePath+"/openapi.yaml", document(adminDoc.Raw))
-	own.Handle(adminDoc.BasePath+"/", admin)
+	own.Handle("GET /openapi.yaml", httpapi.NewDocument(cfg.Contract.Raw, p.base))
+	own.Handle("GET "+adminDoc.BasePath+"/openapi.yaml", httpapi.NewDocument(adminDoc.Raw, adminDoc.BasePath))
+	own.Handle(adminDoc.BasePath+"/", httpapi.RequireAdminKey(adminKeys, keys, admin))
 	own.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		mockserver.WriteError(w, http.StatusNotFound, mockserver.CodeNotFound,
+		httpapi.WriteError(w, r, http.StatusNotFound, httpapi.CodeNotFound,
 			fmt.Sprintf("no such path: %s; the proxy forwards the paths under %s", r.URL.Path, p.base))
 	})
 	p.own = own
-	p.handler = mockserver.LogAndRecover(p.logger, append([]string{cfg.AdminKey}, cfg.APIKeys...), http.HandlerFunc(p.route))
+	p.handler = httpapi.Chain(http.HandlerFunc(p.route),
+		httpapi.AccessLog(p.logger, rd),
+		httpapi.Recover(p.logger, rd),
+	)
 	return p, nil
 }
 
@@ -158,7 +170,7 @@ func New(cfg Config) (*Proxy, error) {
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.handler.ServeHTTP(w, r) }
 
 // Findings returns the violations the proxy has recorded.
-func (p *Proxy) Findings() *traffic.Findings { return p.findings }
+func (p *Proxy) Findings() *spec.Findings { return p.findings }
 
 // route forwards the paths under the contract's base path, as they came
 // (no cleaning, no redirect), and serves the rest itself.
@@ -178,21 +190,13 @@ func (p *Proxy) health(w http.ResponseWriter, r *http.Request) {
 	for _, c := range byOp {
 		n += c
 	}
-	writeValue(w, http.StatusOK, map[string]any{"status": "ok", "upstream": p.upstream.Redacted(), "exchanges": n, "groups": len(p.findings.List())})
-}
-
-// document serves an OpenAPI document.
-func document(doc []byte) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/yaml")
-		w.Write(doc)
-	})
+	httpapi.WriteValue(w, r, http.StatusOK, map[string]any{"status": "ok", "upstream": p.upstream.Redacted(), "exchanges": n, "groups": len(p.findings.List())})
 }
 
 // listViolations answers GET /__admin/violations, with its filters.
-func (p *Proxy) listViolations(w http.ResponseWriter, r *http.Request) {
+func (p *Proxy) listViolations(w http.ResponseWriter, r *http.Request, _ *httpapi.Request) {
 	q := r.URL.Query()
-	out := []traffic.Finding{}
+	out := []spec.Finding{}
 	for _, f := range p.findings.List() {
 		if (q.Has("rule") && f.Rule != q.Get("rule")) || (q.Has("operation") && f.Operation != q.Get("operation")) ||
 			(q.Has("severity") && f.Severity != q.Get("severity")) {
@@ -200,25 +204,11 @@ func (p *Proxy) listViolations(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, f)
 	}
-	writeValue(w, http.StatusOK, out)
+	httpapi.WriteValue(w, r, http.StatusOK, out)
 }
 
 // clearViolations answers DELETE /__admin/violations.
-func (p *Proxy) clearViolations(w http.ResponseWriter, r *http.Request) {
+func (p *Proxy) clearViolations(w http.ResponseWriter, r *http.Request, _ *httpapi.Request) {
 	p.findings.Clear()
 	w.WriteHeader(http.StatusNoContent)
-}
-
-// writeValue sends v as JSON; the proxy's own answers reflect state that
-// changes, so none may be cached.
-func writeValue(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		mockserver.WriteError(w, http.StatusInternalServerError, mockserver.CodeInternal, "encoding the answer: "+err.Error())
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
 }

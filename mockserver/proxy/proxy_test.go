@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"github.com/petstore/inventory-kit/mockserver/httpapi"
+
 	"bytes"
 	"encoding/json"
 	"io"
@@ -10,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petstore/inventory-kit/conformance/traffic"
 	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/mockserver"
 	"github.com/petstore/inventory-kit/spec"
@@ -97,7 +98,7 @@ func do(tb testing.TB, method, url, body string, header ...string) (*http.Respon
 }
 
 // rules lists the findings as "operation rule path" lines.
-func rules(fs []traffic.Finding) []string {
+func rules(fs []spec.Finding) []string {
 	var out []string
 	for _, f := range fs {
 		out = append(out, f.Operation+" "+f.Rule+" "+f.Path)
@@ -128,7 +129,7 @@ func TestForwardsUnchanged(t *testing.T) {
 				t.Errorf("%s %s: header %s proxied %q; direct %q", tc.method, tc.path, h, p, d)
 			}
 		}
-		if n := len(proxied.Header.Values(mockserver.RequestIDHeader)); n != 1 {
+		if n := len(proxied.Header.Values(httpapi.RequestIDHeader)); n != 1 {
 			t.Errorf("%s %s: %d X-Request-Id headers; want the backend's one", tc.method, tc.path, n)
 		}
 	}
@@ -136,7 +137,7 @@ func TestForwardsUnchanged(t *testing.T) {
 	settle(t, p, 7)
 	var got []string
 	for _, f := range p.Findings().List() {
-		if f.Where == traffic.WhereResponse {
+		if f.Where == spec.WhereResponse {
 			got = append(got, f.Operation+" "+f.Rule+" "+f.Path)
 		}
 	}
@@ -180,8 +181,8 @@ func TestUpstreamDown(t *testing.T) {
 		t.Fatalf("backend down: %d %s; want 502 with an Error body", resp.StatusCode, body)
 	}
 	settle(t, p, 1)
-	if got := rules(p.Findings().List()); strings.Join(got, ",") != "listInventory upstream-unreachable status" {
-		t.Errorf("findings %q; want the upstream-unreachable one", got)
+	if got := rules(p.Findings().List()); strings.Join(got, ",") != "listInventory no-answer status" {
+		t.Errorf("findings %q; want the no-answer one", got)
 	}
 }
 
@@ -219,7 +220,7 @@ func TestUpstreamTimeout(t *testing.T) {
 	}
 	settle(t, p, 2)
 	got := strings.Join(rules(p.Findings().List()), ",")
-	for _, want := range []string{"listInventory upstream-unreachable status", "updateInventory upstream-unreachable $"} {
+	for _, want := range []string{"listInventory no-answer status", "updateInventory answer-incomplete $"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("findings %q; want %q", got, want)
 		}

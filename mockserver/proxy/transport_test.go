@@ -17,7 +17,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/petstore/inventory-kit/conformance/traffic"
+	"github.com/petstore/inventory-kit/spec"
 )
 
 // TestLargeBodies streams bodies past the check limit both ways, whole,
@@ -59,9 +59,9 @@ func TestLargeBodies(t *testing.T) {
 		}
 	}
 	settle(t, p, 3)
-	var large []traffic.Finding
+	var large []spec.Finding
 	for _, f := range p.Findings().List() {
-		if f.Rule == traffic.RuleTooLarge {
+		if f.Rule == spec.RuleTooLarge {
 			large = append(large, f)
 		}
 	}
@@ -69,7 +69,7 @@ func TestLargeBodies(t *testing.T) {
 	var got []string
 	for _, f := range large {
 		got = append(got, f.Operation+" "+f.Rule+" "+f.Path+" "+f.Where)
-		if f.Severity != traffic.SeverityWarning {
+		if f.Severity != spec.SeverityWarning {
 			t.Errorf("%s %s: severity %s; want a warning", f.Operation, f.Where, f.Severity)
 		}
 	}
@@ -77,7 +77,7 @@ func TestLargeBodies(t *testing.T) {
 		t.Fatalf("too-large findings %q; want %q", got, want)
 	}
 	for _, f := range large {
-		if !strings.Contains(f.Message, "314572") || len(f.Example.Response.Body) > traffic.DefaultExampleLimit {
+		if !strings.Contains(f.Message, "314572") || len(f.Example.Response.Body) > spec.DefaultExampleLimit {
 			t.Errorf("%s: message %q, example body %d bytes; want the whole size and a cut example", f.Where, f.Message, len(f.Example.Response.Body))
 		}
 	}

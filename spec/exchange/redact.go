@@ -542,10 +542,16 @@ func (rd *Redactor) namedInURL(raw string) string {
 	return raw
 }
 
+// minPiece is the shortest start of a secret Cut takes off a cut text.
+const minPiece = 4
+
 // Cut returns b redacted and cut to at most n bytes, without a trailing
-// start of a secret: the bytes a cut left of a secret that went on past
-// it. Use it on every text that was cut, also where the cut was made
-// before (a body that ended early: n = len(b)).
+// start of a secret of minPiece bytes or more (of a short secret, any start
+// of a token): the bytes a cut left of a secret that went on past it. A
+// shorter start of a long secret is kept: ending on a secret's first
+// letters is what many texts do, and it hides next to nothing. Use it
+// on every text that was cut, also where the cut was made before (a body
+// that ended early: n = len(b)).
 func (rd *Redactor) Cut(b []byte, n int) []byte {
 	b = rd.Bytes(b)
 	b = b[:min(len(b), max(n, 0))]
@@ -553,7 +559,11 @@ func (rd *Redactor) Cut(b []byte, n int) []byte {
 		stripped = false
 		for _, sc := range rd.all() {
 			for _, f := range sc.forms {
-				for k := min(len(f), len(b)); k > 0 && !stripped; k-- {
+				least := minPiece
+				if sc.short {
+					least = 1 // a token's start, which the whole-token rule would miss
+				}
+				for k := min(len(f), len(b)); k >= least && !stripped; k-- {
 					if bytes.HasSuffix(b, []byte(f[:k])) && (!sc.short || !isWord(byteAt(b, len(b)-k-1, edge))) {
 						b, stripped = b[:len(b)-k], true
 					}

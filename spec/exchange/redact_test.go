@@ -196,15 +196,15 @@ func TestHeader(t *testing.T) {
 }
 
 // TestCutLeavesNoPartOfTheKey: a key cut by a capped read or a shown
-// excerpt leaves none of its bytes behind; a short key's start is taken
-// off only where it could be a token's.
+// excerpt leaves none of its first 4 or more bytes behind; a short key's
+// start is taken off where it could be a token's.
 func TestCutLeavesNoPartOfTheKey(t *testing.T) {
 	const key = "secretkey-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 	rd := NewRedactor(Secret{key, ""})
 	for n := 1; n < len(key); n++ {
 		b := []byte(strings.Repeat("a", 100) + key[:n])
-		if got := rd.Cut(b, len(b)); len(got) != 100 {
-			t.Errorf("Cut left %q of the key", got[100:])
+		if got := rd.Cut(b, len(b)); n >= minPiece && len(got) != 100 || n < minPiece && len(got) != len(b) {
+			t.Errorf("Cut left %q of the key's %d first bytes; want none of 4 or more, and fewer kept whole", got[100:], n)
 		}
 		long, shown := []byte(strings.Repeat("a", 100)+key+"b"), strings.Repeat("a", 100)+"[REDACTED]b"
 		if got := rd.Cut(long, 100+n); string(got) != shown[:min(100+n, len(shown))] {

@@ -1,0 +1,151 @@
+// Package report renders what a run found for the people and the
+// machines that read it. A Run is the one shape every report is written
+// from, whatever made it: the conformance suite's checks, or the checks of
+// recorded traffic (the validating proxy's findings, the HAR check's).
+package report
+
+import (
+	"bytes"
+	"encoding/xml"
+	"time"
+
+	"github.com/petstore/inventory-kit/spec/exchange"
+)
+
+// A Run is what a run found.
+type Run struct {
+	Name       string // the suite's name, such as "Pet Store Inventory conformance"
+	Start      time.Time
+	Duration   time.Duration
+	Properties []Property // what the run was and found: target, contract, seed, counts, causes
+	Cases      []Case
+	Summary    string // the end-of-run summary, as the console showed it
+}
+
+// A Property is one fact about a run.
+type Property struct{ Name, Value string }
+
+// A Case is one check of a run.
+type Case struct {
+	Suite    string // its group: an area of the suite, or the checked traffic
+	Class    string // its class: conformance.<area>, or an operation
+	Name     string
+	Duration time.Duration
+	State    State
+	Message  string // why it failed, errored or was skipped, in a line
+	Detail   string // the whole failure
+	Kind     string // the failure's kind: its cause or rule, or how a check errored
+	Output   string // what it noted besides: warnings, observations
+}
+
+// A State is how a check ended.
+type State int
+
+// The states.
+const (
+	Passed State = iota
+	Failed
+	Errored // panicked, interrupted or timed out: the check could not judge
+	Skipped
+)
+
+// The JUnit document, in the shape GitHub's, GitLab's and Jenkins' test
+// views read: one testsuite per group, and a last one, summary, with the
+// run's properties and summary where it has them.
+type (
+	junitSuites struct {
+		XMLName  xml.Name     `xml:"testsuites"`
+		Name     string       `xml:"name,attr"`
+		Tests    int          `xml:"tests,attr"`
+		Failures int          `xml:"failures,attr"`
+		Errors   int          `xml:"errors,attr"`
+		Skipped  int          `xml:"skipped,attr"`
+		Time     float64      `xml:"time,attr"`
+		Suites   []junitSuite `xml:"testsuite"`
+	}
+	junitSuite struct {
+		Name       string          `xml:"name,attr"`
+		Tests      int             `xml:"tests,attr"`
+		Failures   int             `xml:"failures,attr"`
+		Errors     int             `xml:"errors,attr"`
+		Skipped    int             `xml:"skipped,attr"`
+		Time       float64         `xml:"time,attr"`
+		Timestamp  string          `xml:"timestamp,attr,omitempty"`
+		Properties []junitProperty `xml:"properties>property,omitempty"`
+		Cases      []junitCase     `xml:"testcase"`
+		SystemOut  string          `xml:"system-out,omitempty"`
+	}
+	junitProperty struct {
+		Name  string `xml:"name,attr"`
+		Value string `xml:"value,attr"`
+	}
+	junitCase struct {
+		Name      string        `xml:"name,attr"`
+		Classname string        `xml:"classname,attr"`
+		Time      float64       `xml:"time,attr"`
+		Skipped   *junitMessage `xml:"skipped,omitempty"`
+		Failure   *junitMessage `xml:"failure,omitempty"`
+		Error     *junitMessage `xml:"error,omitempty"`
+		SystemOut string        `xml:"system-out,omitempty"`
+	}
+	junitMessage struct {
+		Message string `xml:"message,attr"`
+		Type    string `xml:"type,attr,omitempty"`
+		Text    string `xml:",chardata"`
+	}
+)
+
+// JUnit renders the run as JUnit XML, every secret rd knows hidden in
+// every name, attribute and text before the document is encoded, so that
+// no key can break its structure.
+func (r Run) JUnit(rd *exchange.Redactor) []byte {
+	s := rd.String
+	stamp := r.Start.UTC().Format(time.RFC3339)
+	doc := junitSuites{Name: s(r.Name), Time: r.Duration.Seconds()}
+	index := map[string]int{}
+	for _, c := range r.Cases {
+		i, ok := index[c.Suite]
+		if !ok {
+			i = len(doc.Suites)
+			index[c.Suite] = i
+			doc.Suites = append(doc.Suites, junitSuite{Name: s(c.Suite), Timestamp: stamp})
+		}
+		js := &doc.Suites[i]
+		jc := junitCase{Name: s(c.Name), Classname: s(c.Class), Time: c.Duration.Seconds(), SystemOut: s(c.Output)}
+		m := &junitMessage{Message: s(c.Message), Type: s(c.Kind), Text: s(c.Detail)}
+		switch c.State {
+		case Failed:
+			jc.Failure = m
+			js.Failures++
+		case Errored:
+			jc.Error = m
+			js.Errors++
+		case Skipped:
+			jc.Skipped = &junitMessage{Message: s(c.Message)}
+			js.Skipped++
+		}
+		js.Tests++
+		js.Time += jc.Time
+		js.Cases = append(js.Cases, jc)
+	}
+	for _, js := range doc.Suites {
+		doc.Tests += js.Tests
+		doc.Failures += js.Failures
+		doc.Errors += js.Errors
+		doc.Skipped += js.Skipped
+	}
+	if r.Summary != "" || len(r.Properties) > 0 {
+		summary := junitSuite{Name: "summary", Timestamp: stamp, SystemOut: s(r.Summary)}
+		for _, p := range r.Properties {
+			summary.Properties = append(summary.Properties, junitProperty{s(p.Name), s(p.Value)})
+		}
+		doc.Suites = append(doc.Suites, summary)
+	}
+	var b bytes.Buffer
+	b.WriteString(xml.Header)
+	enc := xml.NewEncoder(&b)
+	enc.Indent("", "  ")
+	_ = enc.Encode(doc)
+	b.WriteByte('\n')
+	return b.Bytes()
+}

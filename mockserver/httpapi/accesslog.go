@@ -1,0 +1,205 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/petstore/inventory-kit/spec"
+	"github.com/petstore/inventory-kit/spec/exchange"
+)
+
+// RequestIDHeader carries a request's id: the caller's, if it sent a
+// usable one, else one the server makes. The access log line has it too.
+const RequestIDHeader = "X-Request-Id"
+
+// maxLoggedPath is the most of a path one log line holds.
+const maxLoggedPath = 256
+
+// An Entry is what a server of the kit records of one request while it
+// serves it: AccessLog, the outermost layer, makes it and puts it in the
+// request's context, where every layer inside finds it (EntryOf); the
+// access log's line and the mock's journal entry are made from it.
+type Entry struct {
+	Start   time.Time
+	ID      string          // the request id
+	Session string          // the session the request used, once read; "" for the default
+	Forced  string          // the Prefer header's preferences, if any
+	Fault   string          // the latency or fault applied on purpose, if any
+	Op      *spec.Operation // the contract operation the request addresses, once routed; nil: none
+	Code    string          // the Error code, if the answer was an error
+	Aborted bool            // the connection was dropped on purpose: no answer
+	// Observer sees the answer as it is written (the mock's journal); nil:
+	// none.
+	Observer Observer
+
+	status int // 0 until the answer's header is written
+	bytes  int
+}
+
+// An Observer sees an answer as it is written.
+type Observer interface {
+	// BeforeAnswer is called once, before the answer's header is written.
+	BeforeAnswer()
+	// Wrote is called with each piece of the body written.
+	Wrote(p []byte)
+}
+
+// Status returns the answer's status; 0 for a connection dropped on
+// purpose, 200 for an answer not yet begun.
+func (e *Entry) Status() int {
+	switch {
+	case e.Aborted:
+		return 0
+	case e.status == 0:
+		return http.StatusOK
+	}
+	return e.status
+}
+
+// Began reports whether the answer's header has been written.
+func (e *Entry) Began() bool { return e.status != 0 }
+
+// Bytes returns the body bytes written so far.
+func (e *Entry) Bytes() int { return e.bytes }
+
+type entryKey struct{}
+
+// EntryOf returns the Entry of a request served inside AccessLog. Outside
+// it, there is none: it returns a new one, recorded nowhere.
+func EntryOf(r *http.Request) *Entry {
+	if e, ok := r.Context().Value(entryKey{}).(*Entry); ok {
+		return e
+	}
+	return &Entry{Start: time.Now()}
+}
+
+// A served is one request's Entry and the ResponseWriter that records
+// into it, pooled between requests: a handler keeps neither once it has
+// returned.
+type served struct {
+	http.ResponseWriter
+	entry Entry
+}
+
+var pool = sync.Pool{New: func() any { return new(served) }}
+
+func (s *served) WriteHeader(code int) {
+	if s.entry.status == 0 {
+		s.entry.status = code
+		if s.entry.Observer != nil {
+			s.entry.Observer.BeforeAnswer()
+		}
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *served) Write(b []byte) (int, error) {
+	if s.entry.status == 0 {
+		s.WriteHeader(http.StatusOK)
+	}
+	n, err := s.ResponseWriter.Write(b)
+	s.entry.bytes += n
+	if s.entry.Observer != nil {
+		s.entry.Observer.Wrote(b[:n])
+	}
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (s *served) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// AccessLog is the outermost layer of a server: it makes the request's
+// Entry and writes one line per request, also for a request whose handler
+// panicked (the line is written in a defer, and Recover is inside this):
+// method, path (no query string, cut to 256 bytes), status, bytes,
+// duration, the Error code of an error, the session, what was forced or
+// applied on purpose, and the request id. No header and no body reaches
+// the log, and every key rd knows is hidden in what does.
+func AccessLog(logger *slog.Logger, rd *exchange.Redactor) func(http.Handler) http.Handler {
+	h := logger.Handler()
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			s := pool.Get().(*served)
+			s.ResponseWriter = w
+			s.entry = Entry{Start: time.Now(), ID: requestID(r, rd)}
+			e := &s.entry
+			w.Header()[RequestIDHeader] = []string{e.ID}
+			defer func() {
+				if ctx := r.Context(); h.Enabled(ctx, slog.LevelInfo) {
+					end := time.Now()
+					line := accessLine{
+						end: end, method: rd.String(r.Method), path: loggedPath(rd, r.URL.Path),
+						status: e.Status(), bytes: e.bytes, duration: end.Sub(e.Start),
+						code: e.Code, session: e.Session, requestID: e.ID,
+					}
+					if e.Forced != "" || e.Fault != "" {
+						line.prefer, line.chaos = rd.String(e.Forced), rd.String(e.Fault)
+					}
+					line.write(ctx, h)
+				}
+				*s = served{}
+				pool.Put(s)
+			}()
+			next.ServeHTTP(s, r.WithContext(context.WithValue(r.Context(), entryKey{}, e)))
+		})
+	}
+}
+
+// loggedPath is a request path as a log line shows it: every key hidden,
+// and cut to maxLoggedPath bytes, at the start of a character, with its
+// whole length said.
+func loggedPath(rd *exchange.Redactor, path string) string {
+	p := rd.String(path)
+	if len(p) <= maxLoggedPath {
+		return p
+	}
+	cut := maxLoggedPath
+	for cut > 0 && !utf8.RuneStart(p[cut]) {
+		cut--
+	}
+	return p[:cut] + "...(" + strconv.Itoa(len(path)) + " bytes)"
+}
+
+// requestID returns the caller's request id if it is a short token of
+// visible ASCII that holds no key, else a new one: a random prefix made at
+// start-up and a counter, unique within the process and cheap to make.
+func requestID(r *http.Request, rd *exchange.Redactor) string {
+	if v := r.Header[RequestIDHeader]; len(v) == 1 && len(v[0]) <= 128 && visible(v[0]) && !rd.Contains(v[0]) {
+		return v[0]
+	}
+	b := make([]byte, 0, 24)
+	b = append(b, idPrefix...)
+	b = append(b, '-')
+	b = strconv.AppendUint(b, idCounter.Add(1), 36)
+	return string(b)
+}
+
+var (
+	idPrefix  = newIDPrefix()
+	idCounter atomic.Uint64
+)
+
+func newIDPrefix() string {
+	var b [4]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// visible reports whether s is non-empty and printable ASCII without
+// spaces or quotes.
+func visible(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c > '~' || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return s != ""
+}

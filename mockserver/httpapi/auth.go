@@ -1,0 +1,124 @@
+package httpapi
+
+import (
+	"github.com/petstore/inventory-kit/spec/exchange"
+
+	"crypto/sha256"
+	"crypto/subtle"
+	"net/http"
+	"strings"
+)
+
+// DevKey is the API key the kit's servers accept when given none. It is
+// published in the README: it protects nothing.
+const DevKey = "inventory-dev-key"
+
+// A Keyring holds the SHA-256 digests of the accepted keys, so every
+// comparison is of equal length and takes the same time.
+type Keyring [][sha256.Size]byte
+
+// NewKeyring returns a Keyring of keys, the empty ones left out.
+func NewKeyring(keys []string) Keyring {
+	k := make(Keyring, 0, len(keys))
+	for _, key := range keys {
+		if key != "" {
+			k = append(k, sha256.Sum256([]byte(key)))
+		}
+	}
+	return k
+}
+
+// Accepts compares token with every key in constant time, without stopping
+// at the first match.
+func (k Keyring) Accepts(token string) bool {
+	sum := sha256.Sum256([]byte(token))
+	match := 0
+	for i := range k {
+		match |= subtle.ConstantTimeCompare(sum[:], k[i][:])
+	}
+	return match == 1
+}
+
+// bearerToken returns the token of the request's one Authorization header,
+// or a sentence saying what is wrong with the header. The scheme word is
+// case-insensitive.
+func bearerToken(r *http.Request) (token, problem string) {
+	values := r.Header["Authorization"] // canonical: no look-up of the name's case
+	switch {
+	case len(values) == 0:
+		return "", "missing Authorization header; send Authorization: Bearer <API key>"
+	case len(values) > 1:
+		return "", "more than one Authorization header"
+	}
+	scheme, token, _ := strings.Cut(strings.TrimSpace(values[0]), " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "", "Authorization scheme must be Bearer"
+	}
+	if token = strings.TrimSpace(token); token == "" {
+		return "", "Authorization header has an empty bearer token"
+	}
+	return token, ""
+}
+
+// RequireKey answers 401 with an Error body and a Bearer challenge unless
+// the request carries a key that keys accepts. It runs before any other
+// check, so a request without a valid key learns nothing else.
+func RequireKey(keys Keyring) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			token, problem := bearerToken(r)
+			challenge := noKeyChallenge
+			if problem == "" && !keys.Accepts(token) {
+				problem, challenge = "API key is not valid", badKeyChallenge
+			}
+			if problem != "" {
+				w.Header()["Www-Authenticate"] = challenge // WWW-Authenticate, as net/http writes its name
+				WriteError(w, r, http.StatusUnauthorized, CodeUnauthorized, problem)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// The challenges of requireKey's 401, made once: a 401 is half the answers
+// of a client hammering with a wrong key.
+var (
+	noKeyChallenge  = []string{`Bearer realm="inventory"`}
+	badKeyChallenge = []string{`Bearer realm="inventory", error="invalid_token"`}
+)
+
+// RequireAdminKey answers 401 unless the request carries the admin key.
+// A caller who sends a valid API key where the admin key is required is
+// told so, rather than that the key is not valid.
+func RequireAdminKey(adminKeys, apiKeys Keyring, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, problem := bearerToken(r)
+		code := CodeUnauthorized
+		challenge := `Bearer realm="inventory-admin"`
+		if problem == "" && !adminKeys.Accepts(token) {
+			problem, code = "the admin key is not valid", CodeUnauthorized
+			if apiKeys.Accepts(token) {
+				problem, code = "this endpoint needs the admin key (--admin-key); the key sent is an API key", CodeAdminKeyRequired
+			}
+			challenge += `, error="invalid_token"`
+		}
+		if problem != "" {
+			w.Header().Set("WWW-Authenticate", challenge)
+			WriteError(w, r, http.StatusUnauthorized, code, problem)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// KeyRedactor returns the redactor of a server's keys: each API key shown
+// as $INVENTORY_API_KEY, the admin key as $INVENTORY_ADMIN_KEY, so that a
+// curl line replays where those are set.
+func KeyRedactor(apiKeys []string, adminKey string) *exchange.Redactor {
+	secrets := []exchange.Secret{{Value: adminKey, Var: "INVENTORY_ADMIN_KEY"}}
+	for _, k := range apiKeys {
+		secrets = append(secrets, exchange.Secret{Value: k, Var: "INVENTORY_API_KEY"})
+	}
+	return exchange.NewRedactor(secrets...)
+}

@@ -1,0 +1,198 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/petstore/inventory-kit/spec"
+)
+
+// Chain returns h inside the middleware mws, listed outermost first: a
+// request meets them in the order they are written.
+func Chain(h http.Handler, mws ...func(http.Handler) http.Handler) http.Handler {
+	for i := len(mws) - 1; i >= 0; i-- {
+		h = mws[i](h)
+	}
+	return h
+}
+
+// A Request is what an operation's handler gets once the request has
+// passed the checks before it.
+type Request struct {
+	Op      *spec.Operation
+	Body    any    // the decoded body, as spec.DecodeJSON returns it; nil if none
+	Raw     []byte // the body as sent
+	Session string // the session the request reads and writes (the mock's)
+}
+
+// A Handler serves one operation of a document.
+type Handler func(w http.ResponseWriter, r *http.Request, in *Request)
+
+// Methods dispatches on the request method and answers 405 with an Allow
+// header for the others. HEAD is served wherever GET is, as RFC 9110
+// section 9.3.2 asks of a general-purpose server (net/http sends no body).
+func Methods(byMethod map[string]http.Handler) http.Handler {
+	allowed := make([]string, 0, len(byMethod)+1)
+	for m := range byMethod {
+		allowed = append(allowed, m)
+	}
+	if get, ok := byMethod["GET"]; ok && byMethod["HEAD"] == nil {
+		byMethod["HEAD"] = get
+		allowed = append(allowed, "HEAD")
+	}
+	slices.Sort(allowed)
+	allow := strings.Join(allowed, ", ")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h, ok := byMethod[r.Method]; ok {
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Allow", allow)
+		WriteError(w, r, http.StatusMethodNotAllowed, CodeMethodNotAllowed,
+			fmt.Sprintf("%s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, allow))
+	})
+}
+
+// NotFound answers 404 with an Error body naming the path.
+func NotFound(w http.ResponseWriter, r *http.Request) {
+	WriteError(w, r, http.StatusNotFound, CodeNotFound, fmt.Sprintf("no such path: %s", r.URL.Path))
+}
+
+// Handle registers pattern, turning ServeMux's panic on a path it cannot
+// express (such as /files/{name}.json in another document), or one that
+// collides with another, into an error.
+func Handle(mux *http.ServeMux, pattern string, h http.Handler) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("cannot serve path %s: %v", pattern, v)
+		}
+	}()
+	mux.Handle(pattern, h)
+	return nil
+}
+
+// MaxBodyBytes is the largest request body a server of the kit reads: 1 MiB.
+const MaxBodyBytes = 1 << 20
+
+// errTooLarge is a body that announces more than MaxBodyBytes.
+var errTooLarge = errors.New("too large")
+
+// ReadBody reads the request body, at most MaxBodyBytes.
+func ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if r.ContentLength > MaxBodyBytes {
+		return nil, errTooLarge
+	}
+	// io.ReadAll, but starting from the announced length (plus one byte, to
+	// see the end without growing), not from 512 bytes.
+	return readAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes), max(r.ContentLength, 0)+1)
+}
+
+// WriteBodyError answers a body that could not be read: too large, or
+// ended before its announced length or the read timeout.
+func WriteBodyError(w http.ResponseWriter, r *http.Request, err error) {
+	var tooLarge *http.MaxBytesError
+	if err == errTooLarge || errors.As(err, &tooLarge) {
+		WriteError(w, r, http.StatusBadRequest, CodePayloadTooLarge,
+			fmt.Sprintf("body: larger than the %d bytes (1 MiB) the mock accepts", MaxBodyBytes))
+		return
+	}
+	WriteError(w, r, http.StatusBadRequest, CodeInvalidBody, "body: ended early, before all of it was sent ("+err.Error()+")")
+}
+
+// readAll is io.ReadAll with a first buffer of size bytes.
+func readAll(r io.Reader, size int64) ([]byte, error) {
+	b := make([]byte, 0, size)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+	}
+}
+
+// ProxyTag tags the admin document's operations the validating proxy
+// serves; the mock serves the others.
+const ProxyTag = "proxy"
+
+// AdminMux builds the admin API of one server from the admin document:
+// the operations tagged tag (ProxyTag), or, for "", those without that
+// tag, each bound to its handler by operationId and its requests checked
+// by the document before the handler sees them. Every such operation must
+// have a handler and every handler an operation. The other server's
+// operations answer 404, saying whose they are; any other path 404 too.
+func AdminMux(doc *spec.Contract, tag string, handlers map[string]Handler) (http.Handler, error) {
+	mux := http.NewServeMux()
+	byPath := map[string]map[string]http.Handler{}
+	var order []string
+	handlers = maps.Clone(handlers)
+	for _, op := range doc.Operations {
+		p := doc.BasePath + op.Path
+		if byPath[p] == nil {
+			byPath[p] = map[string]http.Handler{}
+			order = append(order, p)
+		}
+		if mine := slices.Contains(op.Operation.Tags, ProxyTag) == (tag == ProxyTag); !mine {
+			byPath[p][op.Method] = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				WriteError(w, r, http.StatusNotFound, CodeNotFound, fmt.Sprintf("%s %s is %s's: this server does not serve it", op.Method, r.URL.Path, servedBy(op)))
+			})
+			continue
+		}
+		h, ok := handlers[op.ID]
+		if !ok {
+			return nil, fmt.Errorf("admin operation %s has no handler", op.Name())
+		}
+		delete(handlers, op.ID)
+		byPath[p][op.Method] = adminOperation(op, h)
+	}
+	for id := range handlers {
+		return nil, fmt.Errorf("admin handler %s is not in the admin document", id)
+	}
+	for _, p := range order {
+		if err := Handle(mux, p, Methods(byPath[p])); err != nil {
+			return nil, err
+		}
+	}
+	mux.HandleFunc("/", NotFound)
+	return mux, nil
+}
+
+// servedBy names the server that serves an admin operation.
+func servedBy(op *spec.Operation) string {
+	if slices.Contains(op.Operation.Tags, ProxyTag) {
+		return "the validating proxy (inventory-mock --proxy-to URL)"
+	}
+	return "the mock (inventory-mock without --proxy-to)"
+}
+
+// adminOperation reads and validates an admin request before h sees it.
+func adminOperation(op *spec.Operation, h Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body []byte
+		if op.Body != nil {
+			var err error
+			if body, err = ReadBody(w, r); err != nil {
+				WriteBodyError(w, r, err)
+				return
+			}
+		}
+		in := &Request{Op: op, Raw: body}
+		var ps []spec.Problem
+		if in.Body, ps = op.CheckRequest(r, r.PathValue, body); len(ps) > 0 {
+			WriteProblems(w, r, ps)
+			return
+		}
+		h(w, r, in)
+	})
+}
