@@ -78,9 +78,12 @@ func goModVersion(t *testing.T) string {
 
 // TestDockerfile checks the Dockerfile's instructions: the Go image is the
 // release go.mod names (official Go images set GOTOOLCHAIN=local and refuse
-// a module that needs a newer one), the build stamps --version from a
-// build argument, and the image runs as nonroot with a health check that
-// gives the mock time to start.
+// a module that needs a newer one), the base images are build arguments
+// (CI passes local ones: container_test.go) defaulting to golang and to
+// distroless nonroot, the build stamps --version from a build argument,
+// both images run as distroless's nonroot user by number, the conformance
+// suite has its own target and the mock is the default (last) one, with a
+// health check that gives the mock time to start.
 func TestDockerfile(t *testing.T) {
 	ins := dockerfile(t)
 	find := func(cmd, part string) int {
@@ -89,18 +92,51 @@ func TestDockerfile(t *testing.T) {
 	if i := find("ARG", "GO_VERSION="); i < 0 || ins[i].args != "GO_VERSION="+goModVersion(t) {
 		t.Errorf("ARG GO_VERSION is not %s, the release go.mod names", goModVersion(t))
 	}
-	if find("FROM", "golang:${GO_VERSION}") < 0 {
-		t.Error("the build stage is not FROM golang:${GO_VERSION}")
+	for _, arg := range []string{"BUILD_IMAGE=golang:${GO_VERSION}-bookworm", "RUNTIME_IMAGE=gcr.io/distroless/static-debian12:nonroot"} {
+		if i := find("ARG", arg); i < 0 || ins[i].args != arg || i > find("FROM", "") {
+			t.Errorf("no ARG %s before the first FROM", arg)
+		}
+	}
+	from := find("FROM", "${BUILD_IMAGE} AS build")
+	if from < 0 {
+		t.Error("the build stage is not FROM ${BUILD_IMAGE} AS build")
 	}
 	build := find("RUN", "go build")
 	arg := slices.IndexFunc(ins, func(i instruction) bool { return i.cmd == "ARG" && strings.HasPrefix(i.args, "VERSION") })
-	if arg < 0 || build < 0 || arg > build || arg < find("FROM", "golang:") {
+	if arg < 0 || build < 0 || arg > build || arg < from {
 		t.Error("no ARG VERSION in the build stage before the go build")
 	} else if args := ins[build].args; !strings.Contains(args, "-ldflags") || !strings.Contains(args, "-X 'main.version=${VERSION") {
 		t.Errorf("the go build does not stamp main.version from $VERSION: %s", args)
 	}
-	if find("USER", "nonroot") < 0 {
-		t.Error("the image does not run as nonroot")
+	// The runtime stages: FROM ${RUNTIME_IMAGE}, the binary copied from the
+	// build, USER 65532:65532 (distroless's nonroot, which an image
+	// without /etc/passwd cannot name), an ENTRYPOINT running the binary.
+	var stages []string
+	for i, in := range ins {
+		if in.cmd != "FROM" || !strings.HasPrefix(in.args, "${RUNTIME_IMAGE} AS ") {
+			continue
+		}
+		name := strings.TrimPrefix(in.args, "${RUNTIME_IMAGE} AS ")
+		stages = append(stages, name)
+		end := slices.IndexFunc(ins[i+1:], func(i instruction) bool { return i.cmd == "FROM" })
+		stage := ins[i+1:]
+		if end >= 0 {
+			stage = stage[:end]
+		}
+		bin := map[string]string{"mock": "inventory-mock", "conformance": "inventory-conformance"}[name]
+		has := func(cmd, args string) bool {
+			return slices.Contains(stage, instruction{cmd, args})
+		}
+		if !has("COPY", "--from=build /out/"+bin+" /usr/local/bin/"+bin) || !has("USER", "65532:65532") ||
+			!has("ENTRYPOINT", `["/usr/local/bin/`+bin+`"]`) {
+			t.Errorf("stage %s: want COPY --from=build of /out/%s, USER 65532:65532 and ENTRYPOINT [\"/usr/local/bin/%s\"]", name, bin, bin)
+		}
+	}
+	if !slices.Equal(stages, []string{"conformance", "mock"}) {
+		t.Errorf("runtime stages %q; want conformance, then mock, the default target", stages)
+	}
+	if find("USER", "nonroot") >= 0 {
+		t.Error("USER by name: Kubernetes' runAsNonRoot cannot verify it, and a runtime base without /etc/passwd (scratch) cannot resolve it")
 	}
 	hc := find("HEALTHCHECK", "CMD")
 	if hc < 0 {
@@ -125,7 +161,8 @@ func TestDockerfile(t *testing.T) {
 
 // buildAsDockerfile runs the Dockerfile's go build command with sh, as the
 // image's RUN does, outside Docker, with VERSION set to version ("": not
-// set), and returns the binary it wrote.
+// set), and returns the mock's binary it wrote (the conformance suite's is
+// beside it).
 func buildAsDockerfile(t *testing.T, version string) string {
 	t.Helper()
 	ins := dockerfile(t)
@@ -148,16 +185,18 @@ func buildAsDockerfile(t *testing.T, version string) string {
 }
 
 // TestDockerfileBuild runs the Dockerfile's build command outside Docker
-// without VERSION: the binary's --version says it was given none.
+// without VERSION: each binary's --version says it was given none.
 // TestBinary builds with VERSION set.
 func TestDockerfileBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the command")
 	}
-	bin := buildAsDockerfile(t, "")
-	const want = "inventory-mock unknown (docker build without --build-arg VERSION)\n"
-	if out, err := exec.Command(bin, "--version").Output(); err != nil || string(out) != want {
-		t.Errorf("--version = %q, %v; want %q", out, err, want)
+	mock := buildAsDockerfile(t, "")
+	for _, bin := range []string{mock, filepath.Join(filepath.Dir(mock), "inventory-conformance")} {
+		want := filepath.Base(bin) + " unknown (docker build without --build-arg VERSION)\n"
+		if out, err := exec.Command(bin, "--version").Output(); err != nil || string(out) != want {
+			t.Errorf("%s --version = %q, %v; want %q", filepath.Base(bin), out, err, want)
+		}
 	}
 }
 
