@@ -457,10 +457,12 @@ func containerDo(req *http.Request) (int, []byte, error) {
 // containerWaitList asks for the list until it answers 200, for up to limit.
 func containerWaitList(t *testing.T, base string, limit time.Duration) []byte {
 	t.Helper()
-	deadline := time.Now().Add(limit)
+	start := time.Now()
+	deadline := start.Add(limit)
 	for {
 		code, body, err := containerGet(base + "/v1/inventory")
 		if err == nil && code == http.StatusOK {
+			t.Logf("the list answered %v after the start", time.Since(start).Round(10*time.Millisecond))
 			return body
 		}
 		if time.Now().After(deadline) {

@@ -92,21 +92,35 @@ func TestDockerfile(t *testing.T) {
 	if i := find("ARG", "GO_VERSION="); i < 0 || ins[i].args != "GO_VERSION="+goModVersion(t) {
 		t.Errorf("ARG GO_VERSION is not %s, the release go.mod names", goModVersion(t))
 	}
-	for _, arg := range []string{"BUILD_IMAGE=golang:${GO_VERSION}-bookworm", "RUNTIME_IMAGE=gcr.io/distroless/static-debian12:nonroot"} {
+	for _, arg := range []string{"BUILD_IMAGE=docker.io/library/golang:${GO_VERSION}-bookworm", "RUNTIME_IMAGE=gcr.io/distroless/static-debian12:nonroot"} {
 		if i := find("ARG", arg); i < 0 || ins[i].args != arg || i > find("FROM", "") {
 			t.Errorf("no ARG %s before the first FROM", arg)
 		}
 	}
-	from := find("FROM", "${BUILD_IMAGE} AS build")
-	if from < 0 {
+	if find("FROM", "${BUILD_IMAGE} AS build") < 0 {
 		t.Error("the build stage is not FROM ${BUILD_IMAGE} AS build")
 	}
-	build := find("RUN", "go build")
-	arg := slices.IndexFunc(ins, func(i instruction) bool { return i.cmd == "ARG" && strings.HasPrefix(i.args, "VERSION") })
-	if arg < 0 || build < 0 || arg > build || arg < from {
-		t.Error("no ARG VERSION in the build stage before the go build")
-	} else if args := ins[build].args; !strings.Contains(args, "-ldflags") || !strings.Contains(args, "-X 'main.version=${VERSION") {
-		t.Errorf("the go build does not stamp main.version from $VERSION: %s", args)
+	// One build stage per binary, FROM build, with ARG VERSION before a go
+	// build that stamps it.
+	for _, bin := range []string{"inventory-mock", "inventory-conformance"} {
+		from := find("FROM", "build AS build-"+strings.TrimPrefix(bin, "inventory-"))
+		build := slices.IndexFunc(ins, func(i instruction) bool {
+			return i.cmd == "RUN" && strings.Contains(i.args, "go build") && strings.HasSuffix(i.args, "-o /out/"+bin+" ./cmd/"+bin)
+		})
+		arg := -1
+		if from >= 0 {
+			if i := slices.IndexFunc(ins[from:], func(i instruction) bool { return i.cmd == "ARG" && strings.HasPrefix(i.args, "VERSION") }); i >= 0 {
+				arg = from + i
+			}
+		}
+		switch {
+		case from < 0 || build < from:
+			t.Errorf("no stage FROM build AS build-%s whose go build writes /out/%s", strings.TrimPrefix(bin, "inventory-"), bin)
+		case arg < 0 || arg > build:
+			t.Errorf("%s: no ARG VERSION in its build stage before the go build", bin)
+		case !strings.Contains(ins[build].args, "-ldflags") || !strings.Contains(ins[build].args, "-X 'main.version=${VERSION"):
+			t.Errorf("%s: the go build does not stamp main.version from $VERSION: %s", bin, ins[build].args)
+		}
 	}
 	// The runtime stages: FROM ${RUNTIME_IMAGE}, the binary copied from the
 	// build, USER 65532:65532 (distroless's nonroot, which an image
@@ -127,9 +141,9 @@ func TestDockerfile(t *testing.T) {
 		has := func(cmd, args string) bool {
 			return slices.Contains(stage, instruction{cmd, args})
 		}
-		if !has("COPY", "--from=build /out/"+bin+" /usr/local/bin/"+bin) || !has("USER", "65532:65532") ||
+		if !has("COPY", "--from=build-"+name+" /out/"+bin+" /usr/local/bin/"+bin) || !has("USER", "65532:65532") ||
 			!has("ENTRYPOINT", `["/usr/local/bin/`+bin+`"]`) {
-			t.Errorf("stage %s: want COPY --from=build of /out/%s, USER 65532:65532 and ENTRYPOINT [\"/usr/local/bin/%s\"]", name, bin, bin)
+			t.Errorf("stage %s: want COPY --from=build-%[1]s of /out/%s, USER 65532:65532 and ENTRYPOINT [\"/usr/local/bin/%s\"]", name, bin, bin)
 		}
 	}
 	if !slices.Equal(stages, []string{"conformance", "mock"}) {
@@ -159,16 +173,23 @@ func TestDockerfile(t *testing.T) {
 	}
 }
 
-// buildAsDockerfile runs the Dockerfile's go build command with sh, as the
-// image's RUN does, outside Docker, with VERSION set to version ("": not
-// set), and returns the mock's binary it wrote (the conformance suite's is
-// beside it).
+// buildAsDockerfile runs the Dockerfile's go build command of the mock
+// with sh, as the image's RUN does, outside Docker, with VERSION set to
+// version ("": not set), and returns the binary it wrote.
 func buildAsDockerfile(t *testing.T, version string) string {
 	t.Helper()
+	return buildAsDockerfileCmd(t, version, "inventory-mock")
+}
+
+// buildAsDockerfileCmd is buildAsDockerfile for the command named bin.
+func buildAsDockerfileCmd(t *testing.T, version, bin string) string {
+	t.Helper()
 	ins := dockerfile(t)
-	i := slices.IndexFunc(ins, func(i instruction) bool { return i.cmd == "RUN" && strings.Contains(i.args, "go build") })
+	i := slices.IndexFunc(ins, func(i instruction) bool {
+		return i.cmd == "RUN" && strings.Contains(i.args, "go build") && strings.Contains(i.args, "/out/"+bin+" ")
+	})
 	if i < 0 {
-		t.Fatal("the Dockerfile has no go build")
+		t.Fatalf("the Dockerfile has no go build of %s", bin)
 	}
 	out := t.TempDir()
 	script := strings.ReplaceAll(ins[i].args, "/out/", out+"/")
@@ -181,21 +202,21 @@ func buildAsDockerfile(t *testing.T, version string) string {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("the Dockerfile's build command: %v\n%s\n%s", err, script, b)
 	}
-	return filepath.Join(out, "inventory-mock")
+	return filepath.Join(out, bin)
 }
 
-// TestDockerfileBuild runs the Dockerfile's build command outside Docker
+// TestDockerfileBuild runs the Dockerfile's build commands outside Docker
 // without VERSION: each binary's --version says it was given none.
 // TestBinary builds with VERSION set.
 func TestDockerfileBuild(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the command")
+		t.Skip("builds the commands")
 	}
-	mock := buildAsDockerfile(t, "")
-	for _, bin := range []string{mock, filepath.Join(filepath.Dir(mock), "inventory-conformance")} {
-		want := filepath.Base(bin) + " unknown (docker build without --build-arg VERSION)\n"
+	for _, name := range []string{"inventory-mock", "inventory-conformance"} {
+		bin := buildAsDockerfileCmd(t, "", name)
+		want := name + " unknown (docker build without --build-arg VERSION)\n"
 		if out, err := exec.Command(bin, "--version").Output(); err != nil || string(out) != want {
-			t.Errorf("%s --version = %q, %v; want %q", filepath.Base(bin), out, err, want)
+			t.Errorf("%s --version = %q, %v; want %q", name, out, err, want)
 		}
 	}
 }
