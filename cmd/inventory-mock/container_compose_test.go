@@ -162,7 +162,7 @@ func (p *podman) compose(t *testing.T, file, mockImage string) {
 		run("up", "-d", "--no-build")
 		containerInventory(t, containerWaitList(t, base, 30*time.Second))
 		ctr := p.composeContainer(t, project, "inventory-mock")
-		if ro := strings.TrimSpace(p.must(30*time.Second, "inspect", "--format", "{{.HostConfig.ReadonlyRootfs}}", ctr)); ro != "true" {
+		if ro := strings.TrimSpace(p.must(t, 30*time.Second, "inspect", "--format", "{{.HostConfig.ReadonlyRootfs}}", ctr)); ro != "true" {
 			t.Errorf("read_only: the container's root is read-only: %s", ro)
 		}
 	} else {
@@ -170,7 +170,7 @@ func (p *podman) compose(t *testing.T, file, mockImage string) {
 		// runs no health checks by itself here (no systemd).
 		run("up", "-d", "--no-build", "redis")
 		p.waitHealthy(t, p.composeContainer(t, project, "redis"), 30*time.Second)
-		gateway := strings.TrimSpace(p.must(30*time.Second, "network", "inspect", "--format", "{{range .Subnets}}{{.Gateway}} {{end}}", project+"_default"))
+		gateway := strings.TrimSpace(p.must(t, 30*time.Second, "network", "inspect", "--format", "{{range .Subnets}}{{.Gateway}} {{end}}", project+"_default"))
 		if net.ParseIP(gateway) == nil {
 			t.Fatalf("network %s_default: gateway %q", project, gateway)
 		}
@@ -250,7 +250,7 @@ func (p *podman) sharedThroughProxy(t *testing.T, base, project string) {
 // composeContainer returns the ID of a compose project's service's container.
 func (p *podman) composeContainer(t *testing.T, project, service string) string {
 	t.Helper()
-	ids := strings.Fields(p.must(30*time.Second, "ps", "-aq", "--filter", "label=com.docker.compose.project="+project,
+	ids := strings.Fields(p.must(t, 30*time.Second, "ps", "-aq", "--filter", "label=com.docker.compose.project="+project,
 		"--filter", "label=com.docker.compose.service="+service))
 	if len(ids) != 1 {
 		t.Fatalf("project %s, service %s: containers %q; want one", project, service, ids)
@@ -293,7 +293,7 @@ func (p *podman) redisImage(t *testing.T) string {
 	r.hostBinary("/usr/bin/redis-cli", cli)
 	r.dir("/data", 0o755, 0)
 	r.dir("/tmp", 0o1777, 0)
-	return p.importAs(r, "redis", "ENV=PATH=/usr/local/bin:/usr/bin:/bin", "WORKDIR=/data", `CMD=["redis-server"]`)
+	return p.importAs(t, r, "redis", "ENV=PATH=/usr/local/bin:/usr/bin:/bin", "WORKDIR=/data", `CMD=["redis-server"]`)
 }
 
 // nginxImage makes the stand-in for nginx:1.27-alpine from the host's
@@ -323,5 +323,5 @@ http {
     include /etc/nginx/conf.d/*.conf;
 }
 `))
-	return p.importAs(r, "nginx", "ENV=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", `CMD=["nginx"]`)
+	return p.importAs(t, r, "nginx", "ENV=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", `CMD=["nginx"]`)
 }
