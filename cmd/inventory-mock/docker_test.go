@@ -78,9 +78,12 @@ func goModVersion(t *testing.T) string {
 
 // TestDockerfile checks the Dockerfile's instructions: the Go image is the
 // release go.mod names (official Go images set GOTOOLCHAIN=local and refuse
-// a module that needs a newer one), the build stamps --version from a
-// build argument, and the image runs as nonroot with a health check that
-// gives the mock time to start.
+// a module that needs a newer one), the base images are build arguments
+// (CI passes local ones: container_test.go) defaulting to golang and to
+// distroless nonroot, the build stamps --version from a build argument,
+// both images run as distroless's nonroot user by number, the conformance
+// suite has its own target and the mock is the default (last) one, with a
+// health check that gives the mock time to start.
 func TestDockerfile(t *testing.T) {
 	ins := dockerfile(t)
 	find := func(cmd, part string) int {
@@ -89,18 +92,65 @@ func TestDockerfile(t *testing.T) {
 	if i := find("ARG", "GO_VERSION="); i < 0 || ins[i].args != "GO_VERSION="+goModVersion(t) {
 		t.Errorf("ARG GO_VERSION is not %s, the release go.mod names", goModVersion(t))
 	}
-	if find("FROM", "golang:${GO_VERSION}") < 0 {
-		t.Error("the build stage is not FROM golang:${GO_VERSION}")
+	for _, arg := range []string{"BUILD_IMAGE=docker.io/library/golang:${GO_VERSION}-bookworm", "RUNTIME_IMAGE=gcr.io/distroless/static-debian12:nonroot"} {
+		if i := find("ARG", arg); i < 0 || ins[i].args != arg || i > find("FROM", "") {
+			t.Errorf("no ARG %s before the first FROM", arg)
+		}
 	}
-	build := find("RUN", "go build")
-	arg := slices.IndexFunc(ins, func(i instruction) bool { return i.cmd == "ARG" && strings.HasPrefix(i.args, "VERSION") })
-	if arg < 0 || build < 0 || arg > build || arg < find("FROM", "golang:") {
-		t.Error("no ARG VERSION in the build stage before the go build")
-	} else if args := ins[build].args; !strings.Contains(args, "-ldflags") || !strings.Contains(args, "-X 'main.version=${VERSION") {
-		t.Errorf("the go build does not stamp main.version from $VERSION: %s", args)
+	if find("FROM", "${BUILD_IMAGE} AS build") < 0 {
+		t.Error("the build stage is not FROM ${BUILD_IMAGE} AS build")
 	}
-	if find("USER", "nonroot") < 0 {
-		t.Error("the image does not run as nonroot")
+	// One build stage per binary, FROM build, with ARG VERSION before a go
+	// build that stamps it.
+	for _, bin := range []string{"inventory-mock", "inventory-conformance"} {
+		from := find("FROM", "build AS build-"+strings.TrimPrefix(bin, "inventory-"))
+		build := slices.IndexFunc(ins, func(i instruction) bool {
+			return i.cmd == "RUN" && strings.Contains(i.args, "go build") && strings.HasSuffix(i.args, "-o /out/"+bin+" ./cmd/"+bin)
+		})
+		arg := -1
+		if from >= 0 {
+			if i := slices.IndexFunc(ins[from:], func(i instruction) bool { return i.cmd == "ARG" && strings.HasPrefix(i.args, "VERSION") }); i >= 0 {
+				arg = from + i
+			}
+		}
+		switch {
+		case from < 0 || build < from:
+			t.Errorf("no stage FROM build AS build-%s whose go build writes /out/%s", strings.TrimPrefix(bin, "inventory-"), bin)
+		case arg < 0 || arg > build:
+			t.Errorf("%s: no ARG VERSION in its build stage before the go build", bin)
+		case !strings.Contains(ins[build].args, "-ldflags") || !strings.Contains(ins[build].args, "-X 'main.version=${VERSION"):
+			t.Errorf("%s: the go build does not stamp main.version from $VERSION: %s", bin, ins[build].args)
+		}
+	}
+	// The runtime stages: FROM ${RUNTIME_IMAGE}, the binary copied from the
+	// build, USER 65532:65532 (distroless's nonroot, which an image
+	// without /etc/passwd cannot name), an ENTRYPOINT running the binary.
+	var stages []string
+	for i, in := range ins {
+		if in.cmd != "FROM" || !strings.HasPrefix(in.args, "${RUNTIME_IMAGE} AS ") {
+			continue
+		}
+		name := strings.TrimPrefix(in.args, "${RUNTIME_IMAGE} AS ")
+		stages = append(stages, name)
+		end := slices.IndexFunc(ins[i+1:], func(i instruction) bool { return i.cmd == "FROM" })
+		stage := ins[i+1:]
+		if end >= 0 {
+			stage = stage[:end]
+		}
+		bin := map[string]string{"mock": "inventory-mock", "conformance": "inventory-conformance"}[name]
+		has := func(cmd, args string) bool {
+			return slices.Contains(stage, instruction{cmd, args})
+		}
+		if !has("COPY", "--from=build-"+name+" /out/"+bin+" /usr/local/bin/"+bin) || !has("USER", "65532:65532") ||
+			!has("ENTRYPOINT", `["/usr/local/bin/`+bin+`"]`) {
+			t.Errorf("stage %s: want COPY --from=build-%[1]s of /out/%s, USER 65532:65532 and ENTRYPOINT [\"/usr/local/bin/%s\"]", name, bin, bin)
+		}
+	}
+	if !slices.Equal(stages, []string{"conformance", "mock"}) {
+		t.Errorf("runtime stages %q; want conformance, then mock, the default target", stages)
+	}
+	if find("USER", "nonroot") >= 0 {
+		t.Error("USER by name: Kubernetes' runAsNonRoot cannot verify it, and a runtime base without /etc/passwd (scratch) cannot resolve it")
 	}
 	hc := find("HEALTHCHECK", "CMD")
 	if hc < 0 {
@@ -123,15 +173,23 @@ func TestDockerfile(t *testing.T) {
 	}
 }
 
-// buildAsDockerfile runs the Dockerfile's go build command with sh, as the
-// image's RUN does, outside Docker, with VERSION set to version ("": not
-// set), and returns the binary it wrote.
+// buildAsDockerfile runs the Dockerfile's go build command of the mock
+// with sh, as the image's RUN does, outside Docker, with VERSION set to
+// version ("": not set), and returns the binary it wrote.
 func buildAsDockerfile(t *testing.T, version string) string {
 	t.Helper()
+	return buildAsDockerfileCmd(t, version, "inventory-mock")
+}
+
+// buildAsDockerfileCmd is buildAsDockerfile for the command named bin.
+func buildAsDockerfileCmd(t *testing.T, version, bin string) string {
+	t.Helper()
 	ins := dockerfile(t)
-	i := slices.IndexFunc(ins, func(i instruction) bool { return i.cmd == "RUN" && strings.Contains(i.args, "go build") })
+	i := slices.IndexFunc(ins, func(i instruction) bool {
+		return i.cmd == "RUN" && strings.Contains(i.args, "go build") && strings.Contains(i.args, "/out/"+bin+" ")
+	})
 	if i < 0 {
-		t.Fatal("the Dockerfile has no go build")
+		t.Fatalf("the Dockerfile has no go build of %s", bin)
 	}
 	out := t.TempDir()
 	script := strings.ReplaceAll(ins[i].args, "/out/", out+"/")
@@ -144,20 +202,22 @@ func buildAsDockerfile(t *testing.T, version string) string {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("the Dockerfile's build command: %v\n%s\n%s", err, script, b)
 	}
-	return filepath.Join(out, "inventory-mock")
+	return filepath.Join(out, bin)
 }
 
-// TestDockerfileBuild runs the Dockerfile's build command outside Docker
-// without VERSION: the binary's --version says it was given none.
+// TestDockerfileBuild runs the Dockerfile's build commands outside Docker
+// without VERSION: each binary's --version says it was given none.
 // TestBinary builds with VERSION set.
 func TestDockerfileBuild(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the command")
+		t.Skip("builds the commands")
 	}
-	bin := buildAsDockerfile(t, "")
-	const want = "inventory-mock unknown (docker build without --build-arg VERSION)\n"
-	if out, err := exec.Command(bin, "--version").Output(); err != nil || string(out) != want {
-		t.Errorf("--version = %q, %v; want %q", out, err, want)
+	for _, name := range []string{"inventory-mock", "inventory-conformance"} {
+		bin := buildAsDockerfileCmd(t, "", name)
+		want := name + " unknown (docker build without --build-arg VERSION)\n"
+		if out, err := exec.Command(bin, "--version").Output(); err != nil || string(out) != want {
+			t.Errorf("%s --version = %q, %v; want %q", name, out, err, want)
+		}
 	}
 }
 
