@@ -21,37 +21,37 @@ import (
 // Names of the report entries the suite adds. Tools reading the JSON report
 // can select on them.
 const (
-	EntryObservation   = "observation"    // where the contract is silent, what the target chose
-	EntryWarning       = "warning"        // what only HTTP's RFCs require
-	EntryRestoreFailed = "restore failed" // a record that could not be put back
-	EntryCause         = "cause"          // what the contract wanted and what came instead, for grouping failures
+	entryObservation   = "observation"    // where the contract is silent, what the target chose
+	entryWarning       = "warning"        // what only HTTP's RFCs require
+	entryRestoreFailed = "restore failed" // a record that could not be put back
+	entryCause         = "cause"          // what the contract wanted and what came instead, for grouping failures
 	EntryExploration   = "exploration"    // what the exploration did
 )
 
-// A Warning is what only an RFC requires: it names the section.
-type Warning struct {
+// A warning is what only an RFC requires: it names the section.
+type warning struct {
 	Text string
 	RFC  string // such as "RFC 9110 section 11.6.1"
 }
 
 // String renders the warning with its RFC.
-func (w Warning) String() string { return w.Text + " (" + w.RFC + ")" }
+func (w warning) String() string { return w.Text + " (" + w.RFC + ")" }
 
 // Observe records what the target chose where the contract is silent.
 func (t *Target) Observe(what, format string, args ...any) {
-	ginkgo.AddReportEntry(EntryObservation, what+": "+fmt.Sprintf(format, args...), ginkgo.ReportEntryVisibilityFailureOrVerbose)
+	ginkgo.AddReportEntry(entryObservation, what+": "+fmt.Sprintf(format, args...), ginkgo.ReportEntryVisibilityFailureOrVerbose)
 }
 
 // Warn records what only an RFC requires; with Config.Strict it fails the
 // check instead.
 func (t *Target) Warn(rfc, format string, args ...any) {
 	ginkgo.GinkgoHelper()
-	w := Warning{Text: fmt.Sprintf(format, args...), RFC: rfc}
+	w := warning{Text: fmt.Sprintf(format, args...), RFC: rfc}
 	if t.cfg.Strict {
 		t.because(CauseStrictWarning, w.String())
 		ginkgo.Fail("--strict makes this warning a failure: " + w.String())
 	}
-	ginkgo.AddReportEntry(EntryWarning, w, ginkgo.ReportEntryVisibilityFailureOrVerbose)
+	ginkgo.AddReportEntry(entryWarning, w, ginkgo.ReportEntryVisibilityFailureOrVerbose)
 }
 
 // gotLine says in a few words what came back.
@@ -123,7 +123,7 @@ func (t *Target) List(ctx context.Context) (*Index, []Record, *Exchange) {
 	if err != nil {
 		t.FailBecause(CauseResponseSchema, x, "a JSON array of records", []string{err.Error()})
 	}
-	return IndexRecords(rs, t.inv.Key), rs, x
+	return indexRecords(rs, t.inv.Key), rs, x
 }
 
 // DecodeRecord decodes a record from x's body, failing the check if it is
@@ -221,7 +221,7 @@ func (t *Target) ExpectNothingChanged(ctx context.Context, after *Exchange, befo
 			if ok {
 				t.guard.remember(id, was)
 				if err := t.restore(id); err != nil {
-					ginkgo.AddReportEntry(EntryRestoreFailed, err.Error(), ginkgo.ReportEntryVisibilityAlways)
+					ginkgo.AddReportEntry(entryRestoreFailed, err.Error(), ginkgo.ReportEntryVisibilityAlways)
 				}
 			}
 		}

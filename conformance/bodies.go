@@ -154,8 +154,8 @@ func (t *Target) without(cur Record, field string) []byte {
 	return encodeObject(names, vals)
 }
 
-// IntFields lists the update body's integer fields.
-func (t *Target) IntFields() []*spec.Field {
+// intFields lists the update body's integer fields.
+func (t *Target) intFields() []*spec.Field {
 	var fs []*spec.Field
 	for _, f := range t.inv.Body.Fields {
 		if f.Type == "integer" {
@@ -165,8 +165,8 @@ func (t *Target) IntFields() []*spec.Field {
 	return fs
 }
 
-// NumFields lists the update body's integer and number fields.
-func (t *Target) NumFields() []*spec.Field {
+// numFields lists the update body's integer and number fields.
+func (t *Target) numFields() []*spec.Field {
 	var fs []*spec.Field
 	for _, f := range t.inv.Body.Fields {
 		if f.Type == "integer" || f.Type == "number" {
@@ -325,7 +325,7 @@ func exclusive(ex bool) string {
 // range alone is not one.
 func (t *Target) AtBounds(cur Record) []Body {
 	var bs []Body
-	for _, f := range t.NumFields() {
+	for _, f := range t.numFields() {
 		if t.inv.Record.Field(f.Name) == nil || (f.Min == nil && f.Max == nil) {
 			continue
 		}
@@ -364,7 +364,7 @@ func (t *Target) AtBounds(cur Record) []Body {
 // value the record never had.
 func (t *Target) SilentBodies(cur Record) []Body {
 	var bs []Body
-	for _, f := range t.IntFields() {
+	for _, f := range t.intFields() {
 		v, ok := t.valueOf(cur, f.Name)
 		if !ok {
 			continue

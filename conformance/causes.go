@@ -99,7 +99,7 @@ const causeSep = " | "
 func (t *Target) Because(c Cause, detail string) { t.because(c, detail) }
 
 func (t *Target) because(c Cause, detail string) {
-	ginkgo.AddReportEntry(EntryCause, string(c)+causeSep+detail, ginkgo.ReportEntryVisibilityNever)
+	ginkgo.AddReportEntry(entryCause, string(c)+causeSep+detail, ginkgo.ReportEntryVisibilityNever)
 }
 
 // FailBecause fails the check with the exchange and the problems found,

@@ -23,7 +23,7 @@
 //
 //	target, err := conformance.Prepare(ctx, conformance.Config{BaseURL: url, APIKey: key})
 //	if err != nil { ... } // the run could not be made
-//	outcome, err := conformance.Run(target, checks.Register, conformance.RunOptions{JUnitReport: "junit.xml"})
+//	outcome, err := conformance.Run(target, checks.Register, conformance.RunOptions{junitReport: "junit.xml"})
 //
 // Where the contract is silent the checks accept every behaviour it allows
 // and record the target's choice; what only HTTP's RFCs require is a

@@ -19,7 +19,7 @@ type Request struct {
 	Method string
 	Path   string // such as "/inventory/3" or "/inventory?api_key=..."; appended to the base URL
 	// Auth is the Authorization header. Empty means "Bearer <key>"; use
-	// NoAuth to send none and EmptyAuth for an empty one.
+	// NoAuth to send none and emptyAuth for an empty one.
 	Auth        string
 	ContentType string // empty: application/json when there is a body
 	Body        []byte // nil: no body
@@ -31,7 +31,7 @@ type Request struct {
 // Values of Request.Auth that send no credential.
 const (
 	NoAuth    = "\x00none"  // no Authorization header
-	EmptyAuth = "\x00empty" // an Authorization header with an empty value
+	emptyAuth = "\x00empty" // an Authorization header with an empty value
 )
 
 // An Exchange is one request the suite sent and what came back, kept so a
@@ -58,7 +58,7 @@ func (t *Target) Send(ctx context.Context, r Request) *Exchange {
 	case "":
 		x.Header.Set("Authorization", "Bearer "+t.cfg.APIKey)
 	case NoAuth:
-	case EmptyAuth:
+	case emptyAuth:
 		x.Header["Authorization"] = []string{""}
 	default:
 		x.Header.Set("Authorization", r.Auth)

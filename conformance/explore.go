@@ -90,19 +90,19 @@ func (c ExploreConfig) withDefaults() ExploreConfig {
 	return c
 }
 
-// An ExploreResult is what an exploration did and found.
-type ExploreResult struct {
+// An exploreResult is what an exploration did and found.
+type exploreResult struct {
 	Seed      uint64
 	Steps     int // steps run while exploring (not counting shrinking)
 	Sequences int
 	Elapsed   time.Duration
 	Stopped   string // why it stopped drawing: "the step budget", "the time budget", "an interrupt", "a failure"
-	Failure   *ExploreFailure
+	Failure   *exploreFailure
 }
 
-// An ExploreFailure is a sequence of calls after which the target broke
+// An exploreFailure is a sequence of calls after which the target broke
 // the contract, shrunk to the shortest one rapid found.
-type ExploreFailure struct {
+type exploreFailure struct {
 	Rule     string   // the rule broken
 	Cause    Cause    // what the rule is about, for the summary's grouping
 	Detail   string   // what was sent and what came back at the failing step
@@ -112,7 +112,7 @@ type ExploreFailure struct {
 }
 
 // String renders the failure for a report.
-func (f *ExploreFailure) String() string {
+func (f *exploreFailure) String() string {
 	var b strings.Builder
 	how := fmt.Sprintf("shrunk from %d steps", f.Original)
 	if !f.Shrunk {
@@ -127,7 +127,7 @@ func (f *ExploreFailure) String() string {
 }
 
 // Summary renders the result on one line.
-func (r *ExploreResult) Summary() string {
+func (r *exploreResult) Summary() string {
 	found := "nothing broken"
 	if r.Failure != nil {
 		found = "found: " + r.Failure.Rule
@@ -141,11 +141,11 @@ func (r *ExploreResult) Summary() string {
 // requests a conforming target rejects and that carry the record's own
 // values (bad credentials, malformed identifiers) besides reads; with it,
 // every record a sequence writes is restored when the sequence ends.
-func (t *Target) Explore(ctx context.Context) *ExploreResult {
+func (t *Target) Explore(ctx context.Context) *exploreResult {
 	cfg := t.cfg.Explore
 	e := &explorer{t: t, ctx: ctx, cfg: cfg, start: time.Now()}
 	e.deadline = e.start.Add(cfg.Time)
-	res := &ExploreResult{Seed: cfg.Seed}
+	res := &exploreResult{Seed: cfg.Seed}
 	if cfg.Steps <= 0 {
 		res.Stopped = "the step budget (exploration is off)"
 		return res
@@ -180,7 +180,7 @@ func (t *Target) Explore(ctx context.Context) *ExploreResult {
 		if last == nil || last.rule != f.rule || !shrunk {
 			last, shrunk = f, false
 		}
-		res.Failure = &ExploreFailure{Rule: last.rule, Cause: last.cause, Detail: last.detail, Steps: last.lines, Original: f.length, Shrunk: shrunk}
+		res.Failure = &exploreFailure{Rule: last.rule, Cause: last.cause, Detail: last.detail, Steps: last.lines, Original: f.length, Shrunk: shrunk}
 	}
 	return res
 }
@@ -365,7 +365,7 @@ func (e *explorer) load(rt *rapid.T, run *sequenceRun) {
 	if err != nil {
 		e.fail(rt, CauseResponseSchema, "the list is an array of records", x, err.Error())
 	}
-	ix := IndexRecords(rs, e.t.inv.Key)
+	ix := indexRecords(rs, e.t.inv.Key)
 	if len(ix.Dups) > 0 || len(ix.Bad) > 0 {
 		e.fail(rt, CauseDuplicateIDs, "one record per identifier", x, fmt.Sprintf("listed more than once: %v; %v", ix.Dups, ix.Bad))
 	}
@@ -501,7 +501,7 @@ func (e *explorer) check(rt *rapid.T) {
 	if err != nil {
 		e.fail(rt, CauseResponseSchema, "the list is an array of records", x, err.Error())
 	}
-	ix := IndexRecords(rs, e.t.inv.Key)
+	ix := indexRecords(rs, e.t.inv.Key)
 	if len(ix.Dups) > 0 {
 		e.fail(rt, CauseDuplicateIDs, "one record per identifier", x, fmt.Sprintf("listed more than once: %v", ix.Dups))
 	}
@@ -775,7 +775,7 @@ type credential struct {
 var BadCredentials = []credential{
 	{"no Authorization header", func(string) string { return NoAuth }},
 	{"Bearer without a token", func(string) string { return "Bearer" }},
-	{"an empty Authorization header", func(string) string { return EmptyAuth }},
+	{"an empty Authorization header", func(string) string { return emptyAuth }},
 	{"an unknown key", func(string) string { return "Bearer conformance-unknown-key-0f9e8d7c" }},
 	{"another scheme (Basic with the key)", func(key string) string { return "Basic " + key }},
 }

@@ -55,7 +55,7 @@ func exploreTarget(t *testing.T, cfg ExploreConfig, wrap func(http.Handler) http
 // targets in the same state send the very same requests, in the same
 // order, and report the same steps; another seed sends others.
 func TestExploreSameSeedSameRun(t *testing.T) {
-	run := func(seed uint64) (*ExploreResult, []string) {
+	run := func(seed uint64) (*exploreResult, []string) {
 		tg, log := exploreTarget(t, ExploreConfig{Steps: 60, Seed: seed, Time: time.Minute}, nil)
 		res := tg.Explore(context.Background())
 		return res, log()

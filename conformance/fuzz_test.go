@@ -51,11 +51,11 @@ func FuzzTargetJSON(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		rs, err := DecodeRecords(body)
+		rs, err := decodeRecords(body)
 		if err != nil {
 			return
 		}
-		ix := IndexRecords(rs, "petId")
+		ix := indexRecords(rs, "petId")
 		for _, r := range rs {
 			_ = r.Equal(r)
 			for _, s := range []string{r.String(), strings.Join(r.Diff(Record{}), ",")} {

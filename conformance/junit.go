@@ -22,12 +22,12 @@ type RunInfo struct {
 	Summary   string // the summary text
 }
 
-// JUnitReport renders r as JUnit XML: one testsuite per area, classname
+// junitReport renders r as JUnit XML: one testsuite per area, classname
 // "conformance.<area>", names without Ginkgo's prefixes, warnings and
 // observations as each check's output, and the run's facts and summary in
 // a last testsuite. The key is hidden in every value before the document
 // is encoded.
-func JUnitReport(r types.Report, info RunInfo, rd *exchange.Redactor) []byte {
+func junitReport(r types.Report, info RunInfo, rd *exchange.Redactor) []byte {
 	t := TallyReport(r, info.Mutations)
 	run := report.Run{Name: SuiteName, Start: r.StartTime, Duration: r.RunTime, Summary: info.Summary, Properties: info.properties(t)}
 	byArea := map[Area][]report.Case{}
@@ -35,12 +35,12 @@ func JUnitReport(r types.Report, info RunInfo, rd *exchange.Redactor) []byte {
 		if s.LeafNodeType != types.NodeTypeIt {
 			continue
 		}
-		a := AreaOf(s.Labels())
-		c := report.Case{Suite: string(a), Class: "conformance." + string(a), Name: CheckName(s), Duration: s.RunTime}
+		a := areaOf(s.Labels())
+		c := report.Case{Suite: string(a), Class: "conformance." + string(a), Name: checkName(s), Duration: s.RunTime}
 		var out []string
 		for _, e := range s.ReportEntries {
 			switch e.Name {
-			case EntryWarning, EntryObservation, EntryRestoreFailed, EntryExploration:
+			case entryWarning, entryObservation, entryRestoreFailed, EntryExploration:
 				out = append(out, e.Name+": "+e.StringRepresentation())
 			}
 		}
@@ -59,7 +59,7 @@ func JUnitReport(r types.Report, info RunInfo, rd *exchange.Redactor) []byte {
 		}
 		byArea[a] = append(byArea[a], c)
 	}
-	for _, a := range Areas {
+	for _, a := range areas {
 		cs := byArea[a]
 		slices.SortStableFunc(cs, func(x, y report.Case) int { return strings.Compare(x.Name, y.Name) })
 		run.Cases = append(run.Cases, cs...)
@@ -97,18 +97,18 @@ func firstLine(s string) string {
 	return l
 }
 
-// CannotRunJUnit is the JUnit report of a run that could not be made: one
+// cannotRunJUnit is the JUnit report of a run that could not be made: one
 // errored test saying why, so CI never shows a stale or empty report.
-func CannotRunJUnit(reason string, rd *exchange.Redactor) []byte {
+func cannotRunJUnit(reason string, rd *exchange.Redactor) []byte {
 	return report.Run{Name: SuiteName, Start: time.Now(), Cases: []report.Case{{
 		Suite: "run", Class: "conformance.run", Name: "the run could be made", State: report.Errored,
 		Message: "the run could not be made: " + firstLine(reason), Kind: "cannot-run", Detail: reason,
 	}}}.JUnit(rd)
 }
 
-// CannotRunJSON is the JSON report of a run that could not be made.
-func CannotRunJSON(reason string, rd *exchange.Redactor) []byte {
-	b, _ := JSONReport(types.Report{
+// cannotRunJSON is the JSON report of a run that could not be made.
+func cannotRunJSON(reason string, rd *exchange.Redactor) []byte {
+	b, _ := jsonReport(types.Report{
 		SuiteDescription: SuiteName,
 		SuiteSucceeded:   false,
 		SpecialSuiteFailureReasons: []string{

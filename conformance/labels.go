@@ -25,8 +25,8 @@ const (
 	AreaExplore     Area = "explore"
 )
 
-// Areas lists every area in report order.
-var Areas = []Area{AreaAuth, AreaList, AreaUpdate, AreaBadInput, AreaErrors, AreaResponses, AreaOperations, AreaConcurrency, AreaSilent, AreaExplore}
+// areas lists every area in report order.
+var areas = []Area{AreaAuth, AreaList, AreaUpdate, AreaBadInput, AreaErrors, AreaResponses, AreaOperations, AreaConcurrency, AreaSilent, AreaExplore}
 
 // A Trait is a further property of a check, also a label.
 type Trait string
@@ -57,10 +57,10 @@ func Labels(a Area, ts ...Trait) ginkgo.Labels {
 	return l
 }
 
-// AreaOf returns the area among a check's labels, AreaSilent if none.
-func AreaOf(labels []string) Area {
+// areaOf returns the area among a check's labels, AreaSilent if none.
+func areaOf(labels []string) Area {
 	for _, l := range labels {
-		if slices.Contains(Areas, Area(l)) {
+		if slices.Contains(areas, Area(l)) {
 			return Area(l)
 		}
 	}

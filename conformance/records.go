@@ -167,7 +167,7 @@ func writeCanonical(b *strings.Builder, v any) {
 	}
 }
 
-// DecodeRecordsContext is DecodeRecords that stops, with ctx's error,
+// DecodeRecordsContext is decodeRecords that stops, with ctx's error,
 // when ctx ends: a list of a million records is read in pieces, so an
 // interrupt does not wait for the whole of it.
 func DecodeRecordsContext(ctx context.Context, body []byte) ([]Record, error) {
@@ -208,9 +208,9 @@ func DecodeRecordsContext(ctx context.Context, body []byte) ([]Record, error) {
 	return rs, nil
 }
 
-// DecodeRecords decodes a list body into records. A body that is not a
+// decodeRecords decodes a list body into records. A body that is not a
 // JSON array of objects is an error.
-func DecodeRecords(body []byte) ([]Record, error) {
+func decodeRecords(body []byte) ([]Record, error) {
 	var rs []Record
 	if err := json.Unmarshal(body, &rs); err != nil {
 		return nil, fmt.Errorf("not a JSON array of objects: %v", err)
@@ -240,8 +240,8 @@ type Index struct {
 	Bad   []string // records without an int64 identifier
 }
 
-// IndexRecords indexes rs by field.
-func IndexRecords(rs []Record, field string) *Index {
+// indexRecords indexes rs by field.
+func indexRecords(rs []Record, field string) *Index {
 	ix := &Index{ByID: make(map[int64]Record, len(rs))}
 	for i, r := range rs {
 		id, ok := r.ID(field)

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestDecodeRecordsContext reads lists as DecodeRecords does, and stops
+// TestDecodeRecordsContext reads lists as decodeRecords does, and stops
 // when its context ends.
 func TestDecodeRecordsContext(t *testing.T) {
 	tests := []struct {
@@ -29,8 +29,8 @@ func TestDecodeRecordsContext(t *testing.T) {
 		if len(rs) != tt.n || (err == nil) != (tt.err == "") || (err != nil && !strings.Contains(err.Error(), tt.err)) {
 			t.Errorf("DecodeRecordsContext(%q) = %d records, %v; want %d, %q", tt.body, len(rs), err, tt.n, tt.err)
 		}
-		if old, oldErr := DecodeRecords([]byte(tt.body)); (oldErr == nil) != (err == nil) || len(old) != len(rs) {
-			t.Errorf("%q: DecodeRecords gives %d, %v; DecodeRecordsContext %d, %v", tt.body, len(old), oldErr, len(rs), err)
+		if old, oldErr := decodeRecords([]byte(tt.body)); (oldErr == nil) != (err == nil) || len(old) != len(rs) {
+			t.Errorf("%q: decodeRecords gives %d, %v; DecodeRecordsContext %d, %v", tt.body, len(old), oldErr, len(rs), err)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())

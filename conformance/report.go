@@ -29,9 +29,9 @@ type Tally struct {
 	Exploration                      []string
 }
 
-// CheckName is a check's name without Ginkgo's prefixes: its containers'
+// checkName is a check's name without Ginkgo's prefixes: its containers'
 // texts after the area and its own text.
-func CheckName(s types.SpecReport) string {
+func checkName(s types.SpecReport) string {
 	parts := slices.Clone(s.ContainerHierarchyTexts)
 	if len(parts) > 0 {
 		parts = parts[1:]
@@ -41,7 +41,7 @@ func CheckName(s types.SpecReport) string {
 
 // FullName is the area and the check's name, as --list shows it.
 func FullName(s types.SpecReport) string {
-	return string(AreaOf(s.Labels())) + ": " + CheckName(s)
+	return string(areaOf(s.Labels())) + ": " + checkName(s)
 }
 
 // TallyReport counts the checks of r and gathers their entries.
@@ -76,11 +76,11 @@ func TallyReport(r types.Report, mutations bool) Tally {
 		}
 		for _, e := range s.ReportEntries {
 			switch e.Name {
-			case EntryWarning:
+			case entryWarning:
 				t.Warnings = append(t.Warnings, e.StringRepresentation())
-			case EntryObservation:
+			case entryObservation:
 				t.Observations = append(t.Observations, e.StringRepresentation())
-			case EntryRestoreFailed:
+			case entryRestoreFailed:
 				t.Restores = append(t.Restores, e.StringRepresentation())
 			case EntryExploration:
 				t.Exploration = append(t.Exploration, e.StringRepresentation())
@@ -96,7 +96,7 @@ func TallyReport(r types.Report, mutations bool) Tally {
 // panic, a timeout) is its own cause.
 func causeOf(s types.SpecReport) (Cause, string) {
 	for i := len(s.ReportEntries) - 1; i >= 0; i-- {
-		if e := s.ReportEntries[i]; e.Name == EntryCause {
+		if e := s.ReportEntries[i]; e.Name == entryCause {
 			c, detail := splitCause(e.StringRepresentation())
 			return c, exchange.Printable([]byte(detail))
 		}
@@ -105,10 +105,10 @@ func causeOf(s types.SpecReport) (Cause, string) {
 	return Cause(s.State.String()), exchange.Printable([]byte(first))
 }
 
-// Summarize writes the end-of-run summary: counts, failures grouped by
+// summarize writes the end-of-run summary: counts, failures grouped by
 // cause, skipped mutating checks, warnings, observations, exploration and
 // any record that could not be restored.
-func Summarize(w io.Writer, t Tally) {
+func summarize(w io.Writer, t Tally) {
 	fmt.Fprintf(w, "\n== Conformance summary: %d passed, %d failed, %d skipped ==\n", t.Passed, len(t.Failed), t.Skipped)
 	if len(t.Causes) > 0 {
 		fmt.Fprintf(w, "Failures by cause (%d %s):\n", len(t.Causes), plural(len(t.Causes), "cause", "causes"))
@@ -182,11 +182,11 @@ func dedupe(lines []string) []string {
 	return out
 }
 
-// JSONReport renders r as Ginkgo's JSON report does, an array of one
+// jsonReport renders r as Ginkgo's JSON report does, an array of one
 // report, with the key replaced in every string value (before encoding,
 // so no key can break the document) and without the working directory:
 // SuitePath is empty and paths under it are relative.
-func JSONReport(r types.Report, rd *exchange.Redactor) ([]byte, error) {
+func jsonReport(r types.Report, rd *exchange.Redactor) ([]byte, error) {
 	r.SuitePath = ""
 	b, err := json.Marshal([]types.Report{r})
 	if err != nil {

@@ -45,7 +45,7 @@ func (t *Target) Protect(ctx context.Context, id int64) Record {
 	t.guard.remember(id, orig)
 	ginkgo.DeferCleanup(func() {
 		if err := t.restore(id); err != nil {
-			ginkgo.AddReportEntry(EntryRestoreFailed, err.Error(), ginkgo.ReportEntryVisibilityAlways)
+			ginkgo.AddReportEntry(entryRestoreFailed, err.Error(), ginkgo.ReportEntryVisibilityAlways)
 			t.because(CauseRestoreFailed, "the check changed data it could not restore")
 			ginkgo.Fail("the check changed data it could not restore: " + err.Error())
 		}
@@ -101,11 +101,11 @@ func (t *Target) putBack(ctx context.Context, orig Record) error {
 		return fmt.Errorf("%s answered %d", t.inv.Update.Method, x.Status)
 	}
 	x = t.Send(ctx, Request{Method: t.inv.List.Method, Path: t.inv.List.Path})
-	rs, err := DecodeRecords(x.RespBody)
+	rs, err := decodeRecords(x.RespBody)
 	if x.Failure != "" || err != nil {
 		return fmt.Errorf("the list after the restore could not be read")
 	}
-	got := IndexRecords(rs, t.inv.Key).ByID[id]
+	got := indexRecords(rs, t.inv.Key).ByID[id]
 	for _, f := range t.writable() {
 		v, had := orig[f.Name]
 		w, has := got[f.Name]

@@ -85,7 +85,7 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 		return out, nil
 	}
 	var summary bytes.Buffer
-	Summarize(&summary, out.Tally)
+	summarize(&summary, out.Tally)
 	if len(out.Tally.Exploration) > 0 { // the exploration ran: its seed replays it
 		fmt.Fprintf(&summary, "Exploration seed: %d (replay with --seed %d)\n", t.cfg.Explore.Seed, t.cfg.Explore.Seed)
 	}
@@ -101,11 +101,11 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 	o.Info.Strict = t.cfg.Strict
 	var err error
 	if o.JUnitReport != "" {
-		err = WriteReport(o.JUnitReport, JUnitReport(captured, o.Info, t.redactor))
+		err = WriteReport(o.JUnitReport, junitReport(captured, o.Info, t.redactor))
 	}
 	if o.JSONReport != "" && err == nil {
 		var b []byte
-		if b, err = JSONReport(captured, t.redactor); err == nil {
+		if b, err = jsonReport(captured, t.redactor); err == nil {
 			err = WriteReport(o.JSONReport, b)
 		}
 	}
@@ -113,7 +113,7 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 }
 
 // WriteReport writes a report file, creating its directory. The report's
-// values have the key replaced already (JUnitReport, JSONReport).
+// values have the key replaced already (junitReport, jsonReport).
 func WriteReport(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
@@ -126,12 +126,12 @@ func WriteReport(path string, data []byte) error {
 // report survives) and again with the reason when the run stops short.
 func WriteCannotRun(junitPath, jsonPath, reason string, rd *exchange.Redactor) error {
 	if junitPath != "" {
-		if err := WriteReport(junitPath, CannotRunJUnit(reason, rd)); err != nil {
+		if err := WriteReport(junitPath, cannotRunJUnit(reason, rd)); err != nil {
 			return fmt.Errorf("--junit-report: %v", err)
 		}
 	}
 	if jsonPath != "" {
-		if err := WriteReport(jsonPath, CannotRunJSON(reason, rd)); err != nil {
+		if err := WriteReport(jsonPath, cannotRunJSON(reason, rd)); err != nil {
 			return fmt.Errorf("--json-report: %v", err)
 		}
 	}

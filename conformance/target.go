@@ -162,9 +162,9 @@ func Prepare(ctx context.Context, cfg Config) (*Target, error) {
 		return nil, setupErrorf("GET %s answered 404: check --base-url, which should end in %s", x.URL, contract.BasePath)
 	}
 	if x.Status == http.StatusOK && x.Failure == "" {
-		t.first, _ = DecodeRecords(x.RespBody) // a broken list is the list checks' business
+		t.first, _ = decodeRecords(x.RespBody) // a broken list is the list checks' business
 	}
-	ix := IndexRecords(t.first, inv.Key)
+	ix := indexRecords(t.first, inv.Key)
 	t.petID = cfg.PetID
 	switch {
 	case cfg.PetID != 0:

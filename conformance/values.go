@@ -27,8 +27,8 @@ func (g Grid) Value(k *big.Int) *big.Rat {
 	return new(big.Rat).Mul(new(big.Rat).SetInt(k), g.Step)
 }
 
-// Pick returns the value at offset off from the grid's start, wrapping.
-func (g Grid) Pick(off int64) *big.Rat {
+// pick returns the value at offset off from the grid's start, wrapping.
+func (g Grid) pick(off int64) *big.Rat {
 	span := new(big.Int).Sub(g.Hi, g.Lo)
 	span.Add(span, big.NewInt(1))
 	k := new(big.Int).Mod(big.NewInt(off), span)
@@ -226,7 +226,7 @@ func candidate(f *spec.Field, cur json.RawMessage, n int) json.RawMessage {
 		if !ok {
 			return json.RawMessage("0")
 		}
-		return numberJSON(g.Pick(7 + int64(n)))
+		return numberJSON(g.pick(7 + int64(n)))
 	case f.Type == "boolean":
 		return json.RawMessage(fmt.Sprint(string(cur) != "true"))
 	case f.Type == "string":

@@ -57,13 +57,13 @@ func FuzzUpdate(f *testing.F) {
 		var updated *item
 		if rec.Code == 200 {
 			var it item
-			if ps := c.ValidateValue("InventoryItem", rec.Body.Bytes()); len(ps) > 0 || json.Unmarshal(rec.Body.Bytes(), &it) != nil {
+			if ps := c.Schema("InventoryItem").ValidateJSON(rec.Body.Bytes()); len(ps) > 0 || json.Unmarshal(rec.Body.Bytes(), &it) != nil {
 				t.Fatalf("200 without a valid InventoryItem: %s", rec.Body)
 			}
 			updated = &it
 		} else {
 			var e struct{ Status int }
-			if ps := c.ValidateValue("Error", rec.Body.Bytes()); len(ps) > 0 || json.Unmarshal(rec.Body.Bytes(), &e) != nil || e.Status != rec.Code {
+			if ps := c.Schema("Error").ValidateJSON(rec.Body.Bytes()); len(ps) > 0 || json.Unmarshal(rec.Body.Bytes(), &e) != nil || e.Status != rec.Code {
 				t.Fatalf("%d without a valid Error: %s", rec.Code, rec.Body)
 			}
 		}

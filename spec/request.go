@@ -1,10 +1,8 @@
 package spec
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"mime"
 	"net/http"
@@ -381,30 +379,4 @@ func mediaTypeMatches(want, got string) bool {
 	wt, ws, _ := strings.Cut(want, "/")
 	gt, _, _ := strings.Cut(got, "/")
 	return ws == "*" && wt == gt
-}
-
-// ValidateRequest checks a whole request against op: its path parameters
-// (read from the URL against op's template), query, headers and body. The
-// body is read and put back. The Authorization header is not checked
-// here: keys are the caller's to compare.
-func (c *Contract) ValidateRequest(r *http.Request, op *Operation) []Problem {
-	var body []byte
-	if r.Body != nil {
-		var err error
-		if body, err = io.ReadAll(r.Body); err != nil {
-			return []Problem{{Kind: KindBody, Message: "could not be read: " + err.Error()}}
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-	}
-	values := op.route.values(c.relative(r.URL.Path))
-	if values == nil {
-		values = map[string]string{}
-	}
-	_, ps := op.CheckRequest(r, func(name string) string {
-		if v := r.PathValue(name); v != "" {
-			return v
-		}
-		return values[name]
-	}, body)
-	return ps
 }

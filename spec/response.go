@@ -1,9 +1,7 @@
 package spec
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"slices"
@@ -236,24 +234,4 @@ func (o *Operation) Name() string {
 		return o.ID
 	}
 	return o.Method + " " + o.Path
-}
-
-// ValidateResponse checks a response to r against the document: r's
-// method and path name an operation, and the response keeps that
-// operation's documented statuses, media types, headers and schemas. The
-// response body is read and put back.
-func (c *Contract) ValidateResponse(r *http.Request, resp *http.Response) []Problem {
-	op, _, ps := c.Match(r.Method, r.URL.Path)
-	if op == nil {
-		return ps
-	}
-	var body []byte
-	if resp.Body != nil {
-		var err error
-		if body, err = io.ReadAll(resp.Body); err != nil {
-			return []Problem{{Kind: KindResponse, Message: "body could not be read: " + err.Error()}}
-		}
-		resp.Body = io.NopCloser(bytes.NewReader(body))
-	}
-	return op.CheckResponse(resp.StatusCode, resp.Header, body)
 }

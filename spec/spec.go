@@ -78,25 +78,11 @@ type Operation struct {
 	route route
 }
 
-// Default loads the embedded contract. It is not checked against the
-// OpenAPI schema at load time, which is a third of the time loading takes:
-// a test checks it (TestEmbeddedDocumentsAreValid).
-func Default() (*Contract, error) {
-	return load(Document, false)
-}
-
-var (
-	defaultOnce     sync.Once
-	defaultContract *Contract
-	defaultErr      error
-)
-
-// Shared returns the embedded contract, loaded once per process. Callers must
-// not modify it.
-func Shared() (*Contract, error) {
-	defaultOnce.Do(func() { defaultContract, defaultErr = Default() })
-	return defaultContract, defaultErr
-}
+// Shared returns the embedded contract, loaded once per process. It is not
+// checked against the OpenAPI schema when it loads, which is a third of
+// the time loading takes: a test checks it (TestEmbeddedDocumentsAreValid).
+// Callers must not modify it.
+var Shared = sync.OnceValues(func() (*Contract, error) { return load(Document, false) })
 
 var (
 	adminOnce     sync.Once
@@ -285,13 +271,4 @@ func (c *Contract) Schema(name string) *Schema {
 		return nil
 	}
 	return s
-}
-
-// ValidateValue checks a JSON value against the named component schema.
-func (c *Contract) ValidateValue(schema string, data []byte) []Problem {
-	s := c.Schema(schema)
-	if s == nil {
-		return []Problem{{Kind: KindSchema, Message: fmt.Sprintf("the document has no schema %q", schema)}}
-	}
-	return s.ValidateJSON(data)
 }

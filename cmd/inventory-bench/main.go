@@ -16,39 +16,20 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := report(run(ctx, os.Args[1:], os.Stdout, os.Stderr), os.Stderr)
-	stop()
-	os.Exit(code)
-}
+func main() { cli.Main("inventory-bench", run) }
 
-// Exit statuses.
-const (
-	exitOK     = 0 // every scenario ran; --help, --version; a server stopped by a signal
-	exitFailed = 1 // a scenario failed, or a server could not serve
-	exitUsage  = 2 // bad flags, for the bench and its subcommands alike
-)
-
-// report prints run's error as one line on stderr, none for --help, and
-// returns the exit status.
-func report(err error, stderr io.Writer) int {
-	if err == nil || errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	fmt.Fprintln(stderr, "inventory-bench:", err)
+// run runs the bench (a cli.Run): a mistake on the command line exits 2,
+// a scenario that failed or a server that could not serve exits 1.
+func run(ctx context.Context, args []string, _ func(string) (string, bool), stdout, stderr io.Writer) error {
+	err := measure(ctx, args, stdout, stderr)
 	var usage *cli.UsageError
-	if errors.As(err, &usage) {
-		return exitUsage
+	if err == nil || errors.Is(err, flag.ErrHelp) || errors.As(err, &usage) {
+		return err
 	}
-	return exitFailed
+	return cli.Failed(err)
 }

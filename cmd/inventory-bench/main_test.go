@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/petstore/inventory-kit/cmd/internal/cli"
 )
 
 // TestMain lets the test binary serve the baseline and the bare proxy:
@@ -55,7 +57,7 @@ func TestSmoke(t *testing.T) {
 		want = append(want, "ratio redis/memory: rps ", "redis-server CPU per request", "| update-redis |")
 	}
 	var stdout, stderr bytes.Buffer
-	err := run(t.Context(), []string{"--duration", "200ms", "--warmup", "50ms", "--rounds", "1", "--scenarios", names}, &stdout, &stderr)
+	err := run(t.Context(), []string{"--duration", "200ms", "--warmup", "50ms", "--rounds", "1", "--scenarios", names}, nil, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, &stdout, &stderr)
 	}
@@ -100,7 +102,7 @@ func TestParse(t *testing.T) {
 
 func TestHelpAndVersion(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	if err := run(t.Context(), []string{"--help"}, &stdout, &stderr); !errors.Is(err, flag.ErrHelp) {
+	if err := run(t.Context(), []string{"--help"}, nil, &stdout, &stderr); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("--help: %v", err)
 	}
 	for _, want := range []string{"inventory-bench baseline [flags]", "--scenarios LIST", "--against BINARY", "Exit status"} {
@@ -112,7 +114,7 @@ func TestHelpAndVersion(t *testing.T) {
 		t.Errorf("--help wrote to stderr: %s", stderr.String())
 	}
 	stdout.Reset()
-	if err := run(t.Context(), []string{"--version"}, &stdout, &stderr); err != nil || !strings.HasPrefix(stdout.String(), "inventory-bench ") {
+	if err := run(t.Context(), []string{"--version"}, nil, &stdout, &stderr); err != nil || !strings.HasPrefix(stdout.String(), "inventory-bench ") {
 		t.Errorf("--version = %q, %v", stdout.String(), err)
 	}
 }
@@ -143,9 +145,12 @@ func TestSubcommandCLI(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			err := run(t.Context(), tt.args, &stdout, &stderr)
+			err := run(t.Context(), tt.args, nil, &stdout, &stderr)
 			var printed bytes.Buffer
-			if got := report(err, &printed); got != tt.status {
+			if err != nil && !errors.Is(err, flag.ErrHelp) {
+				printed.WriteString("inventory-bench: " + err.Error() + "\n")
+			}
+			if got := cli.Code(err); got != tt.status {
 				t.Errorf("exit status = %d (%v); want %d", got, err, tt.status)
 			}
 			if stderr.Len() > 0 {

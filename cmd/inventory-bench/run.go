@@ -119,10 +119,10 @@ func scenarioNames() []string {
 	return append(names, startupName)
 }
 
-// run measures what o asks for and prints the report to stdout. With
+// measure measures what o asks for and prints the report to stdout. With
 // "baseline" as its first argument it serves the baseline instead, and
 // with "bare-proxy" the bare proxy of the bare-proxy-* scenarios.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func measure(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "baseline" {
 		return runBaseline(ctx, args[1:], stdout)
 	}
@@ -148,7 +148,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer os.RemoveAll(dir)
 	mock := o.mock
 	if mock == "" {
-		if mock, err = buildMock(ctx, dir, stderr, ""); err != nil {
+		if mock, err = buildMock(ctx, dir, stderr); err != nil {
 			return err
 		}
 	}
@@ -156,8 +156,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	b := &bench{o: o, out: stdout, args: args, mock: []string{mock, "--api-key", benchKey}, baseline: []string{self, "baseline", "--api-key", benchKey},
-		builds: map[string]string{}, build: func(tags string) (string, error) { return buildMock(ctx, dir, stderr, tags) }}
+	b := &bench{o: o, out: stdout, args: args, mock: []string{mock, "--api-key", benchKey}, baseline: []string{self, "baseline", "--api-key", benchKey}}
 	if o.against != "" {
 		b.baseline = []string{o.against, "--api-key", benchKey}
 	}
@@ -195,17 +194,10 @@ func concat(parts ...[]string) []string {
 }
 
 // buildMock builds cmd/inventory-mock into dir, as a user's go build
-// would (the same build as this binary's baseline, cgo and all), with the
-// build tags given, if any.
-func buildMock(ctx context.Context, dir string, stderr io.Writer, tags string) (string, error) {
+// would (the same build as this binary's baseline, cgo and all).
+func buildMock(ctx context.Context, dir string, stderr io.Writer) (string, error) {
 	out := filepath.Join(dir, "inventory-mock")
-	args := []string{"build"}
-	if tags != "" {
-		out += "-" + tags
-		args = append(args, "-tags", tags)
-	}
-	args = append(args, "-o", out, "github.com/petstore/inventory-kit/cmd/inventory-mock")
-	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "github.com/petstore/inventory-kit/cmd/inventory-mock")
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("go build ./cmd/inventory-mock (run inside the module, or pass --mock): %w", err)
@@ -219,11 +211,8 @@ type bench struct {
 	args           []string // as given, for the report
 	out            io.Writer
 	mock, baseline []string // argv of each server, without --addr
-	// build builds the mock with build tags; builds keeps each binary built.
-	build       func(tags string) (string, error)
-	builds      map[string]string
-	rows        []row
-	startupRows [][3]string // what, figure, target
+	rows           []row
+	startupRows    [][3]string // what, figure, target
 }
 
 // A row is the medians of one scenario.
@@ -300,19 +289,6 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 		baseArgv := concat(b.baseline, gen)
 		if s.versus != nil {
 			baseName, baseArgv = s.versus.name, concat(b.mock, gen, s.versus.args)
-			if tags := s.versus.tags; tags != "" {
-				if b.o.mock != "" {
-					fmt.Fprintf(b.out, "  note: the other side is built with -tags %s from the module's source, the mock is --mock %s: unless that is the same source, the ratio compares two versions\n", tags, b.o.mock)
-				}
-				bin, ok := b.builds[tags]
-				if !ok {
-					if bin, err = b.build(tags); err != nil {
-						return err
-					}
-					b.builds[tags] = bin
-				}
-				baseArgv = concat([]string{bin}, b.mock[1:], gen, s.versus.args)
-			}
 		}
 		if base, err = start(ctx, baseName, baseArgv); err != nil {
 			return err

@@ -49,9 +49,6 @@ type scenario struct {
 type variant struct {
 	name string
 	args []string
-	// tags, if set, are build tags of the other side's binary: the bench
-	// builds cmd/inventory-mock with them from the module it runs in.
-	tags string
 }
 
 // p99Target is the largest mock/baseline ratio of p99 latency the
@@ -149,18 +146,6 @@ var scenarios = []scenario{
 		requests: func(addr string) func(c, n int) request {
 			return func(c, n int) request { return updateRequest(addr, benchKey, int64((c*7+n)%64+1), n%1000) }
 		},
-	},
-	{
-		name: "list-controls", about: "GET /v1/inventory, 64 pets, journal off: the mock against the same source built with -tags nocontrols, which leaves sessions, Prefer and chaos out of the request path",
-		rpsTarget: 0.95, mockArgs: []string{"--journal-size", "0"},
-		versus:   &variant{name: "mock without controls", args: []string{"--journal-size", "0"}, tags: "nocontrols"},
-		requests: lists,
-	},
-	{
-		name: "update-controls", about: "PATCH as in update, journal off: the mock against the same source built with -tags nocontrols",
-		rpsTarget: 0.95, mockArgs: []string{"--journal-size", "0"},
-		versus:   &variant{name: "mock without controls", args: []string{"--journal-size", "0"}, tags: "nocontrols"},
-		requests: updates,
 	},
 	{
 		name: "update-sessions", about: "PATCH as in update, each client in its own of 32 sessions (X-Mock-Session), against the mock with every client on the default session",

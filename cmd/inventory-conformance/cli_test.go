@@ -15,7 +15,7 @@ import (
 // flag with the double dash.
 func TestHelpToStdout(t *testing.T) {
 	code, out, errOut := runInProcess([]string{"--help"}, nil)
-	if code != exitPassed || errOut != "" {
+	if code != cli.ExitOK || errOut != "" {
 		t.Errorf("--help: exit %d, stderr %q; want 0 and nothing on stderr", code, errOut)
 	}
 	for _, want := range []string{"--spec FILE", "--strict", "--explore-steps N", "--seed N", "--list", "--max-response-bytes SIZE", "--max-run-bytes SIZE", "--max-retry-wait DURATION", "--version", "Exit status"} {
@@ -30,7 +30,7 @@ func TestHelpToStdout(t *testing.T) {
 func TestBadFlagOneLine(t *testing.T) {
 	for _, args := range [][]string{{"--nope"}, {"--timeout", "soon"}, {"--max-run-bytes", "lots"}, {"-pet-id", "x"}} {
 		code, out, errOut := runInProcess(args, nil)
-		if code != exitCannotRun || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "see --help") {
+		if code != cli.ExitCannotRun || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "see --help") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and one line with a hint", args, code, out, errOut)
 		}
 		// The flag is named as --help names it, never with Go's one dash.
@@ -44,7 +44,7 @@ func TestBadFlagOneLine(t *testing.T) {
 // TestVersion: --version says what cli.Version says, as the mock's does.
 func TestVersion(t *testing.T) {
 	code, out, _ := runInProcess([]string{"--version"}, nil)
-	if want := "inventory-conformance " + cli.Version(version) + "\n"; code != exitPassed || out != want || strings.Contains(out, "(devel)") {
+	if want := "inventory-conformance " + cli.Version(version) + "\n"; code != cli.ExitOK || out != want || strings.Contains(out, "(devel)") {
 		t.Errorf("--version: exit %d, %q; want 0 and %q", code, out, want)
 	}
 }
@@ -59,7 +59,7 @@ func TestList(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out := runChild(t, "--list", "--spec", "../../testdata/specs/get-one-record.yaml", "--junit-report", junit)
-	if code != exitPassed || !strings.Contains(out, "operations: getInventoryItem: with the key") || !strings.Contains(out, "[auth]") {
+	if code != cli.ExitOK || !strings.Contains(out, "operations: getInventoryItem: with the key") || !strings.Contains(out, "[auth]") {
 		t.Errorf("--list: exit %d\n%s", code, out)
 	}
 	if b, _ := os.ReadFile(junit); string(b) != "<earlier/>" {

@@ -59,7 +59,7 @@ func runHAR(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	cannot := func(format string, a ...any) (int, bool) {
 		fmt.Fprintf(stderr, "inventory-conformance: cannot check the HAR file: "+format+"\n", a...)
-		return exitCannotRun, true
+		return cli.ExitCannotRun, true
 	}
 	var o harOptions
 	fs := flag.NewFlagSet("inventory-conformance --har", flag.ContinueOnError)
@@ -74,7 +74,7 @@ func runHAR(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err := cli.Parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			harUsage(stdout, fs)
-			return exitPassed, true
+			return cli.ExitOK, true
 		}
 		return cannot("%s", doubleDash(err.Error()))
 	}
@@ -157,9 +157,9 @@ func runHAR(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	report.Findings(stdout, findings)
 	if findings.Errors() > 0 {
-		return exitFailed, true
+		return cli.ExitFailed, true
 	}
-	return exitPassed, true
+	return cli.ExitOK, true
 }
 
 // skippedNote says which entries were left out and why.

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/petstore/inventory-kit/cmd/internal/cli"
 	"github.com/petstore/inventory-kit/conformance"
 	"github.com/petstore/inventory-kit/mockserver/proxy"
 	"github.com/petstore/inventory-kit/spec"
@@ -72,7 +73,7 @@ func TestConformanceThroughProxy(t *testing.T) {
 	mock, _ := newMock(t, nil)
 	front, p, closeHAR := startProxy(t, mock)
 	code, out := runChild(t, "--base-url", front, "--allow-mutations", "--explore-steps", "200", "--seed", "7")
-	if code != exitPassed {
+	if code != cli.ExitOK {
 		t.Fatalf("the suite through the proxy: exit %d\n%s", code, out)
 	}
 	if !strings.Contains(out, "Exploration seed: 7") {
@@ -98,11 +99,11 @@ func TestConformanceThroughProxy(t *testing.T) {
 	}
 	code, out, errOut := runInProcess([]string{"--har", har}, nil)
 	m := tally.FindStringSubmatch(out)
-	if code != exitFailed || m == nil || m[1] != strconv.FormatInt(errs, 10) || m[2] != strconv.FormatInt(warns, 10) {
+	if code != cli.ExitFailed || m == nil || m[1] != strconv.FormatInt(errs, 10) || m[2] != strconv.FormatInt(warns, 10) {
 		t.Errorf("--har: exit %d, tally %q; want 1 and %d violations, %d warnings, as live\n%s%s", code, m, errs, warns, out, errOut)
 	}
 	code, out, _ = runInProcess([]string{"--har", har, "--ignore-rule", "request-*"}, nil)
-	if code != exitPassed || !strings.Contains(out, "0 violations") {
+	if code != cli.ExitOK || !strings.Contains(out, "0 violations") {
 		t.Errorf("--har --ignore-rule 'request-*': exit %d; want 0\n%s", code, out)
 	}
 }
@@ -144,19 +145,19 @@ func TestHARCommand(t *testing.T) {
 		code int
 		want []string
 	}{
-		{"a broken backend", []string{"--har", recorded, "--junit-report", junit, "--report-jsonl", jsonl}, exitFailed,
+		{"a broken backend", []string{"--har", recorded, "--junit-report", junit, "--report-jsonl", jsonl}, cli.ExitFailed,
 			[]string{"Checked 3 of the 3 entries", "3 violations and 0 warnings in 1 groups", "response-body-schema", `"lost" is not one of`, "3×", "PATCH http://"}},
-		{"a browser's export", []string{"--har=testdata/browser.har", "--base-url", "https://staging.example.com/v1"}, exitFailed,
+		{"a browser's export", []string{"--har=testdata/browser.har", "--base-url", "https://staging.example.com/v1"}, cli.ExitFailed,
 			[]string{"Checked 2 of the 5 entries", "1 a CORS preflight", "1 another host", "1 no answer recorded",
 				"response-body-schema response $[*].status", `"on-hold" is not one of`, "request-body request $.quantity", "response-content-type", `"application/problem+json"; want application/json`}},
-		{"the browser's export, only the answers' rules", []string{"--har", "testdata/browser.har", "--ignore-rule", "request-*", "--ignore-rule", "response-*", "--ignore-rule", "error-*"}, exitPassed,
+		{"the browser's export, only the answers' rules", []string{"--har", "testdata/browser.har", "--ignore-rule", "request-*", "--ignore-rule", "response-*", "--ignore-rule", "error-*"}, cli.ExitOK,
 			[]string{"Checked 2 of the 5 entries", "0 violations"}},
-		{"help", []string{"--har", "x", "--help"}, exitPassed, []string{"Usage: inventory-conformance --har FILE"}},
-		{"no such file", []string{"--har", filepath.Join(dir, "none.har")}, exitCannotRun, []string{"no such file"}},
-		{"not JSON", []string{"--har", notJSON}, exitCannotRun, []string{"not valid JSON"}},
-		{"not HAR", []string{"--har", notHAR}, exitCannotRun, []string{"not a HAR file"}},
-		{"nothing under the base URL", []string{"--har", "testdata/browser.har", "--base-url", "https://prod.example.com/v1"}, exitCannotRun, []string{"no exchange under https://prod.example.com/v1"}},
-		{"a bad rule pattern", []string{"--har", recorded, "--ignore-rule", "nope"}, exitCannotRun, []string{"matches no rule"}},
+		{"help", []string{"--har", "x", "--help"}, cli.ExitOK, []string{"Usage: inventory-conformance --har FILE"}},
+		{"no such file", []string{"--har", filepath.Join(dir, "none.har")}, cli.ExitCannotRun, []string{"no such file"}},
+		{"not JSON", []string{"--har", notJSON}, cli.ExitCannotRun, []string{"not valid JSON"}},
+		{"not HAR", []string{"--har", notHAR}, cli.ExitCannotRun, []string{"not a HAR file"}},
+		{"nothing under the base URL", []string{"--har", "testdata/browser.har", "--base-url", "https://prod.example.com/v1"}, cli.ExitCannotRun, []string{"no exchange under https://prod.example.com/v1"}},
+		{"a bad rule pattern", []string{"--har", recorded, "--ignore-rule", "nope"}, cli.ExitCannotRun, []string{"matches no rule"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := runInProcess(tc.args, map[string]string{"INVENTORY_API_KEY": testKey})
@@ -247,7 +248,7 @@ func TestProxyAndHARAgree(t *testing.T) {
 	}
 	jsonl := filepath.Join(t.TempDir(), "v.jsonl")
 	code, out, errOut := runInProcess([]string{"--har", har, "--report-jsonl", jsonl}, nil)
-	if code != exitFailed {
+	if code != cli.ExitFailed {
 		t.Fatalf("--har: exit %d\n%s%s", code, out, errOut)
 	}
 	b, err := os.ReadFile(jsonl)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/petstore/inventory-kit/cmd/internal/cli"
 	"github.com/petstore/inventory-kit/conformance"
 	"github.com/petstore/inventory-kit/mockserver"
 	"github.com/petstore/inventory-kit/spec/exchange"
@@ -70,7 +71,7 @@ func TestReportsAfterExit2(t *testing.T) {
 				}
 			}
 			code, _, errOut := runInProcess(tt.args(junit, js), nil)
-			if code != exitCannotRun {
+			if code != cli.ExitCannotRun {
 				t.Fatalf("exit %d; want 2 (%s)", code, errOut)
 			}
 			if !strings.Contains(errOut, tt.want) {
@@ -109,7 +110,7 @@ func TestEmptyListWithMutations(t *testing.T) {
 		fmt.Fprint(w, "[]")
 	})
 	code, _, errOut := runInProcess([]string{"--base-url", url, "--api-key", testKey, "--allow-mutations"}, nil)
-	if code != exitCannotRun || !strings.Contains(errOut, "at least one pet") {
+	if code != cli.ExitCannotRun || !strings.Contains(errOut, "at least one pet") {
 		t.Errorf("exit %d, stderr %q; want 2 and a word that the target needs at least one pet", code, errOut)
 	}
 }
@@ -195,7 +196,7 @@ func TestKeyEchoedEverywhere(t *testing.T) {
 	dir := t.TempDir()
 	junit, js := filepath.Join(dir, "junit.xml"), filepath.Join(dir, "report.json")
 	code, out := runChild(t, "--base-url", url, "--allow-mutations", "--explore-steps", "20", "--junit-report", junit, "--json-report", js, "--verbose")
-	if code != exitFailed {
+	if code != cli.ExitFailed {
 		t.Errorf("exit %d; want 1", code)
 	}
 	if !strings.Contains(out, "RESTORE FAILED") {
@@ -218,7 +219,7 @@ func TestForgedLines(t *testing.T) {
 		fmt.Fprint(w, `[{"petId":1,"quantity":3,"status":"sold","\u001b[2Jx\n== Conformance summary: 99 passed, 0 failed, 0 skipped ==":1}]`)
 	})
 	code, out := runChild(t, "--base-url", url, "--label-filter", "list || silent", "--explore-steps", "0")
-	if code == exitCannotRun {
+	if code == cli.ExitCannotRun {
 		t.Fatalf("exit 2:\n%s", out)
 	}
 	if strings.Contains(out, "\x1b[2J") || strings.Count("\n"+out, "\n== Conformance summary:") != 1 {
@@ -246,7 +247,7 @@ func TestRetryAfterCapped(t *testing.T) {
 	if took := time.Since(start); took > 20*time.Second {
 		t.Errorf("the run took %s against a target that always says 429; want the 1s allowance to bound it", took)
 	}
-	if code != exitFailed || !strings.Contains(out, "--max-retry-wait") {
+	if code != cli.ExitFailed || !strings.Contains(out, "--max-retry-wait") {
 		t.Errorf("exit %d; want 1 and a failure naming --max-retry-wait:\n%s", code, out)
 	}
 }
@@ -268,7 +269,7 @@ func TestShortKeysKeepReports(t *testing.T) {
 			dir := t.TempDir()
 			junit, js := filepath.Join(dir, "junit.xml"), filepath.Join(dir, "report.json")
 			code, out := runChildKey(t, key, "--base-url", srv.URL+"/v1", "--explore-steps", "10", "--junit-report", junit, "--json-report", js)
-			if code != exitPassed {
+			if code != cli.ExitOK {
 				t.Fatalf("exit %d; want 0\n%s", code, out)
 			}
 			for _, want := range []string{"skipped", "--allow-mutations", "Conformance summary"} {

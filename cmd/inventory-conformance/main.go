@@ -32,25 +32,31 @@ import (
 	"github.com/petstore/inventory-kit/spec"
 )
 
-// Exit statuses.
-const (
-	exitPassed    = 0 // every check passed
-	exitFailed    = 1 // the target broke the contract
-	exitCannotRun = 2 // bad flags, unreachable target, rejected key, unwritable report
-)
-
 // version is set at build time with -ldflags "-X main.version=..."; empty:
 // cli.Version reads the build information.
 var version = ""
 
-func main() {
-	os.Exit(run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+func main() { cli.Main("inventory-conformance", run) }
+
+// run runs the checks, or the HAR check (a cli.Run). It says itself, on
+// stdout and stderr through the redactor of the key, why it ends, so the
+// error it returns has no words: cli.Failed for a target that broke the
+// contract, cli.Said for a run that could not be made.
+func run(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) error {
+	getenv := func(k string) string { v, _ := lookupEnv(k); return v }
+	switch conform(ctx, args, getenv, stdout, stderr) {
+	case cli.ExitOK:
+		return nil
+	case cli.ExitFailed:
+		return cli.Failed(nil)
+	}
+	return cli.Said
 }
 
-// run parses args, prepares the target and runs the checks. It returns the
-// exit status. Everything it and Ginkgo write goes through one redactor of
-// the key.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+// conform parses args, prepares the target and runs the checks, and
+// returns the exit status. Everything it and Ginkgo write goes through one
+// redactor of the key.
+func conform(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	if code, ok := runHAR(ctx, args, getenv, stdout, stderr); ok {
 		return code
 	}
@@ -60,7 +66,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := cli.Parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(stdout, fs)
-			return exitPassed
+			return cli.ExitOK
 		}
 		// The report paths may come after the mistake, which stops the
 		// parse: read them from the arguments, so that no stale report
@@ -78,11 +84,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if err := (reportFiles{junit: junit, json: js, rd: rd}).cannotRun(msg); err != nil {
 			fmt.Fprintf(errOut, "inventory-conformance: %v\n", err)
 		}
-		return exitCannotRun
+		return cli.ExitCannotRun
 	}
 	if o.version {
 		fmt.Fprintf(stdout, "inventory-conformance %s\n", cli.Version(version))
-		return exitPassed
+		return cli.ExitOK
 	}
 	if o.apiKey == "" {
 		o.apiKey = getenv("INVENTORY_API_KEY")
@@ -98,7 +104,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if err := reports.cannotRun(msg); err != nil {
 			fmt.Fprintf(errOut, "inventory-conformance: %v\n", err)
 		}
-		return exitCannotRun
+		return cli.ExitCannotRun
 	}
 	if o.list {
 		reports = reportFiles{rd: rd} // --list runs nothing: it writes no report
@@ -107,7 +113,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// one must never survive a run that stops short.
 	if err := reports.cannotRun("the run did not finish (it stopped before writing its report)"); err != nil {
 		fmt.Fprintf(errOut, "inventory-conformance: cannot run: %v\n", err)
-		return exitCannotRun
+		return cli.ExitCannotRun
 	}
 	if o.baseURL == "" && !o.list {
 		return cannot("--base-url is required (see --help)")
@@ -173,13 +179,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case interrupted:
 		fmt.Fprintln(errOut, "inventory-conformance: interrupted: the run is incomplete; every record written to was restored unless reported above")
 		_ = reports.cannotRun("interrupted: the run is incomplete (" + firstLine(summaryLine(outcome)) + ")")
-		return exitCannotRun
+		return cli.ExitCannotRun
 	case runErr != nil:
 		return cannot("writing the reports: %v", runErr)
 	case !outcome.Passed:
-		return exitFailed
+		return cli.ExitFailed
 	}
-	return exitPassed
+	return cli.ExitOK
 }
 
 // loadContract loads --spec, or the embedded contract.
@@ -223,7 +229,7 @@ func list(cfg conformance.Config, o options, out, errOut io.Writer, cannot func(
 		fmt.Fprintln(out, l)
 	}
 	fmt.Fprintf(out, "%d checks\n", len(lines))
-	return exitPassed
+	return cli.ExitOK
 }
 
 // runChecks runs the checks. On SIGINT or SIGTERM, Ginkgo stops the current

@@ -19,7 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petstore/inventory-kit/cmd/internal/cli"
 	"github.com/petstore/inventory-kit/mockserver"
+	"github.com/petstore/inventory-kit/mockserver/mocktest"
 	"github.com/petstore/inventory-kit/mockserver/store"
 )
 
@@ -36,7 +38,7 @@ func TestMain(m *testing.M) {
 		if err := json.Unmarshal([]byte(a), &args); err != nil {
 			panic(err)
 		}
-		os.Exit(run(context.Background(), args, os.Getenv, os.Stdout, os.Stderr))
+		os.Exit(cli.Code(run(context.Background(), args, os.LookupEnv, os.Stdout, os.Stderr)))
 	}
 	os.Exit(m.Run())
 }
@@ -54,29 +56,20 @@ func listed(t *testing.T, m *mockserver.Server) []byte {
 // newMock starts the mock, optionally wrapped, and returns its /v1 address.
 func newMock(t *testing.T, wrap func(http.Handler) http.Handler) (string, *mockserver.Server) {
 	t.Helper()
-	m, err := mockserver.New(mockserver.Config{APIKeys: []string{testKey}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var h http.Handler = m
-	if wrap != nil {
-		h = wrap(h)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
+	m, srv := mocktest.Start(t, mockserver.Config{APIKeys: []string{testKey}}, wrap)
 	return srv.URL + "/v1", m
 }
 
 // runInProcess calls run for cases that end before the suite starts.
 func runInProcess(args []string, env map[string]string) (int, string, string) {
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), args, func(k string) string { return env[k] }, &out, &errOut)
+	code := conform(context.Background(), args, func(k string) string { return env[k] }, &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 
 func TestHelp(t *testing.T) {
 	code, out, _ := runInProcess([]string{"--help"}, nil)
-	if code != exitPassed {
+	if code != cli.ExitOK {
 		t.Errorf("--help: exit %d; want 0", code)
 	}
 	for _, f := range []string{"--base-url", "--api-key", "--allow-mutations", "--pet-id", "--ca-cert", "--insecure-skip-verify",
@@ -124,7 +117,7 @@ func TestCannotRun(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, out, errOut := runInProcess(tt.args, tt.env)
-			if code != exitCannotRun {
+			if code != cli.ExitCannotRun {
 				t.Errorf("exit %d; want 2 (stderr %q)", code, errOut)
 			}
 			if !strings.Contains(errOut, tt.want) {
@@ -185,7 +178,7 @@ func TestPassesAgainstTheMock(t *testing.T) {
 	dir := t.TempDir()
 	junit, js := filepath.Join(dir, "junit.xml"), filepath.Join(dir, "report.json")
 	code, out := runChild(t, "--base-url", url, "--allow-mutations", "--explore-steps", "100", "--junit-report", junit, "--json-report", js)
-	if code != exitPassed {
+	if code != cli.ExitOK {
 		t.Fatalf("exit %d; want 0\n%s", code, out)
 	}
 	for _, want := range []string{"Conformance summary", "0 failed", "Observations", "list order"} {
@@ -220,7 +213,7 @@ func TestReadOnlyChangesNothing(t *testing.T) {
 	url, m := newMock(t, nil)
 	before := listed(t, m)
 	code, out := runChild(t, "--base-url", url, "--explore-steps", "100")
-	if code != exitPassed {
+	if code != cli.ExitOK {
 		t.Fatalf("exit %d; want 0\n%s", code, out)
 	}
 	if !strings.Contains(out, "mutating checks were skipped") {
@@ -246,7 +239,7 @@ func TestFailsAgainstABrokenServer(t *testing.T) {
 	url, _ := newMock(t, ignoresKey)
 	junit := filepath.Join(t.TempDir(), "junit.xml")
 	code, out := runChild(t, "--base-url", url, "--label-filter", "auth", "--junit-report", junit)
-	if code != exitFailed {
+	if code != cli.ExitFailed {
 		t.Fatalf("exit %d; want 1\n%s", code, out)
 	}
 	for _, want := range []string{"curl ", "$INVENTORY_API_KEY", "no Authorization header gives 401", "status 200; want 401"} {
@@ -263,7 +256,7 @@ func TestRestoresAfterAWrite(t *testing.T) {
 	url, m := newMock(t, nil)
 	before := listed(t, m)
 	code, out := runChild(t, "--base-url", url, "--allow-mutations", "--label-filter", "mutating", "--pet-id", "3")
-	if code != exitPassed {
+	if code != cli.ExitOK {
 		t.Fatalf("exit %d; want 0\n%s", code, out)
 	}
 	if after := listed(t, m); !bytes.Equal(before, after) {
@@ -307,7 +300,7 @@ func TestInterruptRestores(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitCannotRun {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != cli.ExitCannotRun {
 		t.Errorf("exit %v; want 2\n%s", err, out.String())
 	}
 	if !strings.Contains(out.String(), "interrupted") {
@@ -343,12 +336,12 @@ func TestTLS(t *testing.T) {
 	}
 
 	code, _, errOut := runInProcess([]string{"--base-url", url, "--api-key", testKey}, nil)
-	if code != exitCannotRun || !strings.Contains(errOut, "certificate") || !strings.Contains(errOut, "--ca-cert FILE") || !strings.Contains(errOut, "--insecure-skip-verify") {
+	if code != cli.ExitCannotRun || !strings.Contains(errOut, "certificate") || !strings.Contains(errOut, "--ca-cert FILE") || !strings.Contains(errOut, "--insecure-skip-verify") {
 		t.Errorf("untrusted certificate: exit %d, stderr %q; want 2 and a word on the certificate", code, errOut)
 	}
 	for _, extra := range [][]string{{"--ca-cert", ca}, {"--insecure-skip-verify"}} {
 		args := append([]string{"--base-url", url, "--label-filter", "list"}, extra...)
-		if code, out := runChild(t, args...); code != exitPassed {
+		if code, out := runChild(t, args...); code != cli.ExitOK {
 			t.Errorf("%v: exit %d; want 0\n%s", extra, code, out)
 		}
 	}
@@ -381,7 +374,7 @@ func TestRestoreFailureIsLoud(t *testing.T) {
 		})
 	})
 	code, out := runChild(t, "--base-url", url, "--allow-mutations", "--pet-id", "3", "--label-filter", "update && !bad-input")
-	if code != exitFailed {
+	if code != cli.ExitFailed {
 		t.Errorf("exit %d; want 1\n%s", code, out)
 	}
 	for _, want := range []string{"RESTORE FAILED: petId 3: could not restore quantity 25", "could NOT be restored"} {
@@ -443,7 +436,7 @@ func checkJUnit(t *testing.T, path, console string) {
 func TestVerboseShowsExchanges(t *testing.T) {
 	url, _ := newMock(t, nil)
 	code, out := runChild(t, "--base-url", url, "--verbose", "--label-filter", "list", "--explore-steps", "0")
-	if code != exitPassed || !strings.Contains(out, "→ curl -sS -i 'http://") || !strings.Contains(out, "← 200 OK") {
+	if code != cli.ExitOK || !strings.Contains(out, "→ curl -sS -i 'http://") || !strings.Contains(out, "← 200 OK") {
 		t.Errorf("exit %d; want 0 and the exchanges shown:\n%s", code, out)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/petstore/inventory-kit/cmd/internal/cli"
 )
 
 // withoutChallenge is the mock answering 401 without WWW-Authenticate:
@@ -64,7 +66,7 @@ func TestStrictAndWarnings(t *testing.T) {
 	junit := filepath.Join(t.TempDir(), "junit.xml")
 	args := []string{"--base-url", url, "--label-filter", "auth", "--explore-steps", "0", "--junit-report", junit}
 	code, out := runChild(t, args...)
-	if code != exitPassed || !strings.Contains(out, "401 without a WWW-Authenticate header (RFC 9110 section 11.6.1)") {
+	if code != cli.ExitOK || !strings.Contains(out, "401 without a WWW-Authenticate header (RFC 9110 section 11.6.1)") {
 		t.Fatalf("without --strict: exit %d; want 0 and the warning in the summary:\n%s", code, out)
 	}
 	doc := readJUnit(t, junit)
@@ -81,7 +83,7 @@ func TestStrictAndWarnings(t *testing.T) {
 		t.Errorf("junit.xml: warning property %v, warning in a check's system-out %v; want both", prop, sysout)
 	}
 	code, out = runChild(t, append(args, "--strict")...)
-	if code != exitFailed || !strings.Contains(out, "--strict makes this warning a failure") || !strings.Contains(out, "rfc-warning-strict") {
+	if code != cli.ExitFailed || !strings.Contains(out, "--strict makes this warning a failure") || !strings.Contains(out, "rfc-warning-strict") {
 		t.Errorf("--strict: exit %d; want 1 and the warning as the failure's cause:\n%s", code, out)
 	}
 }
@@ -93,7 +95,7 @@ func TestFailuresGroupedByCause(t *testing.T) {
 	url, _ := newMock(t, ignoresKey)
 	junit := filepath.Join(t.TempDir(), "junit.xml")
 	code, out := runChild(t, "--base-url", url, "--allow-mutations", "--explore-steps", "100", "--seed", "5", "--junit-report", junit)
-	if code != exitFailed {
+	if code != cli.ExitFailed {
 		t.Fatalf("exit %d; want 1\n%s", code, out)
 	}
 	m := regexp.MustCompile(`(\d+) passed, (\d+) failed`).FindStringSubmatch(out)
@@ -124,7 +126,7 @@ func TestJUnitOrderIsStable(t *testing.T) {
 	var orders [2]string
 	for i := range orders {
 		junit := filepath.Join(dir, "junit"+string(rune('a'+i))+".xml")
-		if code, out := runChild(t, "--base-url", url, "--allow-mutations", "--explore-steps", "30", "--seed", "11", "--junit-report", junit); code != exitPassed {
+		if code, out := runChild(t, "--base-url", url, "--allow-mutations", "--explore-steps", "30", "--seed", "11", "--junit-report", junit); code != cli.ExitOK {
 			t.Fatalf("exit %d\n%s", code, out)
 		}
 		var b strings.Builder

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/petstore/inventory-kit/cmd/internal/cli"
 )
 
 // looseIDs reads a path identifier as a careless backend does: its
@@ -49,7 +51,7 @@ func TestReadOnlyAgainstLooseIDs(t *testing.T) {
 		// Exit 0 or 1: with no body to send, the target's 400 for the
 		// missing body hides its loose reading; the data is what counts.
 		code, out := runChild(t, "--base-url", url, "--pet-id", "3", "--seed", seed)
-		if code == exitCannotRun {
+		if code == cli.ExitCannotRun {
 			t.Fatalf("seed %s: exit 2\n%s", seed, out)
 		}
 		if after := listed(t, m); !bytes.Equal(before, after) {
@@ -84,7 +86,7 @@ func TestPetIDBoundsExploration(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out := runChild(t, "--base-url", url, "--allow-mutations", "--pet-id", "3", "--label-filter", "explore", "--explore-steps", "300", "--seed", "9")
-	if code != exitPassed {
+	if code != cli.ExitOK {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 	mu.Lock()
@@ -104,7 +106,7 @@ func TestPetIDBoundsExploration(t *testing.T) {
 		{[]string{"--list", "--allow-mutations"}, "[explore, mutating]"},
 		{[]string{"--list"}, "[explore]"},
 	} {
-		if code, out := runChild(t, tt.args...); code != exitPassed || !strings.Contains(out, "explore: random sequences") || !strings.Contains(out, tt.want) {
+		if code, out := runChild(t, tt.args...); code != cli.ExitOK || !strings.Contains(out, "explore: random sequences") || !strings.Contains(out, tt.want) {
 			t.Errorf("%v: exit %d; want the explore check labelled %s:\n%s", tt.args, code, tt.want, out)
 		}
 	}
@@ -176,7 +178,7 @@ func TestInterruptLargeList(t *testing.T) {
 	}
 	err := cmd.Wait()
 	took := time.Since(sent)
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitCannotRun {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != cli.ExitCannotRun {
 		t.Errorf("exit %v; want 2\n%s", err, out.String())
 	}
 	// Promptly, not at once: the bound leaves room for a loaded machine

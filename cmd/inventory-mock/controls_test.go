@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/petstore/inventory-kit/cmd/internal/cli"
 	"github.com/petstore/inventory-kit/mockserver/httpapi"
 
 	"bytes"
@@ -246,9 +247,9 @@ func TestControlFlagMistakes(t *testing.T) {
 		var stderr bytes.Buffer
 		// A mock that starts anyway is stopped, and the test fails.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err := run(ctx, append([]string{"--addr", "127.0.0.1:0"}, tt.args...), env(tt.vars), io.Discard, &stderr, nil)
+		err := run(ctx, append([]string{"--addr", "127.0.0.1:0"}, tt.args...), env(tt.vars), io.Discard, &stderr)
 		cancel()
-		if err == nil || !strings.Contains(err.Error()+stderr.String(), tt.want) || exitCode(err) != exitCannotStart {
+		if err == nil || !strings.Contains(err.Error()+stderr.String(), tt.want) || cli.Code(err) != cli.ExitCannotRun {
 			t.Errorf("%v %v: error %v; want exit 2 with %q", tt.args, tt.vars, err, tt.want)
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/petstore/inventory-kit/cmd/internal/cli"
 	"github.com/petstore/inventory-kit/mockserver/httpapi"
 
 	"bytes"
@@ -473,12 +474,12 @@ func TestStoreRefusedAtStart(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			begin := time.Now()
-			err := run(context.Background(), []string{"--addr", "127.0.0.1:0"}, env(map[string]string{"INVENTORY_MOCK_STORE": tt.value}), io.Discard, io.Discard, nil)
+			err := run(context.Background(), []string{"--addr", "127.0.0.1:0"}, env(map[string]string{"INVENTORY_MOCK_STORE": tt.value}), io.Discard, io.Discard)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("run on %s = %v; want an error saying %q", tt.value, err, tt.want)
 			}
-			if exitCode(err) != exitCannotStart {
-				t.Errorf("exit status %d; want %d", exitCode(err), exitCannotStart)
+			if cli.Code(err) != cli.ExitCannotRun {
+				t.Errorf("exit status %d; want %d", cli.Code(err), cli.ExitCannotRun)
 			}
 			if d := time.Since(begin); d > 5*time.Second {
 				t.Errorf("run took %v to refuse; want it at once", d)

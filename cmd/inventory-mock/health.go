@@ -9,13 +9,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/petstore/inventory-kit/cmd/internal/cli"
 )
 
-// An unhealthyError is a health check that found the mock not serving:
+// unhealthy is a health check that found the mock not serving:
 // exit status 1, as container health checks expect.
-type unhealthyError struct{ err error }
-
-func (e *unhealthyError) Error() string { return "health check: " + e.err.Error() }
+func unhealthy(err error) error { return cli.Failed(fmt.Errorf("health check: %w", err)) }
 
 // healthCheckAsked reports whether args ask for --health-check, for run
 // to exit 1 rather than 2 on a bad setting of a health check.
@@ -46,22 +46,22 @@ func healthCheck(ctx context.Context, o *options) error {
 	}
 	host, port, err := net.SplitHostPort(o.addr)
 	if err != nil {
-		return &unhealthyError{fmt.Errorf("--addr %q: %w", o.addr, err)}
+		return unhealthy(fmt.Errorf("--addr %q: %w", o.addr, err))
 	}
 	if host == "" || host == "0.0.0.0" || host == "::" {
 		host = "127.0.0.1"
 	}
 	req, err := http.NewRequestWithContext(ctx, "GET", scheme+"://"+net.JoinHostPort(host, port)+"/healthz", nil)
 	if err != nil {
-		return &unhealthyError{err}
+		return unhealthy(err)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return &unhealthyError{err}
+		return unhealthy(err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return &unhealthyError{fmt.Errorf("status %d", resp.StatusCode)}
+		return unhealthy(fmt.Errorf("status %d", resp.StatusCode))
 	}
 	return nil
 }

@@ -10,45 +10,6 @@
 // setting flag can also be set from the environment; see --help.
 package main
 
-import (
-	"context"
-	"errors"
-	"flag"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
-)
+import "github.com/petstore/inventory-kit/cmd/internal/cli"
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err := run(ctx, os.Args[1:], os.LookupEnv, os.Stdout, os.Stderr, nil)
-	if err != nil && !errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(os.Stderr, "inventory-mock:", err)
-	}
-	os.Exit(exitCode(err))
-}
-
-// Exit statuses.
-const (
-	exitOK          = 0 // served until stopped, or --help, --version, --print-fixtures
-	exitUnhealthy   = 1 // --health-check: the mock did not answer 200 (Docker reserves 2)
-	exitViolations  = 1 // proxy mode with --fail-on-violation: the traffic broke the contract
-	exitCannotStart = 2 // bad flags, a bad spec or fixture file, an address in use
-)
-
-// exitCode maps run's error to the exit status.
-func exitCode(err error) int {
-	var unhealthy *unhealthyError
-	var violations *violationsError
-	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp):
-		return exitOK
-	case errors.As(err, &unhealthy):
-		return exitUnhealthy
-	case errors.As(err, &violations):
-		return exitViolations
-	}
-	return exitCannotStart
-}
+func main() { cli.Main("inventory-mock", run) }

@@ -79,14 +79,6 @@ func (p *proxyOptions) check(o *options) error {
 	return nil
 }
 
-// A violationsError ends proxy mode with --fail-on-violation when
-// violations were seen: exit status 1.
-type violationsError struct{ errors, groups int64 }
-
-func (e *violationsError) Error() string {
-	return fmt.Sprintf("%d contract violations in %d groups (--fail-on-violation)", e.errors, e.groups)
-}
-
 // runProxy serves proxy mode until ctx is done, then writes the reports
 // and says whether violations were seen.
 func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, bool), logs slog.Handler, logger *slog.Logger, start time.Time, ready func(addr string)) (err error) {
@@ -189,7 +181,7 @@ func finishProxy(p *proxyOptions, contract *spec.Contract, findings *spec.Findin
 	}
 	logger.Info("contract check", "exchanges", exchanges, "violations", errs, "groups", groups, "dropped", findings.Dropped())
 	if p.failOnViolation && errs > 0 {
-		return &violationsError{errors: errs, groups: groups}
+		return cli.Failed(fmt.Errorf("%d contract violations in %d groups (--fail-on-violation)", errs, groups))
 	}
 	return nil
 }

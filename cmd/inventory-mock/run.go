@@ -29,13 +29,16 @@ var version = ""
 // more than the line itself; a person watching the log does not see 20 ms.
 const logWindow = 20 * time.Millisecond
 
-// run starts the mock and serves until ctx is done. It reads the
-// environment through env, os.LookupEnv in main (see environ). ready, if
-// not nil, is called with the listening address once the mock accepts
-// connections.
-func run[E environ](ctx context.Context, args []string, env E, stdout, stderr io.Writer, ready func(addr string)) error {
-	start := time.Now()
-	lookupEnv := lookupOf(env)
+// run starts the mock, or the proxy, and serves until ctx is done (a
+// cli.Run).
+func run(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) error {
+	return runReady(ctx, args, lookupEnv, stdout, stderr, nil)
+}
+
+// runReady is run; ready, if not nil, is called with the listening address
+// once the server accepts connections.
+func runReady(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer, ready func(addr string)) error {
+	begin := time.Now()
 	o, err := parse(args, lookupEnv)
 	if errors.Is(err, flag.ErrHelp) {
 		usage(stdout)
@@ -45,7 +48,7 @@ func run[E environ](ctx context.Context, args []string, env E, stdout, stderr io
 		if healthCheckAsked(args) {
 			// A container's health check must not exit 2, which
 			// Docker reserves: a bad setting is "unhealthy" too.
-			return &unhealthyError{err}
+			return unhealthy(err)
 		}
 		return err
 	}
@@ -60,7 +63,7 @@ func run[E environ](ctx context.Context, args []string, env E, stdout, stderr io
 	defer flushLogs()
 	handler := logger.Handler()
 	if o.proxy.to != "" {
-		return runProxy(ctx, o, lookupEnv, handler, logger, start, ready)
+		return runProxy(ctx, o, lookupEnv, handler, logger, begin, ready)
 	}
 	data, err := load(o)
 	if err != nil {
@@ -130,28 +133,9 @@ func run[E environ](ctx context.Context, args []string, env E, stdout, stderr io
 			"records", pets,
 			"source", data.source,
 			"store", o.storeFlag.safe,
-			"startup", time.Since(start).Round(time.Microsecond),
+			"startup", time.Since(begin).Round(time.Microsecond),
 			"version", cli.Version(version))
 	})
-}
-
-// An environ reads the environment: os.LookupEnv, which tells a variable
-// set to "" from one not set (an empty INVENTORY_MOCK_API_KEYS is refused,
-// not read as "no key"), or a getenv such as os.Getenv, with which a
-// variable set to "" reads as not set.
-type environ interface {
-	func(string) (string, bool) | func(string) string
-}
-
-// lookupOf returns env as a lookup function.
-func lookupOf[E environ](env E) func(string) (string, bool) {
-	switch f := any(env).(type) {
-	case func(string) (string, bool):
-		return f
-	case func(string) string:
-		return func(k string) (string, bool) { v := f(k); return v, v != "" }
-	}
-	panic("unreachable: environ has two types")
 }
 
 // serve listens on o.addr, with TLS as o says, and serves h until ctx is

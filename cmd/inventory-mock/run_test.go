@@ -71,7 +71,7 @@ func start(t *testing.T, args []string, lookupEnv func(string) (string, bool), s
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, append([]string{"--addr", "127.0.0.1:0"}, args...), lookupEnv, io.Discard, stderr, func(a string) { ready <- a })
+		done <- runReady(ctx, append([]string{"--addr", "127.0.0.1:0"}, args...), lookupEnv, io.Discard, stderr, func(a string) { ready <- a })
 	}()
 	select {
 	case addr = <-ready:
@@ -153,13 +153,13 @@ func TestGenerateAndHealthCheck(t *testing.T) {
 	if got, body := get(t, http.DefaultClient, "http://"+addr+"/healthz", ""); got != 200 || !strings.Contains(body, `"items":1000`) {
 		t.Errorf("/healthz = %d %s; want 200 with 1000 items", got, body)
 	}
-	if err := run(context.Background(), []string{"--health-check", "--addr", addr}, env(nil), io.Discard, io.Discard, nil); err != nil {
+	if err := run(context.Background(), []string{"--health-check", "--addr", addr}, env(nil), io.Discard, io.Discard); err != nil {
 		t.Errorf("--health-check against a running mock: %v", err)
 	}
 	stop()
-	err := run(context.Background(), []string{"--health-check", "--addr", addr}, env(nil), io.Discard, io.Discard, nil)
-	if err == nil || exitCode(err) != 1 {
-		t.Errorf("--health-check against a stopped mock: error = %v, exit %d; want exit 1 (Docker reserves 2)", err, exitCode(err))
+	err := run(context.Background(), []string{"--health-check", "--addr", addr}, env(nil), io.Discard, io.Discard)
+	if err == nil || cli.Code(err) != 1 {
+		t.Errorf("--health-check against a stopped mock: error = %v, exit %d; want exit 1 (Docker reserves 2)", err, cli.Code(err))
 	}
 }
 
@@ -191,7 +191,7 @@ func TestSelfSignedTLS(t *testing.T) {
 	if got, _ := get(t, client, "https://"+addr+"/v1/inventory", "k"); got != 200 {
 		t.Errorf("GET over TLS = %d; want 200", got)
 	}
-	if err := run(context.Background(), []string{"--health-check", "--tls-self-signed", "--addr", addr}, env(nil), io.Discard, io.Discard, nil); err != nil {
+	if err := run(context.Background(), []string{"--health-check", "--tls-self-signed", "--addr", addr}, env(nil), io.Discard, io.Discard); err != nil {
 		t.Errorf("--health-check over TLS: %v", err)
 	}
 }
@@ -216,7 +216,7 @@ func generated(t *testing.T, n int, seed uint64) []byte {
 
 func TestPrintFixtures(t *testing.T) {
 	var out bytes.Buffer
-	if err := run(context.Background(), []string{"--print-fixtures", "--generate", "5", "--seed", "3"}, env(nil), &out, io.Discard, nil); err != nil {
+	if err := run(context.Background(), []string{"--print-fixtures", "--generate", "5", "--seed", "3"}, env(nil), &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if want := generated(t, 5, 3); !bytes.Equal(out.Bytes(), want) {
@@ -224,7 +224,7 @@ func TestPrintFixtures(t *testing.T) {
 	}
 	out.Reset()
 	// The environment works like the flags.
-	if err := run(context.Background(), []string{"--print-fixtures"}, env(map[string]string{"INVENTORY_MOCK_GENERATE": "5", "INVENTORY_MOCK_SEED": "3"}), &out, io.Discard, nil); err != nil {
+	if err := run(context.Background(), []string{"--print-fixtures"}, env(map[string]string{"INVENTORY_MOCK_GENERATE": "5", "INVENTORY_MOCK_SEED": "3"}), &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if want := generated(t, 5, 3); !bytes.Equal(out.Bytes(), want) {
@@ -300,8 +300,8 @@ func TestStartupErrors(t *testing.T) {
 					t.Errorf("error %q lacks %q", msg, w)
 				}
 			}
-			if exitCode(err) != 2 {
-				t.Errorf("exit code = %d; want 2", exitCode(err))
+			if cli.Code(err) != 2 {
+				t.Errorf("exit code = %d; want 2", cli.Code(err))
 			}
 			// Flags are named as --help and the README name them.
 			if m := goFlagName.FindString(err.Error()); m != "" {
@@ -319,7 +319,7 @@ func runRefused(t *testing.T, args []string, lookupEnv func(string) (string, boo
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	return run(ctx, append([]string{"--addr", "127.0.0.1:0"}, args...), lookupEnv, io.Discard, stderr, func(string) {
+	return runReady(ctx, append([]string{"--addr", "127.0.0.1:0"}, args...), lookupEnv, io.Discard, stderr, func(string) {
 		t.Error("the mock started; want these settings refused")
 		cancel()
 	})
@@ -350,7 +350,7 @@ func TestHealthCheckExitsOne(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := runRefused(t, tt.args, env(tt.env), io.Discard)
-			if got := exitCode(err); got != tt.want {
+			if got := cli.Code(err); got != tt.want {
 				t.Errorf("exit status = %d (%v); want %d", got, err, tt.want)
 			}
 		})
@@ -375,9 +375,9 @@ func TestEmptyVariablesAreUnset(t *testing.T) {
 
 func TestHelpAndVersion(t *testing.T) {
 	var stderr, stdout bytes.Buffer
-	err := run(context.Background(), []string{"--help"}, env(nil), &stdout, &stderr, nil)
-	if !errors.Is(err, flag.ErrHelp) || exitCode(err) != 0 {
-		t.Errorf("--help: err = %v, exit %d; want flag.ErrHelp, exit 0", err, exitCode(err))
+	err := run(context.Background(), []string{"--help"}, env(nil), &stdout, &stderr)
+	if !errors.Is(err, flag.ErrHelp) || cli.Code(err) != 0 {
+		t.Errorf("--help: err = %v, exit %d; want flag.ErrHelp, exit 0", err, cli.Code(err))
 	}
 	help := stdout.String()
 	for _, want := range []string{"--addr HOST:PORT", "INVENTORY_MOCK_ADDR", "INVENTORY_MOCK_API_KEYS", "--generate N", "--tls-self-signed", "/__admin/", "Prefer: code=404", "X-Mock-Session", "Exit status"} {
@@ -399,7 +399,7 @@ func TestHelpAndVersion(t *testing.T) {
 		t.Errorf("actions from the environment: %+v, %v; want none taken", o, err)
 	}
 	stdout.Reset()
-	if err := run(context.Background(), []string{"--version"}, env(nil), &stdout, io.Discard, nil); err != nil || !strings.HasPrefix(stdout.String(), "inventory-mock ") || strings.Contains(stdout.String(), "(devel)") {
+	if err := run(context.Background(), []string{"--version"}, env(nil), &stdout, io.Discard); err != nil || !strings.HasPrefix(stdout.String(), "inventory-mock ") || strings.Contains(stdout.String(), "(devel)") {
 		t.Errorf("--version = %q, %v", stdout.String(), err)
 	}
 }
@@ -446,7 +446,7 @@ func TestCORSOriginsAreNormalised(t *testing.T) {
 		t.Errorf("$INVENTORY_MOCK_CORS_ORIGINS = %q, %v; want the default ports dropped", o.corsOrigins, err)
 	}
 	for _, bad := range []string{"", " ", "localhost:3000", "null", "ftp://x", "http://app.test/app", "http://app.test?x", "http://u@app.test", "http://"} {
-		if _, err := parse([]string{"--cors-origin", bad}, env(nil)); err == nil || exitCode(err) != 2 {
+		if _, err := parse([]string{"--cors-origin", bad}, env(nil)); err == nil || cli.Code(err) != 2 {
 			t.Errorf("--cors-origin %q: error %v; want a refusal, exit 2", bad, err)
 		}
 	}

@@ -13,7 +13,7 @@ import (
 // --help, in the start-up log, and to clients in the X-Stability header.
 func TestStabilityIsTold(t *testing.T) {
 	var help bytes.Buffer
-	run(context.Background(), []string{"--help"}, env(nil), &help, &help, nil)
+	run(context.Background(), []string{"--help"}, env(nil), &help, &help)
 	if !strings.Contains(help.String(), "x-stability") || !strings.Contains(help.String(), "X-Stability: experimental") {
 		t.Errorf("--help says nothing of x-stability and the X-Stability header:\n%s", help.String())
 	}

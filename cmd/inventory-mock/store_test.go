@@ -29,7 +29,7 @@ const childEnv = "INVENTORY_MOCK_TEST_CHILD"
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr, nil)
+		err := run(ctx, os.Args[1:], os.LookupEnv, os.Stdout, os.Stderr)
 		stop()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "inventory-mock:", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/petstore/inventory-kit/conformance"
 	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/mockserver"
+	"github.com/petstore/inventory-kit/mockserver/mocktest"
 	"github.com/petstore/inventory-kit/spec"
 )
 
@@ -69,11 +70,7 @@ func newMock(tb testing.TB) *mockserver.Server {
 			tb.Fatal(err)
 		}
 	}
-	h, err := mockserver.New(mockserver.Config{Contract: c, Records: records, APIKeys: []string{testKey}})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return h
+	return mocktest.New(tb, mockserver.Config{Contract: c, Records: records, APIKeys: []string{testKey}})
 }
 
 // TestConformance runs the whole suite, mutating checks and a short

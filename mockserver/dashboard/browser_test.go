@@ -23,7 +23,7 @@ import (
 	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/mockserver"
 	"github.com/petstore/inventory-kit/mockserver/dashboard/chromiumtest"
-	"github.com/petstore/inventory-kit/spec"
+	"github.com/petstore/inventory-kit/mockserver/mocktest"
 )
 
 // The keys of the mocks under test. The admin key is not an API key, as
@@ -38,31 +38,7 @@ const (
 // given, replaces the fixtures.
 func startMock(t *testing.T, wrap func(http.Handler) http.Handler, records ...fixtures.Record) (*mockserver.Server, *httptest.Server) {
 	t.Helper()
-	c, err := spec.Shared()
-	if err != nil {
-		t.Fatal(err)
-	}
-	shape, err := fixtures.NewShape(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if records == nil {
-		if records, _, err = fixtures.Default(shape); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s, err := mockserver.New(mockserver.Config{Contract: c, Records: records, APIKeys: []string{apiKey},
-		AdminKey: adminKey, JournalSize: mockserver.DefaultJournalSize})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var h http.Handler = s
-	if wrap != nil {
-		h = wrap(s)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() { srv.Close(); s.Close() })
-	return s, srv
+	return mocktest.Start(t, mockserver.Config{Records: records, APIKeys: []string{apiKey}, AdminKey: adminKey, JournalSize: mockserver.DefaultJournalSize}, wrap)
 }
 
 // A tab is one headless Chromium, started for one test, with one tab that

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"github.com/petstore/inventory-kit/mockserver/httpapi"
+	"github.com/petstore/inventory-kit/mockserver/mocktest"
 
 	"bytes"
 	"encoding/json"
@@ -12,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/mockserver"
 	"github.com/petstore/inventory-kit/spec"
 )
@@ -23,23 +23,7 @@ const testKey = "px-test-key-4b9e1c7a2d"
 // newMock returns the mock with the default fixtures, serving testKey.
 func newMock(tb testing.TB) *mockserver.Server {
 	tb.Helper()
-	c, err := spec.Shared()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	sh, err := fixtures.NewShape(c)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	records, _, err := fixtures.Default(sh)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	m, err := mockserver.New(mockserver.Config{Contract: c, Records: records, APIKeys: []string{testKey}})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return m
+	return mocktest.New(tb, mockserver.Config{APIKeys: []string{testKey}})
 }
 
 // startProxy starts a proxy in front of upstream (an address with its
