@@ -20,8 +20,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"path"
-	"strings"
 	"time"
 
 	"github.com/petstore/inventory-kit/fixtures"
@@ -259,13 +257,38 @@ func addressing(ops map[string]*spec.Operation) func(http.Handler) http.Handler 
 // ServeMux would otherwise answer a redirect without an Error body.
 func cleanPath(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p := r.URL.Path
-		if p == "" || p[0] != '/' || (p != "/" && path.Clean(p) != strings.TrimSuffix(p, "/")) {
+		if p := r.URL.Path; !isCleanPath(p) {
 			httpapi.NotFound(w, r)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// isCleanPath reports whether p is an absolute path without empty, "."
+// or ".." segments (a trailing slash aside), as path.Clean would leave it,
+// in one pass and without allocating: it is on every request.
+func isCleanPath(p string) bool {
+	switch {
+	case p == "" || p[0] != '/':
+		return false
+	case p == "//": // the root with a trailing slash, to path.Clean
+		return true
+	}
+	start := 1 // where the current segment starts
+	for i := 1; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			continue
+		}
+		switch seg := p[start:i]; {
+		case seg == "." || seg == "..":
+			return false
+		case seg == "" && i < len(p): // an empty segment: //
+			return false
+		}
+		start = i + 1
+	}
+	return true
 }
 
 // Close releases the store.

@@ -1,6 +1,8 @@
 package mockserver
 
 import (
+	"path"
+
 	"github.com/petstore/inventory-kit/mockserver/httpapi"
 
 	"bytes"
@@ -637,5 +639,18 @@ func TestGzip(t *testing.T) {
 	got := serve(t, small, req{method: "GET", path: "/v1/inventory", header: http.Header{"Accept-Encoding": {"gzip"}}})
 	if got.header.Get("Content-Encoding") != "" {
 		t.Error("64 pets were compressed")
+	}
+}
+
+// TestIsCleanPath checks the one-pass check against path.Clean, which it
+// stands in for: a path is clean where Clean leaves it as it is, but for
+// a trailing slash.
+func TestIsCleanPath(t *testing.T) {
+	for _, p := range []string{"", "/", "//", "v1", "/v1", "/v1/", "/v1//", "//v1", "/v1/./x", "/v1/../x", "/v1/..", "/v1/.", "/.", "/..", "/v1/inventory/3",
+		"/v1/inventory/.3", "/v1/inventory/..3", "/v1/inventory/3.", "/a/b/c/", "/a//b", "/./", "/../"} {
+		want := p != "" && p[0] == '/' && (p == "/" || path.Clean(p) == strings.TrimSuffix(p, "/"))
+		if got := isCleanPath(p); got != want {
+			t.Errorf("isCleanPath(%q) = %v; want %v, as path.Clean has it", p, got, want)
+		}
 	}
 }

@@ -81,12 +81,23 @@ func EntryOf(r *http.Request) *Entry {
 	return &Entry{Start: time.Now()}
 }
 
-// A served is one request's Entry and the ResponseWriter that records
-// into it, pooled between requests: a handler keeps neither once it has
-// returned.
+// A served is one request's Entry, the ResponseWriter that records into it
+// and the request's context that holds it, pooled between requests: a
+// handler keeps none of them once it has returned. Being the context
+// itself saves a context.WithValue per request.
 type served struct {
 	http.ResponseWriter
-	entry Entry
+	context.Context // the request's own, for everything but the Entry
+	entry           Entry
+}
+
+// Value returns the Entry for entryKey, and asks the request's own
+// context for anything else.
+func (s *served) Value(key any) any {
+	if key == (entryKey{}) {
+		return &s.entry
+	}
+	return s.Context.Value(key)
 }
 
 var pool = sync.Pool{New: func() any { return new(served) }}
@@ -128,7 +139,7 @@ func AccessLog(logger *slog.Logger, rd *exchange.Redactor) func(http.Handler) ht
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			s := pool.Get().(*served)
-			s.ResponseWriter = w
+			s.ResponseWriter, s.Context = w, r.Context()
 			s.entry = Entry{Start: time.Now(), ID: requestID(r, rd)}
 			e := &s.entry
 			w.Header()[RequestIDHeader] = []string{e.ID}
@@ -136,7 +147,7 @@ func AccessLog(logger *slog.Logger, rd *exchange.Redactor) func(http.Handler) ht
 				if ctx := r.Context(); h.Enabled(ctx, slog.LevelInfo) {
 					end := time.Now()
 					line := accessLine{
-						end: end, method: rd.String(r.Method), path: loggedPath(rd, r.URL.Path),
+						end: end, method: loggedMethod(rd, r.Method), path: loggedPath(rd, r.URL.Path),
 						status: e.Status(), bytes: e.bytes, duration: end.Sub(e.Start),
 						code: e.Code, session: e.Session, requestID: e.ID,
 					}
@@ -148,9 +159,19 @@ func AccessLog(logger *slog.Logger, rd *exchange.Redactor) func(http.Handler) ht
 				*s = served{}
 				pool.Put(s)
 			}()
-			next.ServeHTTP(s, r.WithContext(context.WithValue(r.Context(), entryKey{}, e)))
+			next.ServeHTTP(s, r.WithContext(s))
 		})
 	}
+}
+
+// loggedMethod is a request method as a log line shows it: a key sent as
+// the method (curl -X KEY) hidden. The methods of RFC 9110 are no key.
+func loggedMethod(rd *exchange.Redactor, m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions:
+		return m
+	}
+	return rd.String(m)
 }
 
 // loggedPath is a request path as a log line shows it: every key hidden,

@@ -25,7 +25,7 @@ func Recover(logger *slog.Logger, rd *exchange.Redactor) func(http.Handler) http
 					panic(v)
 				}
 				e := EntryOf(r)
-				logger.Error("panic", "method", rd.String(r.Method), "path", loggedPath(rd, r.URL.Path), "panic", v, "stack", string(debug.Stack()), "request_id", e.ID)
+				logger.Error("panic", "method", loggedMethod(rd, r.Method), "path", loggedPath(rd, r.URL.Path), "panic", v, "stack", string(debug.Stack()), "request_id", e.ID)
 				if e.Began() {
 					panic(http.ErrAbortHandler)
 				}

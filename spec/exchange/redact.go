@@ -336,6 +336,9 @@ func (rd *Redactor) find(s string, before, after int, all bool) []span {
 			}
 		}
 	}
+	if len(spans) < 2 {
+		return spans // the usual case, none: nothing to sort or merge
+	}
 	sort.Slice(spans, func(a, b int) bool { return spans[a].at < spans[b].at })
 	out := spans[:0]
 	for _, sp := range spans {
