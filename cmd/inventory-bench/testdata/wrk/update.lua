@@ -1,0 +1,8 @@
+-- PATCH /v1/inventory/{petId} with a valid body, over the 64 pets.
+local n = 0
+request = function()
+  n = n + 1
+  local body = '{"quantity":' .. (n % 1000) .. '}'
+  return wrk.format("PATCH", "/v1/inventory/" .. (n % 64 + 1),
+    {["Authorization"] = "Bearer inventory-bench-key", ["Content-Type"] = "application/json"}, body)
+end
