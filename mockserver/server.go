@@ -116,15 +116,7 @@ func New(cfg Config) (*Server, error) {
 		}
 		st = store.NewMemory(cfg.Records, cfg.Sessions)
 	}
-	apiKeys := cfg.APIKeys
-	if len(apiKeys) == 0 {
-		apiKeys = []string{httpapi.DevKey}
-	}
-	keys := httpapi.NewKeyring(apiKeys)
-	adminKeys := keys
-	if cfg.AdminKey != "" {
-		adminKeys = httpapi.NewKeyring([]string{cfg.AdminKey})
-	}
+	keys := httpapi.NewKeys(cfg.APIKeys, cfg.AdminKey)
 	maxDelay := cfg.MaxDelay
 	if maxDelay <= 0 {
 		maxDelay = DefaultMaxDelay
@@ -142,13 +134,13 @@ func New(cfg Config) (*Server, error) {
 		chaos:    newChaos(cfg.Contract, maxDelay),
 		journal:  newJournal(cfg.JournalSize, bodyLimit, maxSessions),
 		maxDelay: maxDelay,
-		rd:       httpapi.KeyRedactor(apiKeys, cfg.AdminKey),
+		rd:       keys.Redactor,
 		judge:    spec.NewJudge(cfg.Contract, nil),
 	}
 	if err := s.chaos.set(cfg.Chaos); err != nil {
 		return nil, fmt.Errorf("mockserver: chaos: %w", err)
 	}
-	root, err := s.routes(keys, adminKeys)
+	root, err := s.routes(keys)
 	if err != nil {
 		return nil, err
 	}
@@ -178,14 +170,14 @@ func (s *Server) Warnings() []string { return s.warnings }
 
 // routes is the one route table: the mock's own endpoints, then every
 // operation of the contract under its base path, behind the key check.
-func (s *Server) routes(keys, adminKeys httpapi.Keyring) (http.Handler, error) {
+func (s *Server) routes(keys httpapi.Keys) (http.Handler, error) {
 	root := http.NewServeMux()
 	root.Handle("/healthz", httpapi.Methods(map[string]http.Handler{"GET": http.HandlerFunc(s.health)}))
 	root.Handle("/openapi.yaml", httpapi.Methods(map[string]http.Handler{"GET": httpapi.NewDocument(s.contract.Raw, s.contract.BasePath)}))
 	adminBase := spec.AdminBasePath()
 	root.Handle(adminBase+"/openapi.yaml", httpapi.Methods(map[string]http.Handler{"GET": httpapi.NewDocument(spec.AdminDocument, adminBase)}))
 	s.admin = &lazyAdmin{build: s.adminRoutes}
-	root.Handle(adminBase+"/", httpapi.RequireAdminKey(adminKeys, keys, s.admin))
+	root.Handle(adminBase+"/", httpapi.RequireAdminKey(keys.Admin, keys.API, s.admin))
 	// The dashboard's page and assets hold no data: served without a key.
 	dash, err := dashboard.New(dashboard.Config{Base: adminBase, Title: s.title(), NotFound: http.HandlerFunc(httpapi.NotFound)})
 	if err != nil {
@@ -221,13 +213,13 @@ func (s *Server) routes(keys, adminKeys httpapi.Keyring) (http.Handler, error) {
 	// Each path of the contract: journaled, the operation noted, the key
 	// checked, then the method's operation (405 for another method).
 	for _, p := range order {
-		h := httpapi.Chain(httpapi.Methods(byPath[p]), s.journal.journaled, addressing(ops[p]), httpapi.RequireKey(keys))
+		h := httpapi.Chain(httpapi.Methods(byPath[p]), s.journal.journaled, addressing(ops[p]), httpapi.RequireKey(keys.API))
 		if err := httpapi.Handle(root, p, h); err != nil {
 			return nil, err
 		}
 	}
 	// Anything else under the base path is 404, after the key check.
-	other := httpapi.Chain(http.HandlerFunc(httpapi.NotFound), s.journal.journaled, httpapi.RequireKey(keys))
+	other := httpapi.Chain(http.HandlerFunc(httpapi.NotFound), s.journal.journaled, httpapi.RequireKey(keys.API))
 	if base := s.contract.BasePath; base != "" {
 		root.Handle(base+"/", other)
 		root.Handle(base, other)

@@ -91,7 +91,7 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 	if err != nil {
 		return err
 	}
-	rd := httpapi.KeyRedactor(o.apiKeys, string(o.adminKey))
+	rd := httpapi.NewKeys(o.apiKeys, string(o.adminKey)).Redactor
 	var closers []func() error
 	defer func() {
 		for _, c := range closers {

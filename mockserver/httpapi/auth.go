@@ -125,13 +125,31 @@ func RequireAdminKey(adminKeys, apiKeys Keyring, next http.Handler) http.Handler
 	})
 }
 
-// KeyRedactor returns the redactor of a server's keys: each API key shown
-// as $INVENTORY_API_KEY, the admin key as $INVENTORY_ADMIN_KEY, so that a
-// curl line replays where those are set.
-func KeyRedactor(apiKeys []string, adminKey string) *exchange.Redactor {
-	secrets := []exchange.Secret{{Value: adminKey, Var: "INVENTORY_ADMIN_KEY"}}
-	for _, k := range apiKeys {
-		secrets = append(secrets, exchange.Secret{Value: k, Var: "INVENTORY_API_KEY"})
+// Keys are a server's keys: those its API takes, those its admin API
+// takes, and the redactor that hides them all.
+type Keys struct {
+	API, Admin Keyring
+	// Redactor shows each API key as $INVENTORY_API_KEY and the admin key
+	// as $INVENTORY_ADMIN_KEY, so that a curl line replays where those are
+	// set.
+	Redactor *exchange.Redactor
+}
+
+// NewKeys returns the keys of a server given apiKeys (none: DevKey) and
+// adminKey (empty: the admin API takes the API keys).
+func NewKeys(apiKeys []string, adminKey string) Keys {
+	if len(apiKeys) == 0 {
+		apiKeys = []string{DevKey}
 	}
-	return exchange.NewRedactor(secrets...)
+	k := Keys{API: NewKeyring(apiKeys)}
+	k.Admin = k.API
+	if adminKey != "" {
+		k.Admin = NewKeyring([]string{adminKey})
+	}
+	secrets := []exchange.Secret{{Value: adminKey, Var: "INVENTORY_ADMIN_KEY"}}
+	for _, key := range apiKeys {
+		secrets = append(secrets, exchange.Secret{Value: key, Var: "INVENTORY_API_KEY"})
+	}
+	k.Redactor = exchange.NewRedactor(secrets...)
+	return k
 }

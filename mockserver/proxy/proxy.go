@@ -111,7 +111,8 @@ func New(cfg Config) (*Proxy, error) {
 	if p.logger == nil {
 		p.logger = slog.New(slog.DiscardHandler)
 	}
-	rd := httpapi.KeyRedactor(cfg.APIKeys, cfg.AdminKey)
+	keys := httpapi.NewKeys(cfg.APIKeys, cfg.AdminKey)
+	rd := keys.Redactor
 	if p.findings == nil {
 		p.findings = spec.NewFindings(cfg.Contract, spec.FindingsOptions{Redactor: rd})
 	}
@@ -140,20 +141,11 @@ func New(cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	apiKeys := cfg.APIKeys
-	if len(apiKeys) == 0 {
-		apiKeys = []string{httpapi.DevKey}
-	}
-	keys := httpapi.NewKeyring(apiKeys)
-	adminKeys := keys
-	if cfg.AdminKey != "" {
-		adminKeys = httpapi.NewKeyring([]string{cfg.AdminKey})
-	}
 	own := http.NewServeMux()
 	own.HandleFunc("GET /healthz", p.health)
 	own.Handle("GET /openapi.yaml", httpapi.NewDocument(cfg.Contract.Raw, p.base))
 	own.Handle("GET "+adminDoc.BasePath+"/openapi.yaml", httpapi.NewDocument(adminDoc.Raw, adminDoc.BasePath))
-	own.Handle(adminDoc.BasePath+"/", httpapi.RequireAdminKey(adminKeys, keys, admin))
+	own.Handle(adminDoc.BasePath+"/", httpapi.RequireAdminKey(keys.Admin, keys.API, admin))
 	own.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, r, http.StatusNotFound, httpapi.CodeNotFound,
 			fmt.Sprintf("no such path: %s; the proxy forwards the paths under %s", r.URL.Path, p.base))
