@@ -190,13 +190,17 @@ func TestMetrics(t *testing.T) {
 	}
 	// Every label value comes from a bounded set.
 	allowed := map[string]func(string) bool{
-		"operation": func(v string) bool { return v == "none" || s.Contract().Operation(v) != nil || strings.Contains(v, " /") },
-		"status":    func(v string) bool { return len(v) <= 3 && strings.Trim(v, "0123456789") == "" },
-		"session":   func(v string) bool { return v == "default" || v == "named" },
-		"fault":     func(v string) bool { return v == "latency" || slices.Contains(faults, v) },
-		"method":    func(v string) bool { return slices.Contains([]string{"list", "get", "update", "reset", "sessions", "drop", "health"}, v) },
-		"result":    func(v string) bool { return v == "loaded" || v == "refused" },
-		"rule":      func(v string) bool { return v != "" },
+		"operation": func(v string) bool {
+			return v == "none" || s.Contract().Operation(v) != nil || strings.Contains(v, " /")
+		},
+		"status":  func(v string) bool { return len(v) <= 3 && strings.Trim(v, "0123456789") == "" },
+		"session": func(v string) bool { return v == "default" || v == "named" },
+		"fault":   func(v string) bool { return v == "latency" || slices.Contains(faults, v) },
+		"method": func(v string) bool {
+			return slices.Contains([]string{"list", "get", "update", "reset", "sessions", "drop", "health"}, v)
+		},
+		"result": func(v string) bool { return v == "loaded" || v == "refused" },
+		"rule":   func(v string) bool { return v != "" },
 	}
 	for name, f := range families {
 		if !strings.HasPrefix(name, metrics.Namespace+"_") {
