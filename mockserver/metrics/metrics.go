@@ -16,6 +16,7 @@ package metrics
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -61,6 +62,19 @@ type Metrics struct {
 	exchanges        *prometheus.CounterVec   // operation, status
 	exchangeDuration *prometheus.HistogramVec // operation
 	violations       *prometheus.CounterVec   // operation, rule
+
+	// The series of requests, by their labels, found once: a look-up in
+	// a vector hashes every label value on every request. Bounded as the
+	// series are.
+	counters  sync.Map // series -> prometheus.Counter
+	observers sync.Map // operation name -> prometheus.Observer
+}
+
+// A series names one series of requests_total.
+type series struct {
+	operation string
+	status    int
+	named     bool
 }
 
 // New returns a registry with every collector of the kit registered.
@@ -137,12 +151,21 @@ func (m *Metrics) Requests(next http.Handler) http.Handler {
 func (m *Metrics) observe(r *http.Request) {
 	e := httpapi.EntryOf(r)
 	op := operation(e.Op)
-	session := SessionDefault
-	if e.Session != "" {
-		session = SessionNamed
+	k := series{operation: op, status: e.Status(), named: e.Session != ""}
+	c, ok := m.counters.Load(k)
+	if !ok {
+		session := SessionDefault
+		if k.named {
+			session = SessionNamed
+		}
+		c, _ = m.counters.LoadOrStore(k, m.requests.WithLabelValues(op, status(k.status), session))
 	}
-	m.requests.WithLabelValues(op, status(e.Status()), session).Inc()
-	m.duration.WithLabelValues(op).Observe(time.Since(e.Start).Seconds())
+	c.(prometheus.Counter).Inc()
+	o, ok := m.observers.Load(op)
+	if !ok {
+		o, _ = m.observers.LoadOrStore(op, m.duration.WithLabelValues(op))
+	}
+	o.(prometheus.Observer).Observe(time.Since(e.Start).Seconds())
 	if e.ForcedAnswer {
 		m.forced.WithLabelValues(op).Inc()
 	}
