@@ -89,6 +89,9 @@ func (rl RateLimit) parse() (perSecond, burst float64, err error) {
 	if !(count > 0) || count > maxRate {
 		return 0, 0, fmt.Errorf("rate %q: N is from more than 0 to %d", rl.Rate, maxRate)
 	}
+	if count/per.Hours() < 1 {
+		return 0, 0, fmt.Errorf("rate %q: less than one request an hour; give at least 1/m", rl.Rate)
+	}
 	burst = math.Max(1, math.Ceil(count))
 	if rl.Burst != 0 {
 		if rl.Burst < 1 || rl.Burst > maxBurst {
