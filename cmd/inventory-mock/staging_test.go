@@ -223,7 +223,7 @@ func TestWatch(t *testing.T) {
 			t.Errorf("the log does not say why (%q):\n%s", bad.reason, logs.String())
 		}
 		// More events in the directory, the same broken spec: not logged again.
-		os.WriteFile(filepath.Join(dir, "other.txt"), []byte(time.Now().String()), 0o600)
+		os.WriteFile(filepath.Join(dir, "other.yaml"), []byte(time.Now().String()), 0o600)
 		time.Sleep(500 * time.Millisecond)
 		if n := strings.Count(logs.String(), "spec edit not loaded"); n != before+1 {
 			t.Errorf("the same failure logged %d times; want once", n-before)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -24,7 +25,7 @@ import (
 const settleTime = 150 * time.Millisecond
 
 // A specWatcher reloads the mock's contract when the --spec file, or a
-// file next to it (one its $refs may name), changes. It watches the
+// YAML or JSON file next to it (one its $refs may name), changes. It watches the
 // directory, not the file: an editor that saves by writing a new file and
 // renaming it over the old one replaces the file a watch on it would
 // follow.
@@ -81,8 +82,8 @@ func (sw *specWatcher) run(ctx context.Context, done chan<- struct{}) {
 			if !ok {
 				return
 			}
-			if ev.Op == fsnotify.Chmod {
-				continue // touched, not changed
+			if ev.Op == fsnotify.Chmod || !specLike(ev.Name) {
+				continue // touched, not changed; or not a file a spec is made of
 			}
 			timer.Reset(settleTime)
 		case err, ok := <-sw.w.Errors:
@@ -135,6 +136,18 @@ func (sw *specWatcher) reload(ctx context.Context) {
 	for _, w := range sw.mock.Warnings() {
 		sw.logger.Warn("operation not served as the contract describes it", "detail", w)
 	}
+}
+
+// specLike reports whether a file may be part of a spec: YAML or JSON. A
+// store's file, an editor's swap file or a temporary file in the same
+// directory is not; an editor's atomic save ends with a rename to the
+// spec's own name, which is.
+func specLike(name string) bool {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
 }
 
 // digest is the SHA-256 of a document, in hex, as /healthz shows it.
