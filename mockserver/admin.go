@@ -31,6 +31,10 @@ func (s *Server) adminHandlers() map[string]httpapi.Handler {
 		"getChaos":      s.getChaos,
 		"setChaos":      s.setChaos,
 		"clearChaos":    s.clearChaos,
+		// In ratelimit.go.
+		"getRateLimit":   s.getRateLimit,
+		"setRateLimit":   s.setRateLimit,
+		"clearRateLimit": s.clearRateLimit,
 		// The dashboard's, in records.go and describe.go.
 		"describeContract": s.describeContract(),
 		"listRecords":      s.listRecords,
@@ -76,7 +80,9 @@ func (l *lazyAdmin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // health answers GET /healthz for liveness probes: 200 while the store
-// serves, 503 with the reason while it cannot.
+// serves, 503 with the reason while it cannot. It says which contract is
+// in force: its title, version, the SHA-256 of the document and when it
+// was loaded (a spec edit under --watch changes them).
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	n, err := s.count(r.Context())
 	if err == nil {
@@ -86,7 +92,19 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 		writeStoreError(w, r, err)
 		return
 	}
-	httpapi.WriteJSON(w, http.StatusOK, []byte(`{"status":"ok","items":`+strconv.Itoa(n)+"}\n"))
+	b := make([]byte, 0, 256)
+	b = append(b, `{"status":"ok","items":`...)
+	b = strconv.AppendInt(b, int64(n), 10)
+	b = append(b, `,"contract":{"title":`...)
+	b = spec.AppendString(b, s.title())
+	b = append(b, `,"version":`...)
+	b = spec.AppendString(b, s.version())
+	b = append(b, `,"sha256":`...)
+	b = spec.AppendString(b, s.digest)
+	b = append(b, `,"loaded":`...)
+	b = spec.AppendString(b, s.loaded.UTC().Format(time.RFC3339))
+	b = append(b, "}}\n"...)
+	httpapi.WriteJSON(w, http.StatusOK, b)
 }
 
 // adminSession returns the session an admin request names: the session

@@ -138,11 +138,11 @@ type rule struct {
 // A chaos holds the rules in force and the source of their draws.
 type chaos struct {
 	maxDelay time.Duration
-	names    []string                   // the operations rules may name
-	ops      map[string]*spec.Operation // by name
-	active   atomic.Bool                // any rule is in force: the fast path skips the lock
+	active   atomic.Bool // any rule is in force: the fast path skips the lock
 
-	mu      sync.Mutex // guards cfg, latency, fault and rng
+	mu      sync.Mutex                 // guards names, ops, cfg, latency, fault and rng
+	names   []string                   // the operations rules may name
+	ops     map[string]*spec.Operation // by name
 	cfg     Chaos
 	latency map[string]rule // by operation name; "" for every operation
 	fault   map[string]rule
@@ -150,24 +150,37 @@ type chaos struct {
 }
 
 func newChaos(c *spec.Contract, maxDelay time.Duration) *chaos {
-	ch := &chaos{maxDelay: maxDelay, ops: map[string]*spec.Operation{}}
-	for _, op := range c.Operations {
-		ch.names = append(ch.names, op.Name())
-		ch.ops[op.Name()] = op
-	}
+	ch := &chaos{maxDelay: maxDelay}
+	ch.use(c)
 	ch.set(Chaos{})
 	return ch
 }
 
+// use makes rules put from now on name the operations of c. The rules in
+// force stay: one naming an operation c does not have matches no request.
+func (c *chaos) use(contract *spec.Contract) {
+	names, ops := []string{}, map[string]*spec.Operation{}
+	for _, op := range contract.Operations {
+		names = append(names, op.Name())
+		ops[op.Name()] = op
+	}
+	c.mu.Lock()
+	c.names, c.ops = names, ops
+	c.mu.Unlock()
+}
+
 // set checks cfg and puts it in force; on error nothing changes.
 func (c *chaos) set(cfg Chaos) error {
+	c.mu.Lock()
+	names, ops := c.names, c.ops
+	c.mu.Unlock()
 	latency, fault := map[string]rule{}, map[string]rule{}
 	for i, r := range cfg.Rules {
 		where := fmt.Sprintf("rule %d", i+1)
 		if r.Operation != "" {
 			where += " (" + r.Operation + ")"
-			if !slices.Contains(c.names, r.Operation) {
-				return fmt.Errorf("%s: no operation %q in the contract; it has %s", where, r.Operation, strings.Join(c.names, ", "))
+			if !slices.Contains(names, r.Operation) {
+				return fmt.Errorf("%s: no operation %q in the contract; it has %s", where, r.Operation, strings.Join(names, ", "))
 			}
 		}
 		if r.Latency == "" && r.Fault == "" && r.Example == "" {
@@ -190,7 +203,7 @@ func (c *chaos) set(cfg Chaos) error {
 			}
 			switch {
 			case r.Example != "":
-				if err := c.checkExample(r); err != nil {
+				if err := checkExample(ops, r); err != nil {
 					return fmt.Errorf("%s: %v", where, err)
 				}
 				f.fault, f.example = faultExample, r.Example
@@ -232,14 +245,14 @@ func (c *chaos) set(cfg Chaos) error {
 // checkExample checks an example rule: it names one operation, no fault,
 // and an example of that operation's responses under a numeric status,
 // which is what its answer is sent with.
-func (c *chaos) checkExample(r ChaosRule) error {
+func checkExample(ops map[string]*spec.Operation, r ChaosRule) error {
 	switch {
 	case r.Fault != "":
 		return fmt.Errorf("give a fault or an example, not both")
 	case r.Status != 0:
 		return fmt.Errorf("an example is answered with the status of its response; give no status")
 	}
-	op := c.ops[r.Operation]
+	op := ops[r.Operation]
 	if op == nil {
 		return fmt.Errorf("example %q: name the operation whose example it is", r.Example)
 	}

@@ -68,6 +68,14 @@ func (s *Server) title() string {
 	return ""
 }
 
+// version returns the contract's version; "" where it gives none.
+func (s *Server) version() string {
+	if m := s.contract.Model; m != nil && m.Info != nil {
+		return m.Info.Version
+	}
+	return ""
+}
+
 // describeContract returns the handler of GET /__admin/contract. The
 // answer never changes, so it is encoded once.
 func (s *Server) describeContract() httpapi.Handler {

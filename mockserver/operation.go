@@ -73,6 +73,14 @@ func (s *Server) operation(op *spec.Operation, h opHandler) http.Handler {
 		}
 		if d.delay > 0 || d.fault != "" {
 			e.Fault = d.String()
+			e.Delayed = d.delay > 0
+			switch d.fault {
+			case "":
+			case faultExample:
+				e.ForcedAnswer = true
+			default:
+				e.FaultKind = d.fault
+			}
 		}
 		var body []byte
 		var bodyErr error
@@ -89,6 +97,7 @@ func (s *Server) operation(op *spec.Operation, h opHandler) http.Handler {
 			httpapi.WriteBodyError(w, r, bodyErr)
 		case pref.forced(natural):
 			answerForced(w, r, op, pref)
+			e.ForcedAnswer = e.Code != httpapi.CodeInvalidPreference
 		default:
 			if in.Body, ps = op.CheckRequest(r, r.PathValue, body); len(ps) > 0 {
 				writeRequestError(w, r, op, ps)

@@ -88,7 +88,7 @@ func (s *Server) listRecords(w http.ResponseWriter, r *http.Request, _ *httpapi.
 			return
 		}
 		if (q.sort == "" || q.sort == s.shape.Key) && len(q.filters) == 0 {
-			page.Total, page.Records = l.Len(), cutList(l, q)
+			page.Total, page.Records = l.Len(), s.reshaped(cutList(l, q))
 			httpapi.WriteValue(w, r, http.StatusOK, page)
 			return
 		}
@@ -103,8 +103,21 @@ func (s *Server) listRecords(w http.ResponseWriter, r *http.Request, _ *httpapi.
 		return
 	}
 	page.Total = total
-	page.Records = append(page.Records, rows[min(q.offset, len(rows)):min(q.offset+q.limit, len(rows))]...)
+	page.Records = append(page.Records, s.reshaped(rows[min(q.offset, len(rows)):min(q.offset+q.limit, len(rows))])...)
 	httpapi.WriteValue(w, r, http.StatusOK, page)
+}
+
+// reshaped returns the records of a page as the contract in force serves
+// them.
+func (s *Server) reshaped(rows []json.RawMessage) []json.RawMessage {
+	if s.reshape == nil {
+		return rows
+	}
+	out := make([]json.RawMessage, len(rows))
+	for i, raw := range rows {
+		out[i] = s.reshape.record(raw)
+	}
+	return out
 }
 
 // errBadRecord wraps a stored record the page cannot read.

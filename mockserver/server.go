@@ -17,13 +17,18 @@ import (
 	"github.com/petstore/inventory-kit/mockserver/httpapi"
 
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/mockserver/dashboard"
+	"github.com/petstore/inventory-kit/mockserver/metrics"
 	"github.com/petstore/inventory-kit/mockserver/store"
 	"github.com/petstore/inventory-kit/spec"
 	"github.com/petstore/inventory-kit/spec/exchange"
@@ -60,6 +65,15 @@ type Config struct {
 	// JournalBodyLimit is the bytes of each body the journal keeps; 0:
 	// DefaultJournalBodyLimit.
 	JournalBodyLimit int
+	// RateLimit is the rate limit in force at start-up; its zero value is
+	// none.
+	RateLimit RateLimit
+	// Metrics, if not nil, counts every request, and is served at GET
+	// /metrics behind the admin key; nil: no metrics, /metrics is 404.
+	Metrics *metrics.Metrics
+	// Reloadable makes the mock keep what Reload checks a new contract
+	// against: the default session's records as they are at start-up.
+	Reloadable bool
 }
 
 // DefaultMaxDelay is the longest delay a request may ask for or a chaos
@@ -67,18 +81,42 @@ type Config struct {
 const DefaultMaxDelay = 30 * time.Second
 
 // A Server is the mock as an http.Handler.
+//
+// A Server value is one contract's view of the mock: the contract, what a
+// record is, and the routes and handlers built from them. Reload makes a
+// new view and puts it in force atomically (live); a request is served
+// whole by the view in force when it arrived. Everything else (the store,
+// the journal, the chaos rules, the rate limit, the metrics) is shared by
+// every view, through pointers.
 type Server struct {
+	// The view: made by New and by each Reload, never modified once in
+	// force.
 	contract *spec.Contract
 	admin    *lazyAdmin // the admin API, built from spec.Admin when first used
 	shape    *fixtures.Shape
+	reshape  *reshaper       // how records are served under this contract; nil: as stored
+	fields   map[string]bool // every field of a record schema in force since start-up
+	judge    *spec.Judge     // the contract's judge of the journal's answers
+	handler  http.Handler
+	warnings []string
+	loaded   time.Time // when this view was built
+	digest   string    // the SHA-256 of the contract's document, in hex
+
+	// Shared by every view.
+	live     *atomic.Pointer[Server] // the view in force
+	reloads  *sync.Mutex             // serializes Reload
+	base     *fixtures.Shape         // the shape the store's records were made with, at start-up
+	seed     *store.List             // with Config.Reloadable: the default session's records at start-up
 	store    store.Store
 	chaos    *chaos
 	journal  *journal
+	limiter  *limiter
+	metrics  *metrics.Metrics // nil: none
 	maxDelay time.Duration
 	rd       *exchange.Redactor // every configured key, each with the variable a curl line reads it from
-	judge    *spec.Judge        // the contract's judge of the journal's answers
-	handler  http.Handler
-	warnings []string
+	keys     httpapi.Keys
+	origins  []string // CORS
+	logger   *slog.Logger
 }
 
 // New builds a mock from cfg. It fails if the contract's operations do not
@@ -116,6 +154,9 @@ func New(cfg Config) (*Server, error) {
 		}
 		st = store.NewMemory(cfg.Records, cfg.Sessions)
 	}
+	if cfg.Metrics != nil {
+		st = countErrors(st, cfg.Metrics)
+	}
 	keys := httpapi.NewKeys(cfg.APIKeys, cfg.AdminKey)
 	maxDelay := cfg.MaxDelay
 	if maxDelay <= 0 {
@@ -130,33 +171,82 @@ func New(cfg Config) (*Server, error) {
 		maxSessions = store.DefaultMaxSessions
 	}
 	s := &Server{
-		contract: cfg.Contract, shape: shape, store: st,
+		contract: cfg.Contract, shape: shape,
+		live: new(atomic.Pointer[Server]), reloads: new(sync.Mutex), base: shape, fields: map[string]bool{},
+		store:    st,
 		chaos:    newChaos(cfg.Contract, maxDelay),
 		journal:  newJournal(cfg.JournalSize, bodyLimit, maxSessions),
+		limiter:  newLimiter(MaxRateBuckets, time.Now),
+		metrics:  cfg.Metrics,
 		maxDelay: maxDelay,
 		rd:       keys.Redactor,
-		judge:    spec.NewJudge(cfg.Contract, nil),
+		keys:     keys, origins: cfg.CORSOrigins, logger: logger,
+	}
+	for _, name := range shape.Fields {
+		s.fields[name] = true
 	}
 	if err := s.chaos.set(cfg.Chaos); err != nil {
 		return nil, fmt.Errorf("mockserver: chaos: %w", err)
 	}
-	root, err := s.routes(keys)
-	if err != nil {
+	if err := s.limiter.set(cfg.RateLimit); err != nil {
+		return nil, fmt.Errorf("mockserver: rate limit: %w", err)
+	}
+	if err := s.build(); err != nil {
 		return nil, err
 	}
-	s.warnings = append(s.warnings, exampleWarnings(cfg.Contract)...)
-	s.handler = httpapi.Chain(root,
-		httpapi.AccessLog(logger, s.rd),
-		httpapi.Recover(logger, s.rd),
-		cors(cfg.CORSOrigins),
-		cleanPath,
-	)
+	if cfg.Reloadable {
+		l, err := st.List(context.Background(), store.DefaultSession)
+		if err != nil {
+			return nil, err
+		}
+		s.seed = &l
+	}
+	s.live.Store(s)
 	go s.admin.get() // ready before anyone opens the dashboard, without delaying start-up
 	return s, nil
 }
 
-// ServeHTTP serves one request.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+// build makes the view's judge, routes and handler from its contract and
+// shape.
+func (s *Server) build() error {
+	s.judge = spec.NewJudge(s.contract, nil)
+	s.warnings = nil
+	s.loaded = time.Now()
+	sum := sha256.Sum256(s.contract.Raw)
+	s.digest = hex.EncodeToString(sum[:])
+	root, err := s.routes(s.keys)
+	if err != nil {
+		return err
+	}
+	s.warnings = append(s.warnings, exampleWarnings(s.contract)...)
+	if s.limiter.on.Load() {
+		s.warnings = append(s.warnings, rateLimitWarnings(s.contract)...)
+	}
+	s.handler = httpapi.Chain(root,
+		httpapi.AccessLog(s.logger, s.rd),
+		s.observed,
+		httpapi.Recover(s.logger, s.rd),
+		cors(s.origins),
+		cleanPath,
+	)
+	return nil
+}
+
+// observed counts each request in the metrics, where there are any.
+func (s *Server) observed(next http.Handler) http.Handler {
+	if s.metrics == nil {
+		return next
+	}
+	return s.metrics.Requests(next)
+}
+
+// ServeHTTP serves one request, with the view in force when it arrives.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.live.Load().handler.ServeHTTP(w, r)
+}
+
+// Contract returns the contract in force.
+func (s *Server) Contract() *spec.Contract { return s.live.Load().contract }
 
 // Chaos returns the latency and fault rules in force.
 func (s *Server) Chaos() Chaos { return s.chaos.get() }
@@ -164,15 +254,21 @@ func (s *Server) Chaos() Chaos { return s.chaos.get() }
 // Store returns the mock's store.
 func (s *Server) Store() store.Store { return s.store }
 
-// Warnings says what of the contract the mock does not serve as the
-// contract describes it, for the start-up log.
-func (s *Server) Warnings() []string { return s.warnings }
+// Warnings says what of the contract in force the mock does not serve as
+// the contract describes it, for the log.
+func (s *Server) Warnings() []string { return s.live.Load().warnings }
+
+// RateLimit returns the rate limit in force.
+func (s *Server) RateLimit() RateLimit { return s.limiter.get() }
 
 // routes is the one route table: the mock's own endpoints, then every
 // operation of the contract under its base path, behind the key check.
 func (s *Server) routes(keys httpapi.Keys) (http.Handler, error) {
 	root := http.NewServeMux()
 	root.Handle("/healthz", httpapi.Methods(map[string]http.Handler{"GET": http.HandlerFunc(s.health)}))
+	if s.metrics != nil {
+		root.Handle("/metrics", httpapi.Methods(map[string]http.Handler{"GET": httpapi.RequireAdminKey(keys.Admin, keys.API, s.metrics.Handler())}))
+	}
 	root.Handle("/openapi.yaml", httpapi.Methods(map[string]http.Handler{"GET": httpapi.NewDocument(s.contract.Raw, s.contract.BasePath)}))
 	adminBase := spec.AdminBasePath()
 	root.Handle(adminBase+"/openapi.yaml", httpapi.Methods(map[string]http.Handler{"GET": httpapi.NewDocument(spec.AdminDocument, adminBase)}))
@@ -213,13 +309,13 @@ func (s *Server) routes(keys httpapi.Keys) (http.Handler, error) {
 	// Each path of the contract: journaled, the operation noted, the key
 	// checked, then the method's operation (405 for another method).
 	for _, p := range order {
-		h := httpapi.Chain(httpapi.Methods(byPath[p]), s.journal.journaled, addressing(ops[p]), httpapi.RequireKey(keys.API))
+		h := httpapi.Chain(httpapi.Methods(byPath[p]), s.journal.journaled, addressing(ops[p]), httpapi.RequireKey(keys.API), s.limiter.limited)
 		if err := httpapi.Handle(root, p, h); err != nil {
 			return nil, err
 		}
 	}
 	// Anything else under the base path is 404, after the key check.
-	other := httpapi.Chain(http.HandlerFunc(httpapi.NotFound), s.journal.journaled, httpapi.RequireKey(keys.API))
+	other := httpapi.Chain(http.HandlerFunc(httpapi.NotFound), s.journal.journaled, httpapi.RequireKey(keys.API), s.limiter.limited)
 	if base := s.contract.BasePath; base != "" {
 		root.Handle(base+"/", other)
 		root.Handle(base, other)
@@ -249,7 +345,7 @@ func addressing(ops map[string]*spec.Operation) func(http.Handler) http.Handler 
 // ServeMux would otherwise answer a redirect without an Error body.
 func cleanPath(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p := r.URL.Path; !isCleanPath(p) {
+		if !isCleanPath(r.URL.Path) {
 			httpapi.NotFound(w, r)
 			return
 		}

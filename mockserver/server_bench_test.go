@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/petstore/inventory-kit/fixtures"
+	"github.com/petstore/inventory-kit/mockserver/metrics"
 	"github.com/petstore/inventory-kit/mockserver/store"
 )
 
@@ -143,20 +144,28 @@ func BenchmarkHandler(b *testing.B) {
 			serveBench(b, s, http.StatusOK, func(int) *http.Request { return r })
 		})
 	}
-	b.Run("update", func(b *testing.B) {
-		s := newServer(b, logged)
-		bodies := make([]*strings.Reader, 1000)
-		for i := range bodies {
-			bodies[i] = strings.NewReader(`{"quantity":` + strconv.Itoa(i) + `}`)
-		}
-		r := benchRequest("PATCH", "/v1/inventory/3", `{"quantity":0}`)
-		serveBench(b, s, http.StatusOK, func(i int) *http.Request {
-			body := bodies[i%len(bodies)]
-			body.Seek(0, io.SeekStart)
-			r.Body, r.ContentLength = io.NopCloser(body), body.Size()
-			return r
-		})
+	withMetrics := func(c *Config) { c.Metrics = metrics.New() }
+	b.Run("list-metrics", func(b *testing.B) {
+		s := newServer(b, logged, withMetrics)
+		r := benchRequest("GET", "/v1/inventory", "")
+		serveBench(b, s, http.StatusOK, func(int) *http.Request { return r })
 	})
+	for name, mod := range map[string]func(*Config){"update": func(*Config) {}, "update-metrics": withMetrics} {
+		b.Run(name, func(b *testing.B) {
+			s := newServer(b, logged, mod)
+			bodies := make([]*strings.Reader, 1000)
+			for i := range bodies {
+				bodies[i] = strings.NewReader(`{"quantity":` + strconv.Itoa(i) + `}`)
+			}
+			r := benchRequest("PATCH", "/v1/inventory/3", `{"quantity":0}`)
+			serveBench(b, s, http.StatusOK, func(i int) *http.Request {
+				body := bodies[i%len(bodies)]
+				body.Seek(0, io.SeekStart)
+				r.Body, r.ContentLength = io.NopCloser(body), body.Size()
+				return r
+			})
+		})
+	}
 	b.Run("unauthorized", func(b *testing.B) {
 		s := newServer(b, logged)
 		r := benchRequest("GET", "/v1/inventory", "")

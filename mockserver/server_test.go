@@ -166,7 +166,7 @@ func serve(t *testing.T, s *Server, r req) result {
 		if err := json.Unmarshal(out.body, &out.errorBody); err != nil {
 			t.Fatalf("%s %s: error body is not JSON: %s", r.method, r.path, out.body)
 		}
-		if ps := s.contract.Schema("Error").ValidateJSON(out.body); len(ps) > 0 {
+		if ps := s.Contract().Schema("Error").ValidateJSON(out.body); len(ps) > 0 {
 			t.Errorf("%s %s: body is not an Error: %s: %s", r.method, r.path, spec.Join(ps), out.body)
 		}
 		if st, _ := out.Status.(float64); int(st) != out.status {
@@ -179,12 +179,12 @@ func serve(t *testing.T, s *Server, r req) result {
 	// Every answer to an operation of the contract is one the contract
 	// documents, the mock's controls (Prefer, X-Mock-Session) and its chaos
 	// rules included: the contract's default response covers their errors.
-	if op := operationOf(s.contract, r.method, r.path); op != nil {
+	if op := operationOf(s.Contract(), r.method, r.path); op != nil {
 		if ps := op.CheckResponse(out.status, resp.Header, out.body); len(ps) > 0 {
 			t.Errorf("%s %s: response %d breaks the contract: %s\n%s", r.method, r.path, out.status, spec.Join(ps), out.body)
 		}
 		if r.method != "HEAD" {
-			kinCheck(t, s.contract, hr, out.status, resp.Header, out.body)
+			kinCheck(t, s.Contract(), hr, out.status, resp.Header, out.body)
 		}
 	}
 	admin, err := spec.Admin()

@@ -160,6 +160,14 @@ var scenarios = []scenario{
 		baseRequests: updates,
 	},
 	{
+		name: "list-metrics", about: "GET /v1/inventory as in list, the mock with its metrics (the default) against the mock with --metrics=false",
+		rpsTarget: 0.97, versus: noMetrics, requests: lists,
+	},
+	{
+		name: "update-metrics", about: "PATCH as in update, the mock with its metrics (the default) against the mock with --metrics=false",
+		rpsTarget: 0.97, versus: noMetrics, requests: updates,
+	},
+	{
 		name: "update-1m", about: "PATCH of random pets among 1,000,000; the mock's resident memory after the rounds", pets: 1_000_000,
 		maxRSS: 250 << 20,
 		requests: func(addr string) func(c, n int) request {
@@ -186,6 +194,10 @@ var scenarios = []scenario{
 // onMemory is the mock on the memory store, the other side of the store
 // engines' scenarios.
 var onMemory = &variant{name: "memory"}
+
+// noMetrics is the mock without its metrics, the other side of the
+// metrics' scenarios: what counting every request costs.
+var noMetrics = &variant{name: "mock without metrics", args: []string{"--metrics=false"}}
 
 // withSession adds an X-Mock-Session header to a raw request.
 func withSession(raw []byte, session string) []byte {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -40,23 +41,21 @@ type data struct {
 	unknown  []string // fixture fields the record schema does not have, left out
 }
 
-// loadContract loads the document in file, or the embedded contract (once
-// per process) where file is empty.
+// loadContract loads the document in file, the files it refers to
+// bundled in (readSpec), or the embedded contract (once per process) where
+// file is empty.
 func loadContract(file string) (*spec.Contract, error) {
 	if file == "" {
 		return spec.Shared()
 	}
-	doc, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	return spec.Load(doc)
+	return loadSpecFile(file)
 }
 
 // load reads the contract and the data set the options name. Every data
-// source, embedded, a file or generated, is checked against the record
-// schema and the mock's own bounds; a failure names the source.
-func load(o *options) (*data, error) {
+// source, embedded, a file, generated or a live backend's list, is checked
+// against the record schema and the mock's own bounds; a failure names the
+// source.
+func load(ctx context.Context, o *options) (*data, error) {
 	contract, err := loadContract(o.specFile)
 	if err != nil {
 		return nil, err
@@ -70,6 +69,11 @@ func load(o *options) (*data, error) {
 	case o.generate > 0:
 		d.source = fmt.Sprintf("generated (%d pets, seed %d)", o.generate, o.seed)
 		d.records, err = fixtures.Generate(shape, o.generate, o.seed)
+	case o.staging.fixturesFrom != "":
+		var up *upstream
+		if up, err = newUpstream(o); err == nil {
+			d.records, d.unknown, d.source, err = up.records(ctx, shape)
+		}
 	case o.fixturesFile != "":
 		d.source = o.fixturesFile
 		var raw []byte

@@ -45,6 +45,7 @@ type options struct {
 	store         string
 	storeFlag     storeFlag // store, parsed
 	proxy         proxyOptions
+	staging       stagingOptions
 
 	given map[string]bool // the flags set on the command line or in the environment
 }
@@ -65,6 +66,9 @@ func envName(flagName string) string {
 		if a == flagName {
 			return ""
 		}
+	}
+	if flagName == "upstream-api-key" {
+		return upstreamKeyEnv
 	}
 	name := envPrefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 	if flagName == "api-key" || flagName == "cors-origin" {
@@ -103,6 +107,7 @@ func flags(o *options) *flag.FlagSet {
 	fs.BoolVar(&o.healthCheck, "health-check", false, "GET /healthz on --addr; exit 0 if it answers 200, else 1, a bad setting included (for container health checks: Docker reserves 2)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	proxyFlags(fs, &o.proxy)
+	stagingFlags(fs, &o.staging)
 	return fs
 }
 
@@ -184,6 +189,9 @@ func parse(args []string, lookupEnv func(string) (string, bool)) (*options, erro
 		return nil, cli.Usagef("--store: %v", err)
 	}
 	if err := o.proxy.check(o); err != nil {
+		return nil, cli.Usagef("%v", err)
+	}
+	if err := o.staging.check(o); err != nil {
 		return nil, cli.Usagef("%v", err)
 	}
 	return o, nil

@@ -44,9 +44,9 @@ func proxyFlags(fs *flag.FlagSet, p *proxyOptions) {
 	fs.StringVar(&p.junitReport, "junit-report", "", "proxy: write the violations as JUnit XML to this `file` at shutdown, one test case per operation and rule")
 	fs.BoolVar(&p.failOnViolation, "fail-on-violation", false, "proxy: exit 1 at shutdown if a violation was seen (warnings do not count)")
 	fs.StringVar(&p.harOut, "har-out", "", "proxy: record every exchange to this HAR `file`, credentials redacted")
-	fs.StringVar(&p.caCert, "upstream-ca-cert", "", "proxy: PEM `file` of CA certificates to trust for the backend, besides the system's")
-	fs.BoolVar(&p.insecure, "upstream-insecure-skip-verify", false, "proxy: do not verify the backend's TLS certificate")
-	fs.DurationVar(&p.timeout, "upstream-timeout", proxy.DefaultTimeout, "proxy: answer 504 when the backend sends nothing for this `duration`")
+	fs.StringVar(&p.caCert, "upstream-ca-cert", "", "proxy and --fixtures-from: PEM `file` of CA certificates to trust for the backend, besides the system's")
+	fs.BoolVar(&p.insecure, "upstream-insecure-skip-verify", false, "proxy and --fixtures-from: do not verify the backend's TLS certificate")
+	fs.DurationVar(&p.timeout, "upstream-timeout", proxy.DefaultTimeout, "proxy: answer 504 when the backend sends nothing for this `duration` (--fixtures-from: give up)")
 	fs.IntVar(&p.bodyLimit, "body-check-limit", proxy.DefaultBodyLimit, "proxy: `bytes` of each body checked; a longer body passes whole, unchecked, with a warning")
 	fs.Var(&p.ignore, "ignore-rule", "proxy: leave out violations of the rules matching this `pattern`, such as request-* (repeatable)")
 }
@@ -56,8 +56,12 @@ func proxyFlags(fs *flag.FlagSet, p *proxyOptions) {
 func (p *proxyOptions) check(o *options) error {
 	if p.to == "" {
 		switch {
-		case p.enforce, p.reportJSONL != "", p.junitReport != "", p.failOnViolation, p.harOut != "", p.caCert != "", p.insecure, len(p.ignore) > 0:
-			return errors.New("--enforce, --report-jsonl, --junit-report, --fail-on-violation, --har-out, --upstream-* and --ignore-rule need --proxy-to")
+		case p.enforce, p.reportJSONL != "", p.junitReport != "", p.failOnViolation, p.harOut != "", len(p.ignore) > 0:
+			return errors.New("--enforce, --report-jsonl, --junit-report, --fail-on-violation, --har-out and --ignore-rule need --proxy-to")
+		case (p.caCert != "" || p.insecure) && o.staging.fixturesFrom == "":
+			return errors.New("--upstream-ca-cert and --upstream-insecure-skip-verify need --proxy-to or --fixtures-from")
+		case p.timeout <= 0:
+			return errors.New("--upstream-timeout must be positive")
 		}
 		return nil
 	}
@@ -138,7 +142,7 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 	px, err := proxy.New(proxy.Config{
 		Contract: contract, Upstream: p.to, Transport: transport, Timeout: p.timeout,
 		Enforce: p.enforce, BodyLimit: p.bodyLimit, Ignore: filter, Findings: findings, HAR: har,
-		AdminKey: string(o.adminKey), APIKeys: o.apiKeys, Logger: logger,
+		AdminKey: string(o.adminKey), APIKeys: o.apiKeys, Logger: logger, Metrics: o.staging.m,
 	})
 	if err != nil {
 		return err

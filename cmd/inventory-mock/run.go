@@ -62,10 +62,11 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 	logger, flushLogs := httpapi.NewBatchingLogger(stderr, o.logFormat == "json", logWindow)
 	defer flushLogs()
 	handler := logger.Handler()
+	o.staging.m = newMetrics(o)
 	if o.proxy.to != "" {
 		return runProxy(ctx, o, lookupEnv, handler, logger, begin, ready)
 	}
-	data, err := load(o)
+	data, err := load(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -108,6 +109,9 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 		Chaos:            chaos,
 		JournalSize:      o.journalSize,
 		JournalBodyLimit: o.journalBody,
+		RateLimit:        o.staging.limit,
+		Metrics:          o.staging.m,
+		Reloadable:       o.staging.watch,
 	})
 	if err != nil {
 		st.Close()
@@ -125,6 +129,16 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 			logger.Info("operation is "+op.Stability, "operation", op.Name(), "header", mockserver.StabilityHeader+": "+op.Stability)
 		}
 	}
+	if rl := mock.RateLimit(); rl.Rate != "" {
+		logger.Info("rate limit in force", "limit", rl.String())
+	}
+	if o.staging.watch {
+		stop, err := watchSpec(ctx, o.specFile, mock, o.staging.m, logger)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 
 	return serve(ctx, o, mock, handler, ready, func(url string) {
 		logger.Info("listening",
@@ -141,8 +155,9 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 // serve listens on o.addr, with TLS as o says, and serves h until ctx is
 // done, then shuts down gracefully: requests in flight finish. listening
 // gets the server's URL once it accepts connections, and ready, if not
-// nil, its address. With --pprof, Go's profiles are served too. The mock
-// and the proxy mode serve through it.
+// nil, its address. With --pprof, Go's profiles are served too, and with
+// --metrics-addr the metrics. The mock and the proxy mode serve through
+// it.
 func serve(ctx context.Context, o *options, h http.Handler, logs slog.Handler, ready func(addr string), listening func(url string)) error {
 	logger := slog.New(logs)
 	if o.pprofAddr != "" {
@@ -151,6 +166,13 @@ func serve(ctx context.Context, o *options, h http.Handler, logs slog.Handler, r
 			return err
 		}
 		defer stopPprof()
+	}
+	if o.staging.metricsAddr != "" && o.staging.m != nil {
+		stopMetrics, err := serveMetrics(o.staging.metricsAddr, o.staging.m, logger)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
 	}
 	srv := &http.Server{
 		Handler:           h,

@@ -88,7 +88,7 @@ func benchMock(b *testing.B, value string) http.Handler {
 	if err != nil {
 		b.Fatal(err)
 	}
-	d, err := load(&options{})
+	d, err := load(context.Background(), &options{})
 	if err != nil {
 		b.Fatal(err)
 	}

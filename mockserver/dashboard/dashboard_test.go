@@ -199,6 +199,26 @@ func TestDashboard(t *testing.T) {
 	tb.do(chromedp.Click(chromedp.CSS(`#rules li button`)))
 	tb.waitFor("the latency off", `document.querySelectorAll('#rules li').length === 0`)
 
+	// A rate limit, set from the page: shown, and the app's second call
+	// within the minute is 429; a rate the mock cannot apply is refused
+	// with its reason; then no limit.
+	tb.waitFor("no limit shown", `document.getElementById('limit-now').textContent.startsWith('No rate limit')`)
+	tb.do(chromedp.SendKeys(chromedp.ID("limit-rate"), "10/h"+kb.Enter))
+	tb.waitFor("the bad rate refused", `document.getElementById('limit-error').textContent.includes('the unit is s or m')`)
+	tb.do(chromedp.Evaluate[chromedp.Void](`document.getElementById('limit-rate').value = ''`), chromedp.SendKeys(chromedp.ID("limit-rate"), "1/m"), chromedp.SendKeys(chromedp.ID("limit-burst"), "1"+kb.Enter))
+	tb.waitFor("the limit shown", `document.getElementById('limit-now').textContent === 'In force: 1/m per API key and session, 1 at once; past it, 429 with Retry-After.'`)
+	for i, want := range []int{200, 429} {
+		if status, _ := call(t, srv, "GET", "/v1/inventory", ""); status != want {
+			t.Errorf("the app's call %d under 1/m: %d; want %d", i+1, status, want)
+		}
+	}
+	tb.waitFor("the 429 in the journal", `[...document.querySelectorAll('#entries summary')].some(s => s.textContent.includes('GET/v1/inventory429'))`)
+	tb.do(chromedp.Click(chromedp.ID("limit-off")))
+	tb.waitFor("no limit again", `document.getElementById('limit-now').textContent.startsWith('No rate limit') && document.getElementById('limit-off').hidden`)
+	if status, _ := call(t, srv, "GET", "/v1/inventory", ""); status != 200 {
+		t.Errorf("the app's call with no limit: %d; want 200", status)
+	}
+
 	// Reset: the session holds its fixtures again.
 	tb.do(chromedp.Click(chromedp.ID("reset")))
 	tb.waitFor("the fixtures again", `document.querySelector('#records-body tr[data-key="5"] input').value !== '77' && document.querySelector('`+quantity+`').value !== '42'`)

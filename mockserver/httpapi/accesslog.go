@@ -36,6 +36,14 @@ type Entry struct {
 	Op      *spec.Operation // the contract operation the request addresses, once routed; nil: none
 	Code    string          // the Error code, if the answer was an error
 	Aborted bool            // the connection was dropped on purpose: no answer
+	// What was done on purpose, in words from a small fixed set, for
+	// metrics (Forced and Fault above are for people): the answer was
+	// forced (a Prefer code or example, or a chaos rule's example), a
+	// latency was added, and the fault applied (one of the mock's fault
+	// names; "" for none).
+	ForcedAnswer bool
+	Delayed      bool
+	FaultKind    string
 	// Observer sees the answer as it is written (the mock's journal); nil:
 	// none.
 	Observer Observer

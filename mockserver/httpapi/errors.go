@@ -31,6 +31,7 @@ const (
 	CodeUnsupportedMediaType = "unsupported_media_type" // 400: the body is not sent as the operation's media type
 	CodeNotFound             = "not_found"              // 404: no such record, or no such path
 	CodeMethodNotAllowed     = "method_not_allowed"     // 405: the path exists but not with this method
+	CodeTooManyRequests      = "too_many_requests"      // 429: past the mock's rate limit (--rate-limit)
 	CodeInternal             = "internal"               // 500: a bug in the mock
 	CodeNotImplemented       = "not_implemented"        // 501: the mock has no handler for the operation
 	CodeUnavailable          = "unavailable"            // 503: the store cannot serve now

@@ -105,6 +105,7 @@ func (p *Proxy) reject(w http.ResponseWriter, r *http.Request, ex *pending) bool
 		httpapi.WriteProblems(w, r, rv.Problems)
 	}
 	p.findings.Record(&ex.x, rv.Name, rv.Violations)
+	p.observe(ex, rv, rv.Violations)
 	return true
 }
 
@@ -271,6 +272,7 @@ func (p *Proxy) finish(ex *pending) {
 		vs = append(vs, p.judge.Response(x, rv)...)
 	}
 	p.findings.Record(x, rv.Name, vs)
+	p.observe(ex, rv, vs)
 	if p.har != nil {
 		hx := *x
 		hx.Elapsed = time.Since(ex.start)
@@ -281,6 +283,20 @@ func (p *Proxy) finish(ex *pending) {
 			p.logger.Warn("HAR: cannot write", "error", err)
 		}
 	}
+}
+
+// observe counts the exchange in the metrics, where there are any: the
+// backend's status (0 for none: unreachable, silent, or refused by
+// Enforce before it was forwarded) and the violations kept by the filter.
+func (p *Proxy) observe(ex *pending, rv *spec.RequestVerdict, vs []spec.Violation) {
+	if p.metrics == nil {
+		return
+	}
+	status := ex.x.Status
+	if ex.x.Failure == exchange.FailureNoAnswer {
+		status = 0
+	}
+	p.metrics.Exchange(rv.Op, status, time.Since(ex.start), vs)
 }
 
 // A counter counts the bytes of a request body that streams past the

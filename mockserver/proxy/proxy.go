@@ -14,7 +14,7 @@
 //
 // Besides the forwarded paths the proxy serves GET /healthz, GET
 // /openapi.yaml and, behind the admin key, GET and DELETE
-// /__admin/violations.
+// /__admin/violations and, with Config.Metrics, GET /metrics.
 package proxy
 
 import (
@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/petstore/inventory-kit/mockserver/httpapi"
+	"github.com/petstore/inventory-kit/mockserver/metrics"
 	"github.com/petstore/inventory-kit/spec"
 	"github.com/petstore/inventory-kit/spec/exchange"
 )
@@ -64,6 +65,9 @@ type Config struct {
 	AdminKey string
 	APIKeys  []string
 	Logger   *slog.Logger // nil: no logs
+	// Metrics, if not nil, counts every exchange and violation, and is
+	// served at GET /metrics behind the admin key.
+	Metrics *metrics.Metrics
 }
 
 // A Proxy is the validating proxy as an http.Handler.
@@ -78,6 +82,7 @@ type Proxy struct {
 	findings *spec.Findings
 	har      *exchange.HARWriter
 	logger   *slog.Logger
+	metrics  *metrics.Metrics // nil: none
 	rp       *httputil.ReverseProxy
 	own      http.Handler // the proxy's own endpoints
 	handler  http.Handler
@@ -100,7 +105,7 @@ func New(cfg Config) (*Proxy, error) {
 	p := &Proxy{
 		contract: cfg.Contract, upstream: up, base: cfg.Contract.BasePath, enforce: cfg.Enforce,
 		limit: cfg.BodyLimit, timeout: cfg.Timeout, har: cfg.HAR, logger: cfg.Logger,
-		judge: spec.NewJudge(cfg.Contract, cfg.Ignore), findings: cfg.Findings,
+		judge: spec.NewJudge(cfg.Contract, cfg.Ignore), findings: cfg.Findings, metrics: cfg.Metrics,
 	}
 	if p.limit <= 0 {
 		p.limit = DefaultBodyLimit
@@ -146,6 +151,9 @@ func New(cfg Config) (*Proxy, error) {
 	own.Handle("GET /openapi.yaml", httpapi.NewDocument(cfg.Contract.Raw, p.base))
 	own.Handle("GET "+adminDoc.BasePath+"/openapi.yaml", httpapi.NewDocument(adminDoc.Raw, adminDoc.BasePath))
 	own.Handle(adminDoc.BasePath+"/", httpapi.RequireAdminKey(keys.Admin, keys.API, admin))
+	if p.metrics != nil {
+		own.Handle("GET /metrics", httpapi.RequireAdminKey(keys.Admin, keys.API, p.metrics.Handler()))
+	}
 	own.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, r, http.StatusNotFound, httpapi.CodeNotFound,
 			fmt.Sprintf("no such path: %s; the proxy forwards the paths under %s", r.URL.Path, p.base))

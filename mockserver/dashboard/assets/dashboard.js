@@ -1,6 +1,6 @@
 // The inventory-mock dashboard: the live state of a session, its request
-// journal with the contract's verdicts, and the chaos rules, through the
-// mock's admin API. Plain JavaScript, no library, no build step.
+// journal with the contract's verdicts, the chaos rules and the rate
+// limit, through the mock's admin API. Plain JavaScript, no library, no build step.
 //
 // Rules this file keeps:
 // - The admin key lives in sessionStorage and goes out only in the
@@ -15,7 +15,7 @@
 const ADMIN = document.body.dataset.admin;
 const KEY = 'inventory-mock.admin-key';
 const POLL_MS = 1000;   // the journal, while live
-const SLOW_EVERY = 5;   // sessions, chaos rules and violations, every 5 polls
+const SLOW_EVERY = 5;   // sessions, chaos rules, the rate limit and violations, every 5 polls
 const MAX_ENTRIES = 200;
 
 const $ = (id) => document.getElementById(id);
@@ -32,6 +32,7 @@ const state = {
   lastSeq: 0, lastID: '',
   writes: null,         // the session's write count when last read
   chaos: { seed: 0, rules: [] },
+  rateLimit: {},        // the rate limit in force: {rate, burst}, or {} for none
   violations: true,     // the mock may have GET /__admin/violations; false once it answered 404
   ticks: 0, timer: 0, polling: false,
 };
@@ -182,7 +183,7 @@ async function enter() {
   buildRuleForm();
   $('journal-note').textContent = '';
   $('live').disabled = state.contract.journalSize === 0;
-  await Promise.all([loadSessions(), loadChaos(), loadRecords(), pollJournal(), loadViolations()]);
+  await Promise.all([loadSessions(), loadChaos(), loadLimit(), loadRecords(), pollJournal(), loadViolations()]);
   $('session').focus();
   announce('Dashboard open for session ' + state.session);
   schedule();
@@ -205,7 +206,8 @@ function signOut(message) {
   for (const id of ['records-head', 'records-body', 'entries', 'rules', 'findings', 'session', 'rule-op', 'rule-effect']) {
     $(id).replaceChildren();
   }
-  for (const id of ['range', 'journal-note', 'record-error', 'rule-error']) $(id).textContent = '';
+  for (const id of ['range', 'journal-note', 'record-error', 'rule-error', 'limit-error', 'limit-now']) $(id).textContent = '';
+  state.rateLimit = {};
   $('record-filters').querySelectorAll('.enum-filter').forEach((n) => n.remove());
   showApp(false);
   $('violations').hidden = true;
@@ -230,7 +232,7 @@ async function tick() {
       state.ticks++;
       const work = [];
       if ($('live').checked) work.push(pollJournal());
-      if (state.ticks % SLOW_EVERY === 0) work.push(loadSessions(), loadChaos(), loadViolations());
+      if (state.ticks % SLOW_EVERY === 0) work.push(loadSessions(), loadChaos(), loadLimit(), loadViolations());
       await Promise.all(work);
     } finally {
       state.polling = false;
@@ -875,6 +877,70 @@ function renderRules() {
   }));
   $('rules-clear').hidden = rules.length === 0;
 }
+
+// --- the rate limit ---------------------------------------------------------
+
+async function loadLimit() {
+  try {
+    state.rateLimit = await api('GET', '/rate-limit');
+  } catch (e) {
+    return;
+  }
+  renderLimit();
+}
+
+function renderLimit() {
+  const l = state.rateLimit || {};
+  $('limit-now').textContent = l.rate
+    ? `In force: ${l.rate} per API key and session, ${l.burst} at once; past it, 429 with Retry-After.`
+    : 'No rate limit: every API key and session may send as fast as it likes.';
+  $('limit-off').hidden = !l.rate;
+}
+
+$('limit-form').addEventListener('submit', async (ev) => {
+  ev.preventDefault();
+  const rate = $('limit-rate').value.trim();
+  const burst = $('limit-burst').value.trim();
+  const body = { rate };
+  if (!rate) {
+    $('limit-error').textContent = 'Give a rate, such as 10/s or 600/m.';
+    $('limit-rate').focus();
+    return;
+  }
+  if (burst !== '') {
+    body.burst = Number(burst);
+    if (!Number.isInteger(body.burst)) {
+      $('limit-error').textContent = `Burst ${burst}: give a whole number, such as 20.`;
+      $('limit-burst').focus();
+      return;
+    }
+  }
+  try {
+    state.rateLimit = await api('PUT', '/rate-limit', { body });
+  } catch (e) {
+    if (!(e instanceof SignedOut)) $('limit-error').textContent = e.message;
+    return;
+  }
+  $('limit-error').textContent = '';
+  $('limit-rate').value = '';
+  $('limit-burst').value = '';
+  renderLimit();
+  announce(`Rate limit on: ${state.rateLimit.rate}, ${state.rateLimit.burst} at once`);
+});
+
+$('limit-off').addEventListener('click', async () => {
+  try {
+    await api('DELETE', '/rate-limit');
+  } catch (e) {
+    if (!(e instanceof SignedOut)) $('limit-error').textContent = e.message;
+    return;
+  }
+  $('limit-error').textContent = '';
+  state.rateLimit = {};
+  renderLimit();
+  announce('Rate limit off');
+  $('limit-rate').focus();
+});
 
 // --- violations (the validating proxy's findings, where the mock has them)
 

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/petstore/inventory-kit/fixtures"
+	"github.com/petstore/inventory-kit/mockserver/proxy"
+	"github.com/petstore/inventory-kit/spec"
+	"github.com/petstore/inventory-kit/spec/exchange"
+)
+
+// maxUpstreamList is the largest list --fixtures-from reads, decoded: 256
+// MiB, about six million pets of the embedded contract's shape. A longer
+// one is refused, with this limit named.
+const maxUpstreamList = 256 << 20
+
+// An upstream is the backend --fixtures-from lists the records of.
+type upstream struct {
+	base   *url.URL // with its base path, such as https://staging.example.com/v1
+	key    string
+	client *http.Client
+	rd     *exchange.Redactor // hides the key in every message
+	limit  int64              // bytes of the list read at most
+}
+
+// newUpstream checks the --fixtures-from address and makes the client
+// that talks to it, with the TLS settings and timeout of the --upstream-*
+// flags.
+func newUpstream(o *options) (*upstream, error) {
+	s, p := &o.staging, &o.proxy
+	u, err := url.Parse(s.fixturesFrom)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("--fixtures-from %q: want an http or https address with the backend's base path, such as https://staging.example.com/v1", redactedURL(s.fixturesFrom))
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	u.RawPath = ""
+	transport, err := proxy.NewTransport(proxy.TransportOptions{CACertFile: p.caCert, InsecureSkipVerify: p.insecure, Timeout: p.timeout, MaxIdleConns: 1})
+	if err != nil {
+		return nil, fmt.Errorf("--upstream-ca-cert: %w", err)
+	}
+	key := string(s.upstreamKey)
+	return &upstream{
+		base: u, key: key, limit: maxUpstreamList,
+		rd: exchange.NewRedactor(exchange.Secret{Value: key, Var: upstreamKeyEnv}),
+		client: &http.Client{Transport: transport, CheckRedirect: func(r *http.Request, _ []*http.Request) error {
+			// The key goes to the address given, and nowhere else.
+			return fmt.Errorf("it redirects to %s; give that address instead", r.URL.Redacted())
+		}},
+	}, nil
+}
+
+// redactedURL is a URL as messages show it: without a password.
+func redactedURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.Redacted()
+	}
+	return "(not a URL)"
+}
+
+// records lists the backend's records: GET on the contract's list
+// operation, with the key, then every record checked against the shape,
+// as a --fixtures file is. It fails, with a message that says what the
+// backend did and never holds the key, if the backend cannot be reached,
+// refuses the key, answers anything but a JSON list of records, or sends
+// more than the limit.
+func (u *upstream) records(ctx context.Context, shape *fixtures.Shape) (records []fixtures.Record, unknown []string, source string, err error) {
+	target := *u.base
+	target.Path += shape.List.Path
+	where := "GET " + target.Redacted()
+	defer func() {
+		if err != nil {
+			err = errors.New(u.rd.String(fmt.Sprintf("--fixtures-from: %s: %v", where, err)))
+		}
+	}()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target.String(), nil)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+u.key)
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept-Encoding", "gzip")
+	req.Header.Set("User-Agent", "inventory-mock (--fixtures-from)")
+	resp, err := u.client.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the URL is in where already
+		}
+		return nil, nil, "", fmt.Errorf("the backend cannot be reached: %v", err)
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return nil, nil, "", fmt.Errorf("the backend refused the key (%d%s); check %s or --upstream-api-key", resp.StatusCode, u.errorMessage(resp), upstreamKeyEnv)
+	case resp.StatusCode != http.StatusOK:
+		return nil, nil, "", fmt.Errorf("the backend answered %d%s; want 200 with the list", resp.StatusCode, u.errorMessage(resp))
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" && !strings.HasSuffix(mt, "+json") {
+		return nil, nil, "", fmt.Errorf("the backend answered 200 with Content-Type %q; want application/json", resp.Header.Get("Content-Type"))
+	}
+	body, err := u.read(resp)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if holdsKey(body, u.key) {
+		// Messages quote values cut short, where the redactor could not
+		// find the whole key; and the mock would serve it to anyone.
+		return nil, nil, "", errors.New("the list holds the key the mock sent; it is not served, nor quoted")
+	}
+	records, unknown, err = fixtures.Load("the backend's list", body, shape)
+	if err != nil {
+		return nil, nil, "", errors.New(strings.TrimPrefix(err.Error(), "fixtures: "))
+	}
+	return records, unknown, where, nil
+}
+
+// read reads the answer's body, decoded, refusing one longer than the
+// limit before it is all read.
+func (u *upstream) read(resp *http.Response) ([]byte, error) {
+	limit := fmt.Sprintf("%d bytes", u.limit)
+	if u.limit%(1<<20) == 0 {
+		limit = fmt.Sprintf("%d MiB", u.limit>>20)
+	}
+	tooLong := fmt.Errorf("the list is longer than the %s --fixtures-from reads", limit)
+	var body io.Reader = resp.Body
+	switch strings.ToLower(resp.Header.Get("Content-Encoding")) {
+	case "", "identity":
+		if resp.ContentLength > u.limit {
+			return nil, tooLong
+		}
+	case "gzip":
+		zr, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			return nil, fmt.Errorf("the backend's gzip answer cannot be read: %v", err)
+		}
+		body = zr
+	default:
+		return nil, fmt.Errorf("the backend answered in Content-Encoding %q; want none or gzip", resp.Header.Get("Content-Encoding"))
+	}
+	b, err := io.ReadAll(io.LimitReader(body, u.limit+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("the backend's answer ended early (%d bytes read): %v", len(b), err)
+	case int64(len(b)) > u.limit:
+		return nil, tooLong
+	}
+	return b, nil
+}
+
+// errorMessage returns ": " and the message of an Error body, if the
+// answer has one, the key hidden and then cut short; "" otherwise.
+func (u *upstream) errorMessage(resp *http.Response) string {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	var e struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(b, &e) != nil || e.Message == "" {
+		return ""
+	}
+	return fmt.Sprintf(": %q", u.rd.Cut([]byte(e.Message), 200))
+}
+
+// holdsKey reports whether a JSON body holds key, as it is or in JSON
+// escapes.
+func holdsKey(body []byte, key string) bool {
+	if bytes.Contains(body, []byte(key)) {
+		return true
+	}
+	if !bytes.Contains(body, []byte(`\`)) {
+		return false
+	}
+	v, err := spec.DecodeJSON(body)
+	return err == nil && strings.Contains(fmt.Sprint(v), key)
+}
