@@ -63,7 +63,7 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 	defer flushLogs()
 	handler := logger.Handler()
 	if o.proxy.to != "" {
-		return runProxy(ctx, o, lookupEnv, handler, logger, begin, ready)
+		return runProxy(ctx, o, lookupEnv, stdout, handler, logger, begin, ready)
 	}
 	data, err := load(o)
 	if err != nil {
