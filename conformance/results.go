@@ -91,8 +91,8 @@ func (t *Target) results(r types.Report, info RunInfo, o RunOptions) report.Run 
 	}
 
 	byCause := map[Cause][]report.Failure{}
-	warned := map[warning][]string{}
-	var warnings []warning
+	warned := map[string][]report.Failure{} // RFC → the checks that warned, and what they saw
+	var rfcs []string
 	leftOut := 0
 	for _, s := range r.SpecReports {
 		if s.LeafNodeType != types.NodeTypeIt {
@@ -107,12 +107,12 @@ func (t *Target) results(r types.Report, info RunInfo, o RunOptions) report.Run 
 			}
 			w, ok := e.Value.GetRawValue().(warning)
 			if !ok {
-				w = warning{Text: e.StringRepresentation()}
+				w = warning{Text: e.StringRepresentation(), RFC: "warning"}
 			}
-			if _, ok := warned[w]; !ok {
-				warnings = append(warnings, w)
+			if _, ok := warned[w.RFC]; !ok {
+				rfcs = append(rfcs, w.RFC)
 			}
-			warned[w] = append(warned[w], FullName(s))
+			warned[w.RFC] = append(warned[w.RFC], report.Failure{Title: FullName(s), Problems: []string{w.Text}, Count: 1})
 		}
 		if s.State.Is(types.SpecStateInterrupted|types.SpecStateAborted) || !s.State.Is(types.SpecStateFailureStates) {
 			continue
@@ -120,7 +120,9 @@ func (t *Target) results(r types.Report, info RunInfo, o RunOptions) report.Run 
 		c, _ := causeOf(s)
 		f := report.Failure{Title: FullName(s), Detail: s.Failure.Message, Count: 1}
 		if ex, ok := exampleOf(s); ok {
-			f.Want, f.Request, f.Got, f.Problems = ex.Want, ex.Request, ex.Got, ex.Problems
+			// The console indents the body under the status line; a report
+			// shows it on a line of its own.
+			f.Want, f.Request, f.Got, f.Problems = ex.Want, ex.Request, strings.ReplaceAll(ex.Got, "\n          ", "\n"), ex.Problems
 		} else {
 			f.Problems = []string{firstLine(s.Failure.Message)}
 		}
@@ -130,15 +132,10 @@ func (t *Target) results(r types.Report, info RunInfo, o RunOptions) report.Run 
 		run.Causes = append(run.Causes, report.Cause{Name: string(c), About: c.Text(), Severity: spec.SeverityError,
 			Count: int64(len(tally.ByCause[c])), Unit: "check", Failures: byCause[c]})
 	}
-	for _, w := range warnings {
-		rc := report.Cause{Name: w.RFC, About: w.Text, Severity: spec.SeverityWarning, Count: int64(len(warned[w])), Unit: "check"}
-		if rc.Name == "" {
-			rc.Name = "warning"
-		}
-		for _, n := range warned[w] {
-			rc.Failures = append(rc.Failures, report.Failure{Title: n, Count: 1})
-		}
-		run.Warnings = append(run.Warnings, rc)
+	for _, rfc := range rfcs {
+		fs := warned[rfc]
+		run.Warnings = append(run.Warnings, report.Cause{Name: rfc, About: "what " + rfc + " requires and the contract does not: " + fs[0].Problems[0],
+			Severity: spec.SeverityWarning, Count: int64(len(fs)), Unit: "check", Failures: fs})
 	}
 
 	if len(tally.Restores) > 0 {
@@ -176,39 +173,38 @@ func (t *Target) results(r types.Report, info RunInfo, o RunOptions) report.Run 
 	return run
 }
 
-// whyNot says why the run exercised no answer of op with code (200, 4XX,
-// default), as far as the run tells: the writes it skipped, the record it
-// lacked, the checks a label filter left out, or what no check asks for.
+// whyNot says what of the run could explain that it exercised no answer
+// of op with code (200, 4XX, default): the writes it skipped, the record
+// it lacked, the checks a label filter left out; else what no check asks
+// for. Where several apply, it names each.
 func (t *Target) whyNot(op *spec.Operation, code string, oc report.OperationCoverage, skippedWrites, leftOut int, filter string) string {
 	class := 0
 	if code != "default" {
 		class = int(code[0] - '0')
 	}
 	safe := op.Method == http.MethodGet || op.Method == http.MethodHead || op.Method == http.MethodOptions
+	var why []string
+	if !safe && !t.cfg.AllowMutations && skippedWrites > 0 {
+		why = append(why, fmt.Sprintf("read-only run (%d %s that write skipped; --allow-mutations runs them)", skippedWrites, plural(skippedWrites, "check", "checks")))
+	}
+	if class == 2 && len(op.PathParams()) > 0 && t.petID == 0 {
+		why = append(why, "no record to address (the target lists none)")
+	}
+	if leftOut > 0 {
+		why = append(why, fmt.Sprintf("skipped by label (--label-filter %s left out %d %s)", exchange.Quote(filter), leftOut, plural(leftOut, "check", "checks")))
+	}
 	switch {
-	case !safe && !t.cfg.AllowMutations && (class == 2 || skippedWrites > 0):
-		return fmt.Sprintf("read-only run: the %d checks that write were skipped (--allow-mutations)", skippedWrites)
-	case class == 2 && len(op.PathParams()) > 0 && t.petID == 0:
-		return "no record: the target lists none to address"
-	case leftOut > 0:
-		return fmt.Sprintf("skipped by label: --label-filter %s left out %d %s", exchange.Quote(filter), leftOut, plural(leftOut, "check", "checks"))
+	case len(why) > 0:
 	case oc.Answers == 0:
-		return "no check called this operation"
+		why = append(why, "no check called this operation")
 	case code == "default":
-		return "no answer with a status the operation gives no code for"
+		why = append(why, "no answer with a status the operation gives no code for")
 	case class == 5:
-		return "a conforming target sends it only when it fails"
+		why = append(why, "a conforming target sends it only when it fails")
+	default:
+		why = append(why, "no check made the target answer it")
 	}
-	var got []string
-	for _, r := range oc.Responses {
-		for _, s := range r.Statuses {
-			got = append(got, strconv.Itoa(s.Status))
-		}
-	}
-	for _, s := range oc.Undocumented {
-		got = append(got, strconv.Itoa(s.Status))
-	}
-	return "no check made the target answer it (it answered " + strings.Join(got, ", ") + ")"
+	return strings.Join(why, "; ")
 }
 
 // coverageLine is the coverage in the console's summary, and the gate's
