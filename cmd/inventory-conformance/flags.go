@@ -24,7 +24,7 @@ type options struct {
 	list, verbose, version        bool
 	junitReport, jsonReport       string
 	markdownReport, htmlReport    string
-	minCoverage                   percentFlag
+	minCoverage                   report.Percent
 	timeout, maxRetryWait         time.Duration
 	maxResponseBytes, maxRunBytes byteFlag
 	caCert                        string
@@ -96,18 +96,6 @@ func usage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintf(w, "so memory stays bounded against any target; waits on 429 stop after --max-retry-wait.\n")
 	fmt.Fprintf(w, "\nExit status: 0 every check passed; 1 the target broke the contract, or the run's coverage is below\n")
 	fmt.Fprintf(w, "--min-coverage; 2 the run could not be made.\n")
-}
-
-// A percentFlag is a percentage from 0 to 100, such as 80 or 62.5%.
-type percentFlag float64
-
-func (p *percentFlag) String() string { return strconv.FormatFloat(float64(*p), 'g', -1, 64) }
-
-// Set reads a percentage (report.ParsePercent).
-func (p *percentFlag) Set(s string) error {
-	v, err := report.ParsePercent(s)
-	*p = percentFlag(v)
-	return err
 }
 
 // A byteFlag is a size such as 16MiB, 512KiB or 1048576.

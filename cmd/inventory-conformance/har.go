@@ -24,7 +24,7 @@ type harOptions struct {
 	file, baseURL, specFile  string
 	junitReport, reportJSONL string
 	markdownReport, htmlRep  string
-	minCoverage              percentFlag
+	minCoverage              report.Percent
 	apiKey                   string
 	bodyLimit                int
 	ignore                   multiFlag

@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
@@ -29,7 +28,7 @@ type proxyOptions struct {
 	junitReport     string
 	markdownReport  string
 	htmlReport      string
-	minCoverage     percentFlag
+	minCoverage     report.Percent
 	failOnViolation bool
 	harOut          string
 	caCert          string
@@ -205,18 +204,6 @@ func finishProxy(p *proxyOptions, contract *spec.Contract, findings *spec.Findin
 		return cli.Failed(errors.New(run.Coverage.Gate()))
 	}
 	return nil
-}
-
-// A percentFlag is a percentage from 0 to 100, such as 80 or 62.5%.
-type percentFlag float64
-
-func (p *percentFlag) String() string { return strconv.FormatFloat(float64(*p), 'g', -1, 64) }
-
-// Set reads a percentage (report.ParsePercent).
-func (p *percentFlag) Set(s string) error {
-	v, err := report.ParsePercent(s)
-	*p = percentFlag(v)
-	return err
 }
 
 // create makes a report file, and its directory.
