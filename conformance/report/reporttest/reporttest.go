@@ -90,7 +90,7 @@ func ReadMarkdown(tb testing.TB, b []byte, secrets ...string) Markdown {
 
 var (
 	rawTag = regexp.MustCompile(`<[A-Za-z!/?]`)
-	setext = regexp.MustCompile(`^ {0,3}(=+|-+)\s*$`)
+	setext = regexp.MustCompile(`^ {0,3}(=+|-{2,})\s*$`) // "- " is an empty list item
 )
 
 // leadingBackticks counts the backticks a line starts with.
