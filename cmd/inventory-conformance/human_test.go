@@ -206,6 +206,9 @@ func TestHostileTargetReports(t *testing.T) {
 	if r.code != cli.ExitFailed {
 		t.Fatalf("exit %d; want 1\n%s", r.code, r.out)
 	}
+	if strings.Contains(r.md.Text, "body-too-large-to-check") {
+		t.Errorf("a body whole but for the key, hidden, is judged too large to check:\n%s", r.summary)
+	}
 	// The target's text, the key hidden, as it came back.
 	shown := hostileStrings + " $INVENTORY_API_KEY"
 	if !strings.Contains(strings.Join(r.md.Blocks, "\n"), shown) {
