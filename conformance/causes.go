@@ -115,6 +115,7 @@ func (t *Target) FailBecause(c Cause, x *Exchange, want string, problems []strin
 		detail = want + " — " + p
 	}
 	t.because(c, detail)
+	t.recordExample(x, want, problems)
 	ginkgo.Fail(x.Want("%s", want) + "problems:\n  - " + strings.Join(problems, "\n  - "))
 }
 

@@ -15,7 +15,11 @@
 //     that draws sequences of calls from the schemas and checks a model of
 //     the target after every step.
 //   - Run registers the checks and runs them with Ginkgo, then writes the
-//     summary (failures grouped by cause) and the JUnit and JSON reports.
+//     summary (failures grouped by cause, the coverage of the documented
+//     responses) and the reports: Ginkgo's JSON, and from one
+//     report.Run (its cases, its causes each with the exchanges a failed
+//     check recorded, its coverage) JUnit, Markdown, HTML and GitHub
+//     annotations.
 //   - A Redactor is the one place the API key is hidden: everything written
 //     passes through it.
 //

@@ -157,6 +157,7 @@ func (t *Target) roundTrip(req *http.Request, x *Exchange, limit int64) {
 	defer resp.Body.Close()
 	x.Status = resp.StatusCode
 	x.RespHeader = resp.Header
+	t.answers.Count(x.Op.Name(), x.Status)
 	t.readBody(resp.Body, limit, x)
 	x.Elapsed = time.Since(start)
 }

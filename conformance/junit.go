@@ -22,13 +22,12 @@ type RunInfo struct {
 	Summary   string // the summary text
 }
 
-// junitReport renders r as JUnit XML: one testsuite per area, classname
-// "conformance.<area>", names without Ginkgo's prefixes, warnings and
-// observations as each check's output, and the run's facts and summary in
-// a last testsuite. The key is hidden in every value before the document
-// is encoded.
-func junitReport(r types.Report, info RunInfo, rd *exchange.Redactor) []byte {
-	t := TallyReport(r, info.Mutations)
+// suiteRun is the part of a suite run's report.Run that JUnit reads: one
+// case per check, its suite the area, its class "conformance.<area>", its
+// name without Ginkgo's prefixes, warnings and observations as each
+// check's output, and the run's facts and summary as properties (the
+// last testsuite). The key is hidden in every value when it is rendered.
+func suiteRun(r types.Report, info RunInfo, t Tally) report.Run {
 	run := report.Run{Name: SuiteName, Start: r.StartTime, Duration: r.RunTime, Summary: info.Summary, Properties: info.properties(t)}
 	byArea := map[Area][]report.Case{}
 	for _, s := range r.SpecReports {
@@ -64,7 +63,7 @@ func junitReport(r types.Report, info RunInfo, rd *exchange.Redactor) []byte {
 		slices.SortStableFunc(cs, func(x, y report.Case) int { return strings.Compare(x.Name, y.Name) })
 		run.Cases = append(run.Cases, cs...)
 	}
-	return run.JUnit(rd)
+	return run
 }
 
 func (info RunInfo) properties(t Tally) []report.Property {
@@ -95,15 +94,6 @@ func (info RunInfo) properties(t Tally) []report.Property {
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return l
-}
-
-// cannotRunJUnit is the JUnit report of a run that could not be made: one
-// errored test saying why, so CI never shows a stale or empty report.
-func cannotRunJUnit(reason string, rd *exchange.Redactor) []byte {
-	return report.Run{Name: SuiteName, Start: time.Now(), Cases: []report.Case{{
-		Suite: "run", Class: "conformance.run", Name: "the run could be made", State: report.Errored,
-		Message: "the run could not be made: " + firstLine(reason), Kind: "cannot-run", Detail: reason,
-	}}}.JUnit(rd)
 }
 
 // cannotRunJSON is the JSON report of a run that could not be made.

@@ -56,7 +56,9 @@ func TallyReport(r types.Report, mutations bool) Tally {
 				t.Passed++
 			case s.State == types.SpecStateSkipped || s.State == types.SpecStatePending:
 				t.Skipped++
-				if Mutating.In(s.Labels()) && !mutations {
+				// Skipped for want of --allow-mutations, not left out by a
+				// label filter (which leaves no message).
+				if Mutating.In(s.Labels()) && !mutations && s.Failure.Message != "" {
 					t.SkippedMutating++
 				}
 			case s.State.Is(types.SpecStateInterrupted | types.SpecStateAborted):

@@ -95,6 +95,9 @@ func (t *Target) judged(x *Exchange) []spec.Violation {
 	} else {
 		shown.RespBody = rd.Bytes(x.RespBody)
 	}
+	if x.RespSize == int64(len(x.RespBody)) {
+		shown.RespSize = int64(len(shown.RespBody)) // whole, and shorter with the key hidden: not cut
+	}
 	shown.RespHeader = rd.Header(x.RespHeader)
 	var again []spec.Violation
 	if op == nil {

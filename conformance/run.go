@@ -1,13 +1,15 @@
 package conformance
 
 import (
+	"github.com/petstore/inventory-kit/conformance/report"
 	"github.com/petstore/inventory-kit/spec/exchange"
 
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/formatter"
@@ -32,6 +34,19 @@ type RunOptions struct {
 	Stdout io.Writer
 	// JUnitReport and JSONReport are report paths; empty: none.
 	JUnitReport, JSONReport string
+	// MarkdownReport and HTMLReport are the paths of the reports people
+	// read (report.Run.Markdown, HTML); empty: none.
+	MarkdownReport, HTMLReport string
+	// StepSummary is a file the Markdown summary is appended to, GitHub's
+	// $GITHUB_STEP_SUMMARY; empty: none.
+	StepSummary string
+	// Annotations receives the GitHub workflow commands of the failures
+	// (report.Run.Annotations), under GITHUB_ACTIONS; nil: none.
+	Annotations io.Writer
+	// MinCoverage is the coverage of the contract's documented responses
+	// the run must reach, in percent (report.Coverage); 0: none. A run
+	// below it does not pass.
+	MinCoverage float64
 	// Info is what the reports say about the run.
 	Info RunInfo
 }
@@ -40,7 +55,8 @@ type RunOptions struct {
 type Outcome struct {
 	Report types.Report
 	Tally  Tally
-	Passed bool
+	Run    report.Run // what every report is written from
+	Passed bool       // every check passed, and the coverage reaches MinCoverage
 }
 
 // standIn is the testing.T stand-in RunSpecs reports to in a binary.
@@ -84,58 +100,51 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 	if o.DryRun {
 		return out, nil
 	}
-	var summary bytes.Buffer
-	summarize(&summary, out.Tally)
-	if len(out.Tally.Exploration) > 0 { // the exploration ran: its seed replays it
-		fmt.Fprintf(&summary, "Exploration seed: %d (replay with --seed %d)\n", t.cfg.Explore.Seed, t.cfg.Explore.Seed)
-	}
-	_, _ = o.Stdout.Write(summary.Bytes())
-	if f, ok := o.Stdout.(interface{ Flush() error }); ok {
-		_ = f.Flush()
-	}
-	o.Info.Summary = summary.String()
 	if len(out.Tally.Exploration) > 0 {
 		o.Info.Seed = t.cfg.Explore.Seed
 	}
 	o.Info.Mutations = t.cfg.AllowMutations
 	o.Info.Strict = t.cfg.Strict
-	var err error
-	if o.JUnitReport != "" {
-		err = WriteReport(o.JUnitReport, junitReport(captured, o.Info, t.redactor))
+	out.Run = t.results(captured, o.Info, o)
+	var summary bytes.Buffer
+	summarize(&summary, out.Tally)
+	if len(out.Tally.Exploration) > 0 { // the exploration ran: its seed replays it
+		fmt.Fprintf(&summary, "Exploration seed: %d (replay with --seed %d)\n", t.cfg.Explore.Seed, t.cfg.Explore.Seed)
 	}
-	if o.JSONReport != "" && err == nil {
-		var b []byte
-		if b, err = jsonReport(captured, t.redactor); err == nil {
-			err = WriteReport(o.JSONReport, b)
+	summary.WriteString(coverageLine(out.Run.Coverage))
+	_, _ = o.Stdout.Write(summary.Bytes())
+	if f, ok := o.Stdout.(interface{ Flush() error }); ok {
+		_ = f.Flush()
+	}
+	out.Run.Summary = summary.String()
+	out.Passed = passed && out.Run.Coverage.Met()
+	outputs := report.Outputs{JUnit: o.JUnitReport, Markdown: o.MarkdownReport, HTML: o.HTMLReport, StepSummary: o.StepSummary, Annotations: o.Annotations}
+	err := outputs.Write(out.Run, t.redactor)
+	if o.JSONReport != "" {
+		b, jerr := jsonReport(captured, t.redactor)
+		if jerr == nil {
+			jerr = report.WriteFile(o.JSONReport, b)
+		}
+		if jerr != nil {
+			err = errors.Join(err, fmt.Errorf("--json-report: %w", jerr))
 		}
 	}
 	return out, err
 }
 
-// WriteReport writes a report file, creating its directory. The report's
-// values have the key replaced already (junitReport, jsonReport).
-func WriteReport(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, data, 0o644)
-}
-
 // WriteCannotRun writes the reports of a run that could not be made,
-// saying why. Called as soon as the report paths are known (so no stale
-// report survives) and again with the reason when the run stops short.
-func WriteCannotRun(junitPath, jsonPath, reason string, rd *exchange.Redactor) error {
-	if junitPath != "" {
-		if err := WriteReport(junitPath, cannotRunJUnit(reason, rd)); err != nil {
-			return fmt.Errorf("--junit-report: %v", err)
-		}
-	}
+// saying why, to out and to the JSON report at jsonPath. Called as soon
+// as the report paths are known (with out.Files(), so that no stale
+// report survives and nothing is appended or annotated yet) and again
+// with the reason when the run stops short.
+func WriteCannotRun(out report.Outputs, jsonPath, reason string, rd *exchange.Redactor) error {
+	err := out.Write(report.CannotRun(SuiteName, "conformance.run", reason, time.Now()), rd)
 	if jsonPath != "" {
-		if err := WriteReport(jsonPath, cannotRunJSON(reason, rd)); err != nil {
-			return fmt.Errorf("--json-report: %v", err)
+		if jerr := report.WriteFile(jsonPath, cannotRunJSON(reason, rd)); jerr != nil {
+			err = errors.Join(err, fmt.Errorf("--json-report: %v", jerr))
 		}
 	}
-	return nil
+	return err
 }
 
 // hideCwd returns w writing with the working directory replaced by ".":

@@ -70,7 +70,8 @@ type Target struct {
 	first    []Record // the records as first listed
 	petID    int64    // the record mutating checks touch; 0 when none is known
 
-	read atomic.Int64 // decompressed response bytes read so far
+	read    atomic.Int64  // decompressed response bytes read so far
+	answers *spec.Answers // answers by operation and status, for coverage
 
 	waitMu sync.Mutex    // guards waited
 	waited time.Duration // time spent waiting on 429 answers
@@ -129,7 +130,7 @@ func NewTarget(cfg Config) (*Target, error) {
 		cfg.Stderr = rd.Writer(cfg.Stderr)
 	}
 	cfg.Explore = cfg.Explore.withDefaults()
-	t := &Target{cfg: cfg, base: base, client: cfg.Client, contract: contract, inv: inv, judge: spec.NewJudge(contract, nil), redactor: rd}
+	t := &Target{cfg: cfg, base: base, client: cfg.Client, contract: contract, inv: inv, judge: spec.NewJudge(contract, nil), redactor: rd, answers: spec.NewAnswers(contract)}
 	t.guard.pending = map[int64]Record{}
 	if t.client == nil {
 		if t.client, err = newClient(cfg); err != nil {

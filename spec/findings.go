@@ -43,7 +43,8 @@ type FindingsOptions struct {
 // Findings groups the violations recorded from many exchanges: identical
 // ones (same operation, rule, side, place and, for the answer, status) are
 // one Finding with a count. It counts the exchanges of each operation too,
-// so a report can tell "checked, no violation" from "not seen". It is safe
+// so a report can tell "checked, no violation" from "not seen", and their
+// answers by status, for coverage. It is safe
 // for concurrent use.
 type Findings struct {
 	contract *Contract
@@ -51,6 +52,7 @@ type Findings struct {
 	redactor *exchange.Redactor
 	traffic  map[string]*atomic.Int64 // exchanges per operation name
 	unknown  atomic.Int64             // exchanges that matched no operation
+	answers  *Answers                 // answers per operation and status
 
 	mu       sync.Mutex // guards groups, order, dropped, jsonl and jsonlErr
 	groups   map[string]*Finding
@@ -103,7 +105,7 @@ func NewFindings(c *Contract, opts FindingsOptions) *Findings {
 	if opts.ExampleLimit <= 0 {
 		opts.ExampleLimit = DefaultExampleLimit
 	}
-	f := &Findings{contract: c, opts: opts, redactor: opts.Redactor, traffic: map[string]*atomic.Int64{}, groups: map[string]*Finding{}}
+	f := &Findings{contract: c, opts: opts, redactor: opts.Redactor, traffic: map[string]*atomic.Int64{}, groups: map[string]*Finding{}, answers: NewAnswers(c)}
 	for _, op := range c.Operations {
 		f.traffic[op.Name()] = new(atomic.Int64)
 	}
@@ -121,6 +123,7 @@ var indices = regexp.MustCompile(`\[[0-9]+\]`)
 func (f *Findings) Record(x *exchange.Exchange, operation string, vs []Violation) {
 	// Counted last, so that whoever sees the count sees the violations.
 	defer f.count(operation)
+	f.answers.Count(operation, x.Status)
 	if len(vs) == 0 {
 		return
 	}
@@ -294,6 +297,9 @@ func (f *Findings) Traffic() (byOperation map[string]int64, unknown int64) {
 	}
 	return byOperation, f.unknown.Load()
 }
+
+// Answers returns the answers counted, by operation name and status.
+func (f *Findings) Answers() map[string]map[int]int64 { return f.answers.ByStatus() }
 
 // Err returns the first error writing the JSON lines report, if any.
 func (f *Findings) Err() error {

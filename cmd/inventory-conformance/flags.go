@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/petstore/inventory-kit/conformance"
+	"github.com/petstore/inventory-kit/conformance/report"
 )
 
 // options are the command-line flags.
@@ -22,6 +23,8 @@ type options struct {
 	labelFilter                   string
 	list, verbose, version        bool
 	junitReport, jsonReport       string
+	markdownReport, htmlReport    string
+	minCoverage                   report.Percent
 	timeout, maxRetryWait         time.Duration
 	maxResponseBytes, maxRunBytes byteFlag
 	caCert                        string
@@ -47,6 +50,9 @@ func flags(fs *flag.FlagSet, o *options) {
 	fs.BoolVar(&o.verbose, "verbose", false, "show every check and every HTTP exchange as it happens")
 	fs.StringVar(&o.junitReport, "junit-report", "", "write a JUnit XML report to `FILE`")
 	fs.StringVar(&o.jsonReport, "json-report", "", "write a Ginkgo JSON report to `FILE`")
+	fs.StringVar(&o.markdownReport, "markdown-report", "", "write a Markdown summary to `FILE` (also appended to $GITHUB_STEP_SUMMARY where it is set)")
+	fs.StringVar(&o.htmlReport, "html-report", "", "write the report as one self-contained HTML page to `FILE`")
+	fs.Var(&o.minCoverage, "min-coverage", "fail (exit 1) when the run exercises less than `PERCENT` of the documented (operation, status) pairs")
 	fs.DurationVar(&o.timeout, "timeout", conformance.DefaultTimeout, "`DURATION` each request may take")
 	fs.DurationVar(&o.maxRetryWait, "max-retry-wait", conformance.DefaultMaxRetryWait, "`DURATION` of waiting on 429 answers over the whole run, then a 429 fails its check")
 	fs.Var(&o.maxResponseBytes, "max-response-bytes", "`SIZE` cap on one decompressed response body (default 16MiB; 1MiB where one record is expected)")
@@ -88,7 +94,8 @@ func usage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintf(w, "\nLimits: each response body is read up to --max-response-bytes after decompression\n")
 	fmt.Fprintf(w, "(1MiB where one record is expected) and the run reads at most --max-run-bytes in all,\n")
 	fmt.Fprintf(w, "so memory stays bounded against any target; waits on 429 stop after --max-retry-wait.\n")
-	fmt.Fprintf(w, "\nExit status: 0 every check passed; 1 the target broke the contract; 2 the run could not be made.\n")
+	fmt.Fprintf(w, "\nExit status: 0 every check passed; 1 the target broke the contract, or the run's coverage is below\n")
+	fmt.Fprintf(w, "--min-coverage; 2 the run could not be made.\n")
 }
 
 // A byteFlag is a size such as 16MiB, 512KiB or 1048576.

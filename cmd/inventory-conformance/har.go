@@ -23,6 +23,8 @@ import (
 type harOptions struct {
 	file, baseURL, specFile  string
 	junitReport, reportJSONL string
+	markdownReport, htmlRep  string
+	minCoverage              report.Percent
 	apiKey                   string
 	bodyLimit                int
 	ignore                   multiFlag
@@ -68,6 +70,9 @@ func runHAR(ctx context.Context, args []string, getenv func(string) string, stdo
 	fs.StringVar(&o.specFile, "spec", "", "check against this OpenAPI `FILE` instead of the embedded contract")
 	fs.StringVar(&o.junitReport, "junit-report", "", "write a JUnit XML report to `FILE`, one test case per operation and rule")
 	fs.StringVar(&o.reportJSONL, "report-jsonl", "", "write each violation to `FILE` as a JSON line")
+	fs.StringVar(&o.markdownReport, "markdown-report", "", "write a Markdown summary to `FILE` (also appended to $GITHUB_STEP_SUMMARY where it is set)")
+	fs.StringVar(&o.htmlRep, "html-report", "", "write the report as one self-contained HTML page to `FILE`")
+	fs.Var(&o.minCoverage, "min-coverage", "exit 1 when the traffic exercises less than `PERCENT` of the documented (operation, status) pairs")
 	fs.StringVar(&o.apiKey, "api-key", "", "a `KEY` to hide wherever it appears (default $INVENTORY_API_KEY); the recording's own credentials are hidden anyway")
 	fs.IntVar(&o.bodyLimit, "body-check-limit", 1<<20, "`bytes` of each body checked; a longer one is reported too large to check")
 	fs.Var(&o.ignore, "ignore-rule", "leave out violations of the rules matching this `PATTERN`, such as request-* (repeatable)")
@@ -146,17 +151,23 @@ func runHAR(ctx context.Context, args []string, getenv func(string) string, stdo
 	if checked == 0 {
 		return cannot("%s holds no exchange under %s to check (see --base-url)", o.file, harScope(m))
 	}
-	if o.junitReport != "" {
-		run := report.Traffic("inventory-conformance --har "+filepath.Base(o.file), contract, findings)
-		if err := conformance.WriteReport(o.junitReport, run.JUnit(findings.Redactor())); err != nil {
-			return cannot("--junit-report: %v", err)
-		}
+	run := report.Traffic("inventory-conformance --har "+filepath.Base(o.file), contract, findings)
+	run.Facts = []report.Property{{Name: "recording", Value: filepath.Base(o.file)}, {Name: "entries checked", Value: fmt.Sprintf("%d of %d%s", checked, entries, skippedNote(skipped))}}
+	run.Coverage.Min = float64(o.minCoverage)
+	outputs := report.Outputs{JUnit: o.junitReport, Markdown: o.markdownReport, HTML: o.htmlRep}
+	outputs.GitHub(getenv, stdout)
+	if err := outputs.Write(run, findings.Redactor()); err != nil {
+		return cannot("%v", err)
 	}
 	if err := findings.Err(); err != nil {
 		return cannot("--report-jsonl: %v", err)
 	}
 	report.Findings(stdout, findings)
-	if findings.Errors() > 0 {
+	fmt.Fprintf(stdout, "\nCoverage: %s\n", run.Coverage.Headline())
+	if g := run.Coverage.Gate(); g != "" {
+		fmt.Fprintf(stdout, "%s\n", g)
+	}
+	if findings.Errors() > 0 || !run.Coverage.Met() {
 		return cli.ExitFailed, true
 	}
 	return cli.ExitOK, true
@@ -202,5 +213,5 @@ func harUsage(w io.Writer, fs *flag.FlagSet) {
 		}
 		fmt.Fprintf(w, "  %-28s %s\n", arg, text)
 	})
-	fmt.Fprintf(w, "\nExit status: 0 no violation; 1 violations (listed, grouped); 2 the file cannot be read or holds no traffic to check.\n")
+	fmt.Fprintf(w, "\nExit status: 0 no violation; 1 violations (listed, grouped), or coverage below --min-coverage; 2 the file cannot be read or holds no traffic to check.\n")
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
 	"github.com/petstore/inventory-kit/conformance"
 	"github.com/petstore/inventory-kit/conformance/checks"
+	"github.com/petstore/inventory-kit/conformance/report"
 	"github.com/petstore/inventory-kit/spec"
 )
 
@@ -80,8 +81,7 @@ func conform(ctx context.Context, args []string, getenv func(string) string, std
 		defer errOut.Flush()
 		msg := doubleDash(err.Error())
 		fmt.Fprintf(errOut, "inventory-conformance: %s\n", msg)
-		junit, js := reportPaths(args)
-		if err := (reportFiles{junit: junit, json: js, rd: rd}).cannotRun(msg); err != nil {
+		if err := newReportFiles(reportPaths(args), getenv, stdout, rd).cannotRun(msg); err != nil {
 			fmt.Fprintf(errOut, "inventory-conformance: %v\n", err)
 		}
 		return cli.ExitCannotRun
@@ -97,7 +97,7 @@ func conform(ctx context.Context, args []string, getenv func(string) string, std
 	out, errOut := rd.Writer(stdout), rd.Writer(stderr)
 	defer out.Flush()
 	defer errOut.Flush()
-	reports := reportFiles{junit: o.junitReport, json: o.jsonReport, rd: rd}
+	reports := newReportFiles(reportPathsOf(o), getenv, out, rd)
 	cannot := func(format string, a ...any) int {
 		msg := fmt.Sprintf(format, a...)
 		fmt.Fprintf(errOut, "inventory-conformance: cannot run: %s\n", msg)
@@ -107,11 +107,11 @@ func conform(ctx context.Context, args []string, getenv func(string) string, std
 		return cli.ExitCannotRun
 	}
 	if o.list {
-		reports = reportFiles{rd: rd} // --list runs nothing: it writes no report
+		reports = reportFiles{rd: rd} // --list runs nothing: it writes no report, and tells GitHub nothing
 	}
 	// Before anything else can fail, replace any old report: a stale green
 	// one must never survive a run that stops short.
-	if err := reports.cannotRun("the run did not finish (it stopped before writing its report)"); err != nil {
+	if err := reports.stale(); err != nil {
 		fmt.Fprintf(errOut, "inventory-conformance: cannot run: %v\n", err)
 		return cli.ExitCannotRun
 	}
@@ -170,7 +170,7 @@ func conform(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	fmt.Fprintf(out, "Checking %s against %s: %s\n", o.baseURL, contractName, mode)
 
-	outcome, runErr, interrupted := runChecks(target, o, out, errOut, contractName)
+	outcome, runErr, interrupted := runChecks(target, o, reports, out, errOut, contractName)
 	if failed := target.RestoreAll(); len(failed) > 0 {
 		fmt.Fprintf(errOut, "\n!!! inventory-conformance: %d records could NOT be restored; set them back by hand:\n  %s\n", len(failed), strings.Join(failed, "\n  "))
 		outcome.Passed = false
@@ -236,7 +236,7 @@ func list(cfg conformance.Config, o options, out, errOut io.Writer, cannot func(
 // check and runs its cleanups, which restore what the check changed; run
 // restores anything left after it returns. A second signal, or checks that
 // do not stop within a grace period, give up waiting.
-func runChecks(target *conformance.Target, o options, out, errOut io.Writer, contractName string) (conformance.Outcome, error, bool) {
+func runChecks(target *conformance.Target, o options, reports reportFiles, out, errOut io.Writer, contractName string) (conformance.Outcome, error, bool) {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -247,12 +247,17 @@ func runChecks(target *conformance.Target, o options, out, errOut io.Writer, con
 	done := make(chan result, 1)
 	go func() {
 		oc, err := conformance.Run(target, checks.Register, conformance.RunOptions{
-			LabelFilter: o.labelFilter,
-			Verbose:     o.verbose,
-			Stdout:      out,
-			JUnitReport: o.junitReport,
-			JSONReport:  o.jsonReport,
-			Info:        conformance.RunInfo{Target: o.baseURL, Contract: contractName},
+			LabelFilter:    o.labelFilter,
+			Verbose:        o.verbose,
+			Stdout:         out,
+			JUnitReport:    reports.out.JUnit,
+			JSONReport:     reports.json,
+			MarkdownReport: reports.out.Markdown,
+			HTMLReport:     reports.out.HTML,
+			StepSummary:    reports.out.StepSummary,
+			Annotations:    reports.out.Annotations,
+			MinCoverage:    float64(o.minCoverage),
+			Info:           conformance.RunInfo{Target: o.baseURL, Contract: contractName},
 		})
 		done <- result{oc, err}
 	}()
@@ -282,15 +287,34 @@ func firstLine(s string) string {
 	return l
 }
 
-// reportFiles are the report paths of a run.
+// reportFiles are the reports of a run: the files, the JSON report, and
+// GitHub's step summary and annotations where the run is a GitHub
+// Actions job.
 type reportFiles struct {
-	junit, json string
-	rd          *exchange.Redactor
+	out  report.Outputs
+	json string
+	rd   *exchange.Redactor
+}
+
+// newReportFiles returns the reports at paths, with GitHub's from getenv
+// (annotations to w).
+func newReportFiles(paths reportFlags, getenv func(string) string, w io.Writer, rd *exchange.Redactor) reportFiles {
+	r := reportFiles{out: report.Outputs{JUnit: paths.junit, Markdown: paths.markdown, HTML: paths.html}, json: paths.json, rd: rd}
+	r.out.GitHub(getenv, w)
+	return r
+}
+
+// stale replaces every report file with one saying the run did not
+// finish: called before anything else can fail, so that a stale green
+// report never survives a run that stops short. It appends and annotates
+// nothing.
+func (r reportFiles) stale() error {
+	return conformance.WriteCannotRun(r.out.Files(), r.json, "the run did not finish (it stopped before writing its report)", r.rd)
 }
 
 // cannotRun writes reports saying the run could not be made, and why.
 func (r reportFiles) cannotRun(reason string) error {
-	return conformance.WriteCannotRun(r.junit, r.json, reason, r.rd)
+	return conformance.WriteCannotRun(r.out, r.json, reason, r.rd)
 }
 
 // plain strips terminal colour codes and blank lines from a Ginkgo error.
@@ -305,10 +329,19 @@ func plain(s string) string {
 	return strings.Join(lines, "; ")
 }
 
-// reportPaths finds --junit-report and --json-report in args, in any of
-// the forms the flag package reads (one or two dashes, FILE as the next
-// argument or after "="), wherever they stand.
-func reportPaths(args []string) (junit, js string) {
+// reportFlags are the report paths of the flags.
+type reportFlags struct{ junit, json, markdown, html string }
+
+// reportPathsOf returns the report paths of parsed flags.
+func reportPathsOf(o options) reportFlags {
+	return reportFlags{o.junitReport, o.jsonReport, o.markdownReport, o.htmlReport}
+}
+
+// reportPaths finds the report flags in args, in any of the forms the
+// flag package reads (one or two dashes, FILE as the next argument or
+// after "="), wherever they stand.
+func reportPaths(args []string) reportFlags {
+	var r reportFlags
 	for i, a := range args {
 		if a == "--" {
 			break
@@ -320,14 +353,21 @@ func reportPaths(args []string) (junit, js string) {
 		if !eq && i+1 < len(args) {
 			value = args[i+1]
 		}
-		switch {
-		case name == "junit-report" && (eq || i+1 < len(args)):
-			junit = value
-		case name == "json-report" && (eq || i+1 < len(args)):
-			js = value
+		if !eq && i+1 >= len(args) {
+			continue
+		}
+		switch name {
+		case "junit-report":
+			r.junit = value
+		case "json-report":
+			r.json = value
+		case "markdown-report":
+			r.markdown = value
+		case "html-report":
+			r.html = value
 		}
 	}
-	return junit, js
+	return r
 }
 
 // singleDash finds a flag name written with Go's one dash in a message of

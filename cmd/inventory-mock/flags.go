@@ -137,8 +137,8 @@ the command line wins):
 	fmt.Fprint(w, `
 Exit status: 0 stopped by SIGINT or SIGTERM, or an action done; 1 --health-check
 found the mock unhealthy or could not ask it (a bad setting included), or the
-proxy saw violations with --fail-on-violation; 2 the mock could not start (the
-message says why).
+proxy saw violations with --fail-on-violation, or its traffic's coverage is
+below --min-coverage; 2 the mock could not start (the message says why).
 `)
 }
 

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
-	"github.com/petstore/inventory-kit/conformance"
 	"github.com/petstore/inventory-kit/conformance/report"
 	"github.com/petstore/inventory-kit/mockserver/httpapi"
 	"github.com/petstore/inventory-kit/mockserver/proxy"
@@ -27,6 +26,9 @@ type proxyOptions struct {
 	enforce         bool
 	reportJSONL     string
 	junitReport     string
+	markdownReport  string
+	htmlReport      string
+	minCoverage     report.Percent
 	failOnViolation bool
 	harOut          string
 	caCert          string
@@ -42,6 +44,9 @@ func proxyFlags(fs *flag.FlagSet, p *proxyOptions) {
 	fs.BoolVar(&p.enforce, "enforce", false, "proxy: answer 400 to a request and 502 to an answer that breaks the contract, instead of passing them")
 	fs.StringVar(&p.reportJSONL, "report-jsonl", "", "proxy: write each violation to this `file` as a JSON line, as it happens")
 	fs.StringVar(&p.junitReport, "junit-report", "", "proxy: write the violations as JUnit XML to this `file` at shutdown, one test case per operation and rule")
+	fs.StringVar(&p.markdownReport, "markdown-report", "", "proxy: write a Markdown summary of the traffic to this `file` at shutdown (also appended to $GITHUB_STEP_SUMMARY where it is set)")
+	fs.StringVar(&p.htmlReport, "html-report", "", "proxy: write the traffic's report as one self-contained HTML page to this `file` at shutdown")
+	fs.Var(&p.minCoverage, "min-coverage", "proxy: exit 1 at shutdown when the traffic exercised less than this `percent` of the documented (operation, status) pairs")
 	fs.BoolVar(&p.failOnViolation, "fail-on-violation", false, "proxy: exit 1 at shutdown if a violation was seen (warnings do not count)")
 	fs.StringVar(&p.harOut, "har-out", "", "proxy: record every exchange to this HAR `file`, credentials redacted")
 	fs.StringVar(&p.caCert, "upstream-ca-cert", "", "proxy and --fixtures-from: PEM `file` of CA certificates to trust for the backend, besides the system's")
@@ -56,8 +61,9 @@ func proxyFlags(fs *flag.FlagSet, p *proxyOptions) {
 func (p *proxyOptions) check(o *options) error {
 	if p.to == "" {
 		switch {
-		case p.enforce, p.reportJSONL != "", p.junitReport != "", p.failOnViolation, p.harOut != "", len(p.ignore) > 0:
-			return errors.New("--enforce, --report-jsonl, --junit-report, --fail-on-violation, --har-out and --ignore-rule need --proxy-to")
+		case p.enforce, p.reportJSONL != "", p.junitReport != "", p.markdownReport != "", p.htmlReport != "", p.minCoverage != 0,
+			p.failOnViolation, p.harOut != "", len(p.ignore) > 0:
+			return errors.New("--enforce, --report-jsonl, --junit-report, --markdown-report, --html-report, --min-coverage, --fail-on-violation, --har-out and --ignore-rule need --proxy-to")
 		case (p.caCert != "" || p.insecure) && o.staging.fixturesFrom == "":
 			return errors.New("--upstream-ca-cert and --upstream-insecure-skip-verify need --proxy-to or --fixtures-from")
 		case p.timeout <= 0:
@@ -85,7 +91,7 @@ func (p *proxyOptions) check(o *options) error {
 
 // runProxy serves proxy mode until ctx is done, then writes the reports
 // and says whether violations were seen.
-func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, bool), logs slog.Handler, logger *slog.Logger, start time.Time, ready func(addr string)) (err error) {
+func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, bool), stdout io.Writer, logs slog.Handler, logger *slog.Logger, start time.Time, ready func(addr string)) (err error) {
 	p := &o.proxy
 	contract, err := loadContract(o.specFile)
 	if err != nil {
@@ -113,10 +119,13 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 		jsonl = f
 		closers = append(closers, f.Close)
 	}
-	if p.junitReport != "" {
-		f, err := create(p.junitReport) // now, so that a path that cannot be written stops start-up
+	for _, r := range []struct{ flag, path string }{{"--junit-report", p.junitReport}, {"--markdown-report", p.markdownReport}, {"--html-report", p.htmlReport}} {
+		if r.path == "" {
+			continue
+		}
+		f, err := create(r.path) // now, so that a path that cannot be written stops start-up
 		if err != nil {
-			return fmt.Errorf("--junit-report: %w", err)
+			return fmt.Errorf("%s: %w", r.flag, err)
 		}
 		f.Close()
 	}
@@ -162,17 +171,23 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 	if err != nil {
 		return err
 	}
-	return finishProxy(p, contract, findings, logger)
+	outputs := report.Outputs{JUnit: p.junitReport, Markdown: p.markdownReport, HTML: p.htmlReport}
+	outputs.GitHub(func(k string) string { v, _ := lookupEnv(k); return v }, stdout)
+	return finishProxy(p, contract, findings, outputs, upstream, logger)
 }
 
-// finishProxy writes the JUnit report, logs the tally, and with
-// --fail-on-violation returns a violationsError if there were violations.
-func finishProxy(p *proxyOptions, contract *spec.Contract, findings *spec.Findings, logger *slog.Logger) error {
-	if p.junitReport != "" {
-		run := report.Traffic("inventory-mock contract proxy", contract, findings)
-		if err := conformance.WriteReport(p.junitReport, run.JUnit(findings.Redactor())); err != nil {
-			return fmt.Errorf("--junit-report: %w", err)
-		}
+// finishProxy writes the reports, logs the tally, and returns cli.Failed
+// with --fail-on-violation if there were violations, or with
+// --min-coverage if the traffic's coverage is below it.
+func finishProxy(p *proxyOptions, contract *spec.Contract, findings *spec.Findings, outputs report.Outputs, upstream string, logger *slog.Logger) error {
+	run := report.Traffic("inventory-mock contract proxy", contract, findings)
+	run.Facts = []report.Property{{Name: "backend", Value: upstream}}
+	if p.enforce {
+		run.Facts = append(run.Facts, report.Property{Name: "mode", Value: "enforcing"})
+	}
+	run.Coverage.Min = float64(p.minCoverage)
+	if err := outputs.Write(run, findings.Redactor()); err != nil {
+		return err
 	}
 	if err := findings.Err(); err != nil {
 		return fmt.Errorf("--report-jsonl: %w", err)
@@ -183,9 +198,14 @@ func finishProxy(p *proxyOptions, contract *spec.Contract, findings *spec.Findin
 	for _, n := range byOp {
 		exchanges += n
 	}
-	logger.Info("contract check", "exchanges", exchanges, "violations", errs, "groups", groups, "dropped", findings.Dropped())
-	if p.failOnViolation && errs > 0 {
+	exercised, documented := run.Coverage.Figure()
+	logger.Info("contract check", "exchanges", exchanges, "violations", errs, "groups", groups, "dropped", findings.Dropped(),
+		"coverage", run.Coverage.Headline(), "exercised", exercised, "documented", documented)
+	switch {
+	case p.failOnViolation && errs > 0:
 		return cli.Failed(fmt.Errorf("%d contract violations in %d groups (--fail-on-violation)", errs, groups))
+	case !run.Coverage.Met():
+		return cli.Failed(errors.New(run.Coverage.Gate()))
 	}
 	return nil
 }

@@ -219,7 +219,8 @@ exit "${E2E_STATUS:-0}"
 				"INVENTORY_MOCK_API_KEYS="+tt.apiKeys,
 				"INVENTORY_MOCK_ADMIN_KEY=adm-ci",
 				"E2E_REQUESTS="+tt.requests,
-				fmt.Sprintf("E2E_STATUS=%d", tt.e2e))
+				fmt.Sprintf("E2E_STATUS=%d", tt.e2e),
+				"GITHUB_ACTIONS=true", "GITHUB_STEP_SUMMARY="+filepath.Join(work, "summary.md"))
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			err := cmd.Start()
@@ -240,6 +241,15 @@ exit "${E2E_STATUS:-0}"
 			_, err = os.Stat(filepath.Join(work, "reports/contract-proxy.xml"))
 			if tt.reports != (err == nil) {
 				t.Errorf("reports/contract-proxy.xml written = %v; want %v\n%s", err == nil, tt.reports, &out)
+			}
+			summary, _ := os.ReadFile(filepath.Join(work, "summary.md"))
+			if tt.reports != bytes.Contains(summary, []byte("### ")) || tt.reports && !bytes.Contains(summary, []byte("Coverage: ")) {
+				t.Errorf("the job summary = %q; want the proxy's Markdown summary, with its coverage, where it writes reports", summary)
+			}
+			// The tests that fail exercise too little; the traffic that
+			// breaks the contract breaks a rule.
+			if want := tt.status != 0 && tt.reports; want != strings.Contains(out.String(), "::error title=") {
+				t.Errorf("exit %d, error annotations %v; want %v:\n%s", tt.status, !want, want, &out)
 			}
 			if strings.Contains(out.String(), "k-ci") || strings.Contains(out.String(), "adm-ci") {
 				t.Errorf("the output holds a key:\n%s", &out)

@@ -64,7 +64,7 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 	handler := logger.Handler()
 	o.staging.m = newMetrics(o)
 	if o.proxy.to != "" {
-		return runProxy(ctx, o, lookupEnv, handler, logger, begin, ready)
+		return runProxy(ctx, o, lookupEnv, stdout, handler, logger, begin, ready)
 	}
 	data, err := load(ctx, o)
 	if err != nil {

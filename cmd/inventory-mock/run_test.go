@@ -67,11 +67,17 @@ func env(kv map[string]string) func(string) (string, bool) {
 // a function that stops it and returns run's error.
 func start(t *testing.T, args []string, lookupEnv func(string) (string, bool), stderr io.Writer) (addr string, stop func() error) {
 	t.Helper()
+	return startOut(t, args, lookupEnv, io.Discard, stderr)
+}
+
+// startOut is start with the mock's stdout.
+func startOut(t *testing.T, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) (addr string, stop func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- runReady(ctx, append([]string{"--addr", "127.0.0.1:0"}, args...), lookupEnv, io.Discard, stderr, func(a string) { ready <- a })
+		done <- runReady(ctx, append([]string{"--addr", "127.0.0.1:0"}, args...), lookupEnv, stdout, stderr, func(a string) { ready <- a })
 	}()
 	select {
 	case addr = <-ready:

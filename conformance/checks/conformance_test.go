@@ -114,6 +114,7 @@ func TestConformance(t *testing.T) {
 	}
 	_, err = conformance.Run(tg, Register, conformance.RunOptions{
 		T: t, JSONReport: os.Getenv(reportEnv), JUnitReport: os.Getenv(junitEnv), LabelFilter: os.Getenv(labelEnv),
+		MarkdownReport: os.Getenv(markdownEnv), HTMLReport: os.Getenv(htmlEnv), Annotations: annotations(),
 		Info: conformance.RunInfo{Target: srv.URL + "/v1", Contract: "embedded"},
 	})
 	if err != nil {

@@ -1,7 +1,3 @@
-// Package report renders what a run found for the people and the
-// machines that read it. A Run is the one shape every report is written
-// from, whatever made it: the conformance suite's checks, or the checks of
-// recorded traffic (the validating proxy's findings, the HAR check's).
 package report
 
 import (
@@ -10,43 +6,6 @@ import (
 	"time"
 
 	"github.com/petstore/inventory-kit/spec/exchange"
-)
-
-// A Run is what a run found.
-type Run struct {
-	Name       string // the suite's name, such as "Pet Store Inventory conformance"
-	Start      time.Time
-	Duration   time.Duration
-	Properties []Property // what the run was and found: target, contract, seed, counts, causes
-	Cases      []Case
-	Summary    string // the end-of-run summary, as the console showed it
-}
-
-// A Property is one fact about a run.
-type Property struct{ Name, Value string }
-
-// A Case is one check of a run.
-type Case struct {
-	Suite    string // its group: an area of the suite, or the checked traffic
-	Class    string // its class: conformance.<area>, or an operation
-	Name     string
-	Duration time.Duration
-	State    State
-	Message  string // why it failed, errored or was skipped, in a line
-	Detail   string // the whole failure
-	Kind     string // the failure's kind: its cause or rule, or how a check errored
-	Output   string // what it noted besides: warnings, observations
-}
-
-// A State is how a check ended.
-type State int
-
-// The states.
-const (
-	Passed State = iota
-	Failed
-	Errored // panicked, interrupted or timed out: the check could not judge
-	Skipped
 )
 
 // The JUnit document, in the shape GitHub's, GitLab's and Jenkins' test

@@ -1,13 +1,16 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/petstore/inventory-kit/spec"
+	"github.com/petstore/inventory-kit/spec/exchange"
 )
 
 // noOperation is the class of the cases for requests that match no
@@ -19,7 +22,10 @@ const noOperation = "(no operation)"
 // (the class is the operation, the name the rule), failed where the
 // operation had violations of error severity of the rule, skipped where
 // the operation saw no traffic, passed otherwise; warnings are the case's
-// output. Requests to no operation are cases of their own.
+// output. Requests to no operation are cases of their own. For people,
+// the violations are grouped by rule (Causes, Warnings), each group with
+// its example exchange, and the coverage is what the traffic's answers
+// exercised.
 func Traffic(name string, c *spec.Contract, f *spec.Findings) Run {
 	findings := f.List()
 	byOp, unknown := f.Traffic()
@@ -80,7 +86,97 @@ func Traffic(name string, c *spec.Contract, f *spec.Findings) Run {
 	var b strings.Builder
 	_ = Findings(&b, f)
 	run.Summary = b.String()
+
+	var errs, warns int64
+	for _, g := range findings {
+		if g.Severity == spec.SeverityError {
+			errs += g.Count
+		} else {
+			warns += g.Count
+		}
+	}
+	run.Counts = []Count{{exchanges + unknown, "exchanges"}, {errs, "violations"}, {warns, "warnings"}, {int64(len(findings)), "groups"}}
+	if unknown > 0 {
+		run.Counts = append(run.Counts, Count{unknown, "to no operation"})
+	}
+	run.Causes = causesOf(findings, spec.SeverityError, f.Redactor())
+	run.Warnings = causesOf(findings, spec.SeverityWarning, f.Redactor())
+	if d := f.Dropped(); d > 0 {
+		run.Causes = append(run.Causes, Cause{Name: "not-grouped", About: "violations past the limit of groups, counted only", Severity: spec.SeverityError, Count: d, Unit: "violation"})
+	}
+	run.Coverage = NewCoverage(c, f.Answers())
+	for i, op := range run.Coverage.Operations {
+		for j, r := range op.Responses {
+			switch {
+			case r.Exercised():
+			case op.Answers == 0:
+				run.Coverage.Operations[i].Responses[j].Why = "no traffic to this operation"
+			default:
+				run.Coverage.Operations[i].Responses[j].Why = "no answer with this status in the traffic"
+			}
+		}
+	}
+	run.Observations = run.Coverage.DefaultOnly()
 	return run
+}
+
+// causesOf groups the findings of a severity by rule, most violations
+// first, each group a Failure with its example as a curl line.
+func causesOf(findings []spec.Finding, severity string, rd *exchange.Redactor) []Cause {
+	var out []Cause
+	index := map[string]int{}
+	for _, g := range findings {
+		if g.Severity != severity {
+			continue
+		}
+		i, ok := index[g.Rule]
+		if !ok {
+			i = len(out)
+			index[g.Rule] = i
+			about := g.Rule
+			if r, ok := spec.RuleNamed(g.Rule); ok {
+				about = r.About
+			}
+			out = append(out, Cause{Name: g.Rule, About: about, Severity: severity, Unit: "violation"})
+		}
+		out[i].Count += g.Count
+		out[i].Failures = append(out[i].Failures, failureOf(g, rd))
+	}
+	slices.SortStableFunc(out, func(a, b Cause) int { return cmp.Compare(b.Count, a.Count) })
+	return out
+}
+
+// failureOf renders a group of violations as a Failure: where, its
+// message, its example as a curl line and what came back, and the whole
+// group as the console shows it.
+func failureOf(g spec.Finding, rd *exchange.Redactor) Failure {
+	e := g.Example
+	title := g.Operation + ": " + g.Where
+	if g.Path != "" {
+		title += " " + g.Path
+	}
+	if g.Status != 0 {
+		title += fmt.Sprintf(" (answer %d)", g.Status)
+	}
+	x := &exchange.Exchange{Method: e.Method, URL: e.URL, Header: http.Header(e.Request.Headers), Body: []byte(e.Request.Body), BodySize: e.Request.Bytes}
+	if e.Request.Body == "" && e.Request.Bytes == 0 {
+		x.Body = nil
+	}
+	got := "no answer"
+	if e.Status != 0 {
+		got = fmt.Sprintf("%d %s, Content-Type %s", e.Status, http.StatusText(e.Status), exchange.Quote(http.Header(e.Response.Headers).Get("Content-Type")))
+		switch {
+		case e.Response.Bytes == 0 && e.Response.Body == "":
+			got += "\n(empty body)"
+		case e.Response.Truncated || len(e.Response.Body) > 600:
+			got += fmt.Sprintf("\n%s ... (%d bytes in all)", exchange.Printable(rd.Cut([]byte(e.Response.Body), 600)), e.Response.Bytes)
+		default:
+			got += "\n" + exchange.Printable([]byte(e.Response.Body))
+		}
+	}
+	var b strings.Builder
+	describe(&b, g, "")
+	return Failure{Title: title, Request: exchange.Curl(x, rd), Got: got, Problems: []string{g.Message}, Detail: b.String(), Count: g.Count}
 }
 
 // count says how many violations a list of groups holds.

@@ -1,0 +1,279 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/petstore/inventory-kit/spec/exchange"
+)
+
+// Bounds of the Markdown summary, which must stay short enough to read in
+// a pull request (GitHub takes at most 1 MiB of job summary a step).
+const (
+	mdChecksNamed   = 5   // the failed checks named under a cause
+	mdObservations  = 12  // the observations listed
+	mdNoteLines     = 8   // the lines of a note shown
+	mdBlockBytes    = 900 // the bytes of a code block (a curl line, an answer)
+	mdWarningsNamed = 10  // the warnings listed
+)
+
+// Markdown renders the run as a summary for people: the verdict, the
+// counts, each failure cause with one example (the request as a curl
+// line, what came back, what the contract wanted), the warnings, the
+// coverage table, the observations where the contract is silent, and the
+// notes. Every secret rd knows is hidden first; every text from the run
+// is then escaped, so a record field holding <script> or | renders as
+// text and breaks no table. The HTML report (HTML) holds every failure.
+func (r Run) Markdown(rd *exchange.Redactor) []byte {
+	r = r.redacted(rd)
+	var b strings.Builder
+	icon := map[string]string{VerdictPassed: "✅", VerdictFailed: "❌", VerdictCoverage: "❌", VerdictCannotRun: "⚠️"}[r.Verdict()]
+	fmt.Fprintf(&b, "### %s %s: %s\n\n", icon, mdText(r.Name), r.Verdict())
+	if r.CannotRun != "" {
+		fmt.Fprintf(&b, "The run could not be made:\n\n%s\n", mdBlock(r.CannotRun, ""))
+	}
+	var head []string
+	for _, c := range r.Counts {
+		head = append(head, fmt.Sprintf("%d %s", c.N, mdText(c.Label)))
+	}
+	if len(head) > 0 {
+		fmt.Fprintf(&b, "**%s**", strings.Join(head, " · "))
+		if r.Coverage != nil {
+			fmt.Fprintf(&b, " · coverage **%s**", mdText(r.Coverage.Headline()))
+		}
+		b.WriteString("\n\n")
+	}
+	if len(r.Facts) > 0 {
+		var facts []string
+		for _, p := range r.Facts {
+			facts = append(facts, mdText(p.Name)+": "+mdText(p.Value))
+		}
+		fmt.Fprintf(&b, "%s\n\n", strings.Join(facts, " · "))
+	}
+	if r.Coverage != nil && !r.Coverage.Met() {
+		fmt.Fprintf(&b, "**Coverage %s is below the minimum, %s** (--min-coverage): see Coverage below.\n\n", mdText(percent(r.Coverage.Percent())), mdText(percent(r.Coverage.Min)))
+	}
+	if len(r.Causes) > 0 {
+		mdCauses(&b, "Failures by cause", r.Causes)
+	}
+	if len(r.Warnings) > 0 {
+		fmt.Fprintf(&b, "#### Warnings\n\n")
+		for i, w := range r.Warnings {
+			if i == mdWarningsNamed {
+				fmt.Fprintf(&b, "- and %d more (the HTML report lists them)\n", len(r.Warnings)-i)
+				break
+			}
+			fmt.Fprintf(&b, "- %s%s", mdCode(w.Name), mdText(": "+w.About))
+			if w.Count > 1 {
+				fmt.Fprintf(&b, " (%s)", plural(w.Count, w.Unit))
+			}
+			if len(w.Failures) > 0 && w.Failures[0].Title != "" {
+				fmt.Fprintf(&b, ", e.g. %s", mdText(w.Failures[0].Title))
+			}
+			b.WriteString("\n")
+		}
+		b.WriteString("\n")
+	}
+	for _, n := range r.Notes {
+		mdNote(&b, n)
+	}
+	if r.Coverage != nil {
+		mdCoverage(&b, r.Coverage)
+	}
+	if len(r.Observations) > 0 {
+		fmt.Fprintf(&b, "#### Where the contract is silent\n\n")
+		for i, o := range r.Observations {
+			if i == mdObservations {
+				fmt.Fprintf(&b, "- and %d more (the HTML report lists them)\n", len(r.Observations)-i)
+				break
+			}
+			fmt.Fprintf(&b, "- %s\n", mdText(o))
+		}
+		b.WriteString("\n")
+	}
+	return []byte(b.String())
+}
+
+// mdCauses writes the causes: a table, then one example of each.
+func mdCauses(b *strings.Builder, title string, causes []Cause) {
+	fmt.Fprintf(b, "#### %s\n\n| cause | what it means | seen |\n|---|---|---|\n", title)
+	for _, c := range causes {
+		fmt.Fprintf(b, "| %s | %s | %s |\n", mdCode(c.Name), mdText(c.About), plural(c.Count, c.Unit))
+	}
+	b.WriteString("\n")
+	for _, c := range causes {
+		fmt.Fprintf(b, "##### ✗ %s: %s\n\n", mdCode(c.Name), plural(c.Count, c.Unit))
+		if len(c.Failures) == 0 {
+			continue
+		}
+		f := c.Failures[0]
+		fmt.Fprintf(b, "e.g. **%s**\n\n", mdText(f.Title))
+		if f.Want != "" {
+			fmt.Fprintf(b, "The contract wants: %s\n\n", mdText(f.Want))
+		}
+		if f.Request != "" {
+			fmt.Fprintf(b, "%s\n", mdBlock(f.Request, "sh"))
+		}
+		if f.Got != "" {
+			fmt.Fprintf(b, "What came back:\n\n%s\n", mdBlock(f.Got, ""))
+		}
+		for _, p := range f.Problems {
+			fmt.Fprintf(b, "- %s\n", mdText(p))
+		}
+		if len(f.Problems) > 0 {
+			b.WriteString("\n")
+		}
+		if f.Request == "" && f.Got == "" && f.Detail != "" {
+			fmt.Fprintf(b, "%s\n", mdBlock(f.Detail, ""))
+		}
+		if len(c.Failures) > 1 {
+			var names []string
+			for i, o := range c.Failures[1:] {
+				if i == mdChecksNamed {
+					names = append(names, fmt.Sprintf("and %d more", len(c.Failures)-1-i))
+					break
+				}
+				names = append(names, mdText(o.Title))
+			}
+			fmt.Fprintf(b, "Also: %s.\n\n", strings.Join(names, "; "))
+		}
+	}
+}
+
+// mdNote writes a note as a short list.
+func mdNote(b *strings.Builder, n Note) {
+	mark := ""
+	if n.Severity == severityError {
+		mark = "❗ "
+	}
+	fmt.Fprintf(b, "#### %s%s\n\n", mark, mdText(n.Title))
+	for i, l := range n.Lines {
+		if i == mdNoteLines {
+			fmt.Fprintf(b, "- and %d more\n", len(n.Lines)-i)
+			break
+		}
+		fmt.Fprintf(b, "- %s\n", mdText(l))
+	}
+	b.WriteString("\n")
+}
+
+// mdCoverage writes the coverage table: one row an operation.
+func mdCoverage(b *strings.Builder, c *Coverage) {
+	fmt.Fprintf(b, "#### Coverage: %s\n\n", mdText(c.Headline()))
+	undocumented := false
+	for _, op := range c.Operations {
+		undocumented = undocumented || len(op.Undocumented) > 0
+	}
+	b.WriteString("| operation | exercised | not exercised |")
+	if undocumented {
+		b.WriteString(" answered, not documented |")
+	}
+	b.WriteString("\n|---|---|---|")
+	if undocumented {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	for _, op := range c.Operations {
+		var yes, no []string
+		for _, r := range op.Responses {
+			if r.Exercised() {
+				yes = append(yes, mdText(exercisedText(r)))
+			} else if r.Why != "" {
+				no = append(no, "**"+mdText(r.Code)+"** "+mdText(r.Why))
+			} else {
+				no = append(no, "**"+mdText(r.Code)+"**")
+			}
+		}
+		fmt.Fprintf(b, "| %s<br>%s | %s | %s |", mdText(op.Name), mdText(op.Method+" "+op.Path), orDash(strings.Join(yes, ", ")), orDash(strings.Join(no, "<br>")))
+		if undocumented {
+			fmt.Fprintf(b, " %s |", orDash(mdText(seenText(op.Undocumented))))
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(b, "\n%s\n\n", mdText(CoverageRule))
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
+
+// mdText renders a text from the run inline: on one line (control
+// characters, newlines included, become ·), with what Markdown and GitHub
+// read as markup escaped: HTML's < > & as entities, and \ ` * _ [ ] | ~ $ #
+// @ with a backslash, so that nothing becomes emphasis, code, a link, an
+// image, a table cell, math, a heading or a mention.
+func mdText(s string) string {
+	s = exchange.Printable([]byte(s))
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '&':
+			b.WriteString("&amp;")
+		case '\\', '`', '*', '_', '[', ']', '|', '~', '$', '#', '@':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// mdCode renders one of the suite's ids (a rule, a cause) as code; any
+// other text is rendered by mdText.
+func mdCode(s string) string {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == ' ') {
+			return mdText(s)
+		}
+	}
+	return "`" + s + "`"
+}
+
+// mdBlock renders a text from the run as a fenced code block, of lang:
+// cut to mdBlockBytes, control characters but newlines and tabs shown
+// as ·, fenced by more backticks than the text holds in a row, so that no
+// line of it can end the block.
+func mdBlock(s, lang string) string {
+	if len(s) > mdBlockBytes {
+		cut := mdBlockBytes
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + fmt.Sprintf(" ... (%d bytes in all)", len(s))
+	}
+	s = blockText(s)
+	run, longest := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", max(3, longest+1))
+	return fence + lang + "\n" + strings.TrimRight(s, "\n") + "\n" + fence + "\n"
+}
+
+// blockText renders a text on several lines: invalid UTF-8 becomes
+// U+FFFD, and control characters but newline and tab become ·.
+func blockText(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' {
+			return r
+		}
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' {
+			return '·'
+		}
+		return r
+	}, strings.ToValidUTF8(strings.ReplaceAll(s, "\r\n", "\n"), "\uFFFD"))
+}
