@@ -89,23 +89,30 @@ func EntryOf(r *http.Request) *Entry {
 	return &Entry{Start: time.Now()}
 }
 
-// A served is one request's Entry, the ResponseWriter that records into it
-// and the request's context that holds it, pooled between requests: a
-// handler keeps none of them once it has returned. Being the context
-// itself saves a context.WithValue per request.
+// A served is one request's Entry and the ResponseWriter that records
+// into it, pooled between requests: a handler keeps neither once it has
+// returned.
 type served struct {
 	http.ResponseWriter
-	context.Context // the request's own, for everything but the Entry
-	entry           Entry
+	entry Entry
+}
+
+// An entryContext is the request's context with its Entry. It is made per
+// request, not pooled with the Entry: what a handler starts may hold the
+// context after the handler has returned (a transport watching for its
+// cancellation), and must never see the next request's.
+type entryContext struct {
+	context.Context
+	entry *Entry
 }
 
 // Value returns the Entry for entryKey, and asks the request's own
 // context for anything else.
-func (s *served) Value(key any) any {
+func (c *entryContext) Value(key any) any {
 	if key == (entryKey{}) {
-		return &s.entry
+		return c.entry
 	}
-	return s.Context.Value(key)
+	return c.Context.Value(key)
 }
 
 var pool = sync.Pool{New: func() any { return new(served) }}
@@ -147,7 +154,7 @@ func AccessLog(logger *slog.Logger, rd *exchange.Redactor) func(http.Handler) ht
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			s := pool.Get().(*served)
-			s.ResponseWriter, s.Context = w, r.Context()
+			s.ResponseWriter = w
 			s.entry = Entry{Start: time.Now(), ID: requestID(r, rd)}
 			e := &s.entry
 			w.Header()[RequestIDHeader] = []string{e.ID}
@@ -167,7 +174,7 @@ func AccessLog(logger *slog.Logger, rd *exchange.Redactor) func(http.Handler) ht
 				*s = served{}
 				pool.Put(s)
 			}()
-			next.ServeHTTP(s, r.WithContext(s))
+			next.ServeHTTP(s, r.WithContext(&entryContext{r.Context(), e}))
 		})
 	}
 }
