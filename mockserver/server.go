@@ -5,7 +5,8 @@
 //
 // A request travels, in order (New lists the chain, routes the rest):
 // the access log, which makes the request's Entry (package httpapi), the
-// recoverer, cors (which answers preflights), cleanPath, the route table
+// recoverer, the admin guard (the Host header and cross-origin changes, on
+// /__admin/ only), cors (which answers preflights), cleanPath, the route table
 // (one pattern per path of the contract), the journal, addressing, the key
 // check, the method dispatch, the operation wrapper (session, body limit
 // and contract validation, in operation.go) and finally the operation's
@@ -17,6 +18,7 @@ import (
 	"github.com/petstore/inventory-kit/mockserver/httpapi"
 
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -49,6 +51,13 @@ type Config struct {
 	AdminKey    string       // empty: admin endpoints take an API key
 	CORSOrigins []string     // empty or "*": any origin, without credentials
 	Logger      *slog.Logger // nil: no logs
+	// AdminOrigins are the browser origins whose pages may call the admin
+	// API under /__admin/, besides the dashboard it serves itself; empty:
+	// none. The contract's operations follow CORSOrigins.
+	AdminOrigins []string
+	// AllowedHosts are the host names the admin API answers for besides
+	// localhost and IP addresses (httpapi.Hosts); "*": any.
+	AllowedHosts []string
 
 	// MaxDelay caps a Prefer delay and a chaos latency; 0: DefaultMaxDelay.
 	MaxDelay time.Duration
@@ -78,7 +87,10 @@ type Server struct {
 	rd       *exchange.Redactor // every configured key, each with the variable a curl line reads it from
 	judge    *spec.Judge        // the contract's judge of the journal's answers
 	handler  http.Handler
+	logger   *slog.Logger
 	warnings []string
+	notes    []string
+	storeLog *storeErrorLog // shared by the copies updateRecord makes
 }
 
 // New builds a mock from cfg. It fails if the contract's operations do not
@@ -144,6 +156,8 @@ func New(cfg Config) (*Server, error) {
 		maxDelay: maxDelay,
 		rd:       httpapi.KeyRedactor(apiKeys, cfg.AdminKey),
 		judge:    spec.NewJudge(cfg.Contract, nil),
+		logger:   logger,
+		storeLog: new(storeErrorLog),
 	}
 	if err := s.chaos.set(cfg.Chaos); err != nil {
 		return nil, fmt.Errorf("mockserver: chaos: %w", err)
@@ -153,10 +167,31 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.warnings = append(s.warnings, exampleWarnings(cfg.Contract)...)
+	hosts, err := httpapi.NewHosts(cfg.AllowedHosts)
+	if err != nil {
+		return nil, fmt.Errorf("mockserver: allowed hosts: %w", err)
+	}
+	adminOrigins := make([]string, len(cfg.AdminOrigins))
+	for i, o := range cfg.AdminOrigins {
+		if adminOrigins[i], err = NormalizeOrigin(o); err == nil && adminOrigins[i] == "*" {
+			err = errors.New(`"*": the admin API is never open to every origin; name the origin of the page that calls it`)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("mockserver: admin origins: %w", err)
+		}
+	}
+	refusals := httpapi.NewOriginRefusals(logger, s.rd)
+	guard, err := httpapi.AdminGuard(spec.AdminBasePath(), hosts, adminOrigins, s.rd, func(origin string) {
+		refusals.Refused(origin, "the admin API", "--admin-origin")
+	})
+	if err != nil {
+		return nil, fmt.Errorf("mockserver: admin origins: %w", err)
+	}
 	s.handler = httpapi.Chain(root,
 		httpapi.AccessLog(logger, s.rd),
 		httpapi.Recover(logger, s.rd),
-		cors(cfg.CORSOrigins),
+		guard,
+		cors(corsPolicy{origins: cfg.CORSOrigins, adminOrigins: adminOrigins, adminBase: spec.AdminBasePath(), refusals: refusals}),
 		cleanPath,
 	)
 	go s.admin.get() // ready before anyone opens the dashboard, without delaying start-up
@@ -175,6 +210,12 @@ func (s *Server) Store() store.Store { return s.store }
 // Warnings says what of the contract the mock does not serve as the
 // contract describes it, for the start-up log.
 func (s *Server) Warnings() []string { return s.warnings }
+
+// Notes says what of the contract the mock serves in a way the contract
+// allows but a user may not expect (an operation answered 501, which the
+// contract documents for it), for the start-up log at a lower level than
+// Warnings.
+func (s *Server) Notes() []string { return s.notes }
 
 // routes is the one route table: the mock's own endpoints, then every
 // operation of the contract under its base path, behind the key check.
@@ -203,11 +244,11 @@ func (s *Server) routes(keys, adminKeys httpapi.Keyring) (http.Handler, error) {
 			return nil, err
 		}
 		if h == nil {
-			note := "it answers 501, which the contract documents for it (default response)"
-			if !op.Documents(http.StatusNotImplemented) {
-				note = "it answers 501, a status the contract does NOT document for it"
+			if op.Documents(http.StatusNotImplemented) {
+				s.notes = append(s.notes, fmt.Sprintf("%s %s: no handler: %s; after the key check and validation, it answers 501, which the contract documents for it (default response)", op.Method, op.Path, unimplementedReason(op)))
+			} else {
+				s.warnings = append(s.warnings, fmt.Sprintf("%s %s: no handler: %s; after the key check and validation, it answers 501, a status the contract does NOT document for it", op.Method, op.Path, unimplementedReason(op)))
 			}
-			s.warnings = append(s.warnings, fmt.Sprintf("%s %s: no handler: %s; after the key check and validation, %s", op.Method, op.Path, unimplementedReason(op), note))
 		}
 		p := s.contract.BasePath + op.Path
 		if byPath[p] == nil {
