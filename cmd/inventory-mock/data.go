@@ -48,9 +48,13 @@ func loadContract(file string) (*spec.Contract, error) {
 	}
 	doc, err := os.ReadFile(file)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--spec: %w", err)
 	}
-	return spec.Load(doc)
+	c, err := spec.Load(doc)
+	if err != nil {
+		return nil, fmt.Errorf("--spec %s: %w", file, err)
+	}
+	return c, nil
 }
 
 // load reads the contract and the data set the options name. Every data
@@ -72,13 +76,19 @@ func load(o *options) (*data, error) {
 		d.records, err = fixtures.Generate(shape, o.generate, o.seed)
 	case o.fixturesFile != "":
 		d.source = o.fixturesFile
-		var raw []byte
-		if raw, err = os.ReadFile(o.fixturesFile); err == nil {
-			d.records, d.unknown, err = fixtures.Load(o.fixturesFile, raw, shape)
+		raw, rerr := os.ReadFile(o.fixturesFile)
+		if rerr != nil {
+			return nil, fmt.Errorf("--fixtures: %w", rerr)
 		}
+		d.records, d.unknown, err = fixtures.Load(o.fixturesFile, raw, shape)
 	default:
 		d.source = fixtures.DefaultName + " (embedded)"
 		d.records, d.unknown, err = fixtures.Default(shape)
+	}
+	if err != nil && o.generate == 0 && o.fixturesFile == "" {
+		// The embedded fixtures, written for the embedded contract, under
+		// a --spec whose record has changed.
+		return nil, fmt.Errorf("%w; the embedded fixtures do not fit the record schema %s of --spec: serve generated pets of its shape with --generate N, or records that fit with --fixtures FILE", err, shape.Schema.Name)
 	}
 	if err != nil {
 		return nil, err
