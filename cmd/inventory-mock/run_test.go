@@ -296,6 +296,7 @@ func TestStartupErrors(t *testing.T) {
 		{"no connections", []string{"--max-connections", "0"}, nil, []string{"--max-connections 0: want at least 1"}},
 		{"proxy to a backend without its base path", []string{"--proxy-to", "http://127.0.0.1:9"}, nil, []string{"--proxy-to http://127.0.0.1:9: the URL has no path", "base path /v1", "http://127.0.0.1:9/v1"}},
 		{"proxy to a backend at /", []string{"--proxy-to", "http://u:pw@127.0.0.1:9/"}, nil, []string{"base path /v1", "http://u:xxxxx@127.0.0.1:9/v1"}},
+		{"a rule pattern that matches no rule", []string{"--proxy-to", "http://127.0.0.1:9/v1", "--ignore-rule", "nope-*"}, nil, []string{`--ignore-rule: rule pattern "nope-*" matches no rule; the rules are: request-operation-unknown`}},
 		{"admin origin in the proxy", []string{"--proxy-to", "http://127.0.0.1:9/v1", "--admin-origin", "http://localhost:3000"}, nil, []string{"--admin-origin does not apply"}},
 		{"no sessions", []string{"--max-sessions", "0"}, nil, []string{"--max-sessions"}},
 	}

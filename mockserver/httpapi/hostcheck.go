@@ -57,7 +57,19 @@ func NormalizeHost(name string) (string, error) {
 	if h, _, err := net.SplitHostPort(s); err == nil {
 		return "", fmt.Errorf("%q: give the host name without a port (%s): every port of it is allowed", name, h)
 	}
-	return strings.TrimSuffix(strings.Trim(s, "[]"), "."), nil
+	if ip := strings.TrimSuffix(strings.TrimPrefix(s, "["), "]"); net.ParseIP(ip) != nil {
+		return ip, nil
+	}
+	s = strings.TrimSuffix(s, ".")
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_') {
+			return "", fmt.Errorf("%q is not a host name: a name holds letters, digits, '-', '_' and '.' only", name)
+		}
+	}
+	if s == "" || s[0] == '.' || s[len(s)-1] == '.' || strings.Contains(s, "..") {
+		return "", fmt.Errorf("%q is not a host name", name)
+	}
+	return s, nil
 }
 
 // Allows reports whether a request's Host header, hostport, names a host
