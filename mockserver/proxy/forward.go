@@ -72,7 +72,15 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 	// In a defer, so that an answer whose copy panics
 	// (http.ErrAbortHandler, the backend cut it short) is recorded too.
 	defer p.finish(ex)
-	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), pendingKey{}, ex)))
+	// The upstream request's context is cancelled with the client's, but
+	// is not derived from it: the transport's goroutines cancel what they
+	// derive after this handler returns, and the request's own context is
+	// the access log's pooled Entry by then (httpapi.AccessLog), reused
+	// by the next request.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	stop := context.AfterFunc(r.Context(), cancel)
+	defer func() { stop(); cancel() }()
+	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(ctx, pendingKey{}, ex)))
 	// The client has the whole answer before the checks run.
 	http.NewResponseController(w).Flush()
 }
