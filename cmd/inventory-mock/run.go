@@ -183,7 +183,6 @@ func serve(ctx context.Context, o *options, h http.Handler, logs slog.Handler, r
 			return err
 		}
 	}
-	var ln net.Listener
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return listenError("--addr", o.addr, err)
