@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -147,27 +148,35 @@ func WriteCannotRun(out report.Outputs, jsonPath, reason string, rd *exchange.Re
 	return err
 }
 
-// hideCwd returns w writing with the working directory replaced by ".":
-// Ginkgo names the suite by it ("Running Suite: ... - /home/me/src"), and
-// a report of a run says nothing of the machine it ran on.
+// hideCwd returns w writing without the directory Ginkgo names the suite
+// by ("Running Suite: NAME - /home/me/src"): the banner ends with the
+// suite's name, and the working directory, anywhere else, reads ".". A
+// report of a run says nothing of the machine it ran on.
 func hideCwd(w io.Writer) io.Writer {
 	cwd, err := os.Getwd()
 	if err != nil || cwd == "/" {
-		return w
+		cwd = ""
 	}
 	return cwdHider{w: w, cwd: []byte(cwd)}
 }
 
 type cwdHider struct {
 	w   io.Writer
-	cwd []byte
+	cwd []byte // "": none to hide
 }
 
+// suitePath is what Ginkgo writes after the suite's name in its banner.
+var suitePath = regexp.MustCompile(regexp.QuoteMeta(SuiteName) + ` - [^\n\x1b]*`)
+
 func (h cwdHider) Write(p []byte) (int, error) {
-	if !bytes.Contains(p, h.cwd) {
-		return h.w.Write(p)
+	out := p
+	if bytes.Contains(out, []byte(SuiteName+" - ")) {
+		out = suitePath.ReplaceAllLiteral(out, []byte(SuiteName))
 	}
-	if _, err := h.w.Write(bytes.ReplaceAll(p, h.cwd, []byte("."))); err != nil {
+	if len(h.cwd) > 0 && bytes.Contains(out, h.cwd) {
+		out = bytes.ReplaceAll(out, h.cwd, []byte("."))
+	}
+	if _, err := h.w.Write(out); err != nil {
 		return 0, err
 	}
 	return len(p), nil

@@ -89,7 +89,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 		err = s.store.Health(r.Context())
 	}
 	if err != nil {
-		writeStoreError(w, r, err)
+		s.writeStoreError(w, r, err)
 		return
 	}
 	b := make([]byte, 0, 256)
@@ -127,7 +127,7 @@ func (s *Server) resetSession(w http.ResponseWriter, r *http.Request, _ *httpapi
 		return
 	}
 	if err := s.store.Reset(r.Context(), session); err != nil {
-		writeStoreError(w, r, err)
+		s.writeStoreError(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -137,7 +137,7 @@ func (s *Server) resetSession(w http.ResponseWriter, r *http.Request, _ *httpapi
 func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, _ *httpapi.Request) {
 	infos, err := s.store.Sessions(r.Context())
 	if err != nil {
-		writeStoreError(w, r, err)
+		s.writeStoreError(w, r, err)
 		return
 	}
 	httpapi.WriteValue(w, r, http.StatusOK, infos)
@@ -147,7 +147,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, _ *httpapi
 func (s *Server) dropSession(w http.ResponseWriter, r *http.Request, _ *httpapi.Request) {
 	session := r.PathValue("session")
 	if err := s.store.Drop(r.Context(), session); err != nil {
-		writeStoreError(w, r, err)
+		s.writeStoreError(w, r, err)
 		return
 	}
 	s.journal.clear(session)

@@ -176,51 +176,8 @@ func (c *chaos) set(cfg Chaos) error {
 	c.mu.Unlock()
 	latency, fault := map[string]rule{}, map[string]rule{}
 	for i, r := range cfg.Rules {
-		where := fmt.Sprintf("rule %d", i+1)
-		if r.Operation != "" {
-			where += " (" + r.Operation + ")"
-			if !slices.Contains(names, r.Operation) {
-				return fmt.Errorf("%s: no operation %q in the contract; it has %s", where, r.Operation, strings.Join(names, ", "))
-			}
-		}
-		if r.Latency == "" && r.Fault == "" && r.Example == "" {
-			return fmt.Errorf("%s: give a latency, a fault, or both; or an example", where)
-		}
-		if r.Latency != "" {
-			lo, hi, err := parseLatency(r.Latency, c.maxDelay)
-			if err != nil {
-				return fmt.Errorf("%s: %v", where, err)
-			}
-			if _, dup := latency[r.Operation]; dup {
-				return fmt.Errorf("%s: a second latency for the same operations", where)
-			}
-			latency[r.Operation] = rule{lo: lo, hi: hi}
-		}
-		if r.Fault != "" || r.Example != "" {
-			f := rule{fault: r.Fault, status: r.Status, probability: 1}
-			if r.Probability != nil {
-				f.probability = *r.Probability
-			}
-			switch {
-			case r.Example != "":
-				if err := checkExample(ops, r); err != nil {
-					return fmt.Errorf("%s: %v", where, err)
-				}
-				f.fault, f.example = faultExample, r.Example
-			case !slices.Contains(faults, r.Fault):
-				return fmt.Errorf("%s: fault %q: want one of %s", where, r.Fault, strings.Join(faults, ", "))
-			case r.Fault == FaultStatus && (r.Status < 400 || r.Status > 599):
-				return fmt.Errorf("%s: a status fault needs a status from 400 to 599, such as status:503", where)
-			case r.Fault != FaultStatus && r.Status != 0:
-				return fmt.Errorf("%s: only a status fault takes a status", where)
-			}
-			if f.probability < 0 || f.probability > 1 || f.probability != f.probability {
-				return fmt.Errorf("%s: probability %v: want a number from 0 to 1", where, f.probability)
-			}
-			if _, dup := fault[r.Operation]; dup {
-				return fmt.Errorf("%s: a second fault or example for the same operations", where)
-			}
-			fault[r.Operation] = f
+		if err := c.check(r, names, ops, latency, fault); err != nil {
+			return &RuleError{Rule: i + 1, Operation: r.Operation, Err: err}
 		}
 	}
 	if cfg.Rules == nil {
@@ -241,6 +198,74 @@ func (c *chaos) set(cfg Chaos) error {
 	c.mu.Unlock()
 	return nil
 }
+
+// check checks one rule against the operations it may name and adds what
+// it does to latency and fault, the rules by operation ("" for all of
+// them).
+func (c *chaos) check(r ChaosRule, names []string, ops map[string]*spec.Operation, latency, fault map[string]rule) error {
+	if r.Operation != "" && !slices.Contains(names, r.Operation) {
+		return fmt.Errorf("no operation %q in the contract; it has %s", r.Operation, strings.Join(names, ", "))
+	}
+	if r.Latency == "" && r.Fault == "" && r.Example == "" {
+		return errors.New("give a latency, a fault, or both; or an example")
+	}
+	if r.Latency != "" {
+		lo, hi, err := parseLatency(r.Latency, c.maxDelay)
+		if err != nil {
+			return err
+		}
+		if _, dup := latency[r.Operation]; dup {
+			return errors.New("a second latency for the same operations")
+		}
+		latency[r.Operation] = rule{lo: lo, hi: hi}
+	}
+	if r.Fault != "" || r.Example != "" {
+		f := rule{fault: r.Fault, status: r.Status, probability: 1}
+		if r.Probability != nil {
+			f.probability = *r.Probability
+		}
+		switch {
+		case r.Example != "":
+			if err := checkExample(ops, r); err != nil {
+				return err
+			}
+			f.fault, f.example = faultExample, r.Example
+		case !slices.Contains(faults, r.Fault):
+			return fmt.Errorf("fault %q: want one of %s", r.Fault, strings.Join(faults, ", "))
+		case r.Fault == FaultStatus && (r.Status < 400 || r.Status > 599):
+			return errors.New("a status fault needs a status from 400 to 599, such as status:503")
+		case r.Fault != FaultStatus && r.Status != 0:
+			return errors.New("only a status fault takes a status")
+		}
+		if f.probability < 0 || f.probability > 1 || f.probability != f.probability {
+			return fmt.Errorf("probability %v: want a number from 0 to 1", f.probability)
+		}
+		if _, dup := fault[r.Operation]; dup {
+			return errors.New("a second fault or example for the same operations")
+		}
+		fault[r.Operation] = f
+	}
+	return nil
+}
+
+// A RuleError is a chaos rule that cannot be put in force: the rule's
+// number (from 1) and operation, and why. --latency and --fault name the
+// flag that gave the rule by it.
+type RuleError struct {
+	Rule      int
+	Operation string
+	Err       error
+}
+
+func (e *RuleError) Error() string {
+	where := fmt.Sprintf("rule %d", e.Rule)
+	if e.Operation != "" {
+		where += " (" + e.Operation + ")"
+	}
+	return where + ": " + e.Err.Error()
+}
+
+func (e *RuleError) Unwrap() error { return e.Err }
 
 // checkExample checks an example rule: it names one operation, no fault,
 // and an example of that operation's responses under a numeric status,

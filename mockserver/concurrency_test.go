@@ -1,8 +1,10 @@
 package mockserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -98,5 +100,71 @@ func TestConcurrentWrites(t *testing.T) {
 	}
 	if it := stored(t, s, 1); !shared[it.Quantity] {
 		t.Errorf("pet 1 = %d, a value nobody sent", it.Quantity)
+	}
+}
+
+// TestForcedExamplesWhileTheJournalIsRead sends Prefer: example= answers
+// on many connections while others read the journal, which renders those
+// answers: under -race, an answer written into the example's own buffer,
+// which every request shares, shows as a race.
+func TestForcedExamplesWhileTheJournalIsRead(t *testing.T) {
+	s := newServer(t, func(c *Config) { c.JournalSize = 20 })
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	client := srv.Client()
+	client.Transport.(*http.Transport).MaxIdleConnsPerHost = 16
+	get := func(path string, header ...string) (int, []byte, error) {
+		r, _ := http.NewRequest("GET", srv.URL+path, nil)
+		r.Header.Set("Authorization", "Bearer "+testKey)
+		for i := 0; i+1 < len(header); i += 2 {
+			r.Header.Set(header[i], header[i+1])
+		}
+		resp, err := client.Do(r)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, body, err
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 256)
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			example := []string{"one-of-each", "empty"}[w%2]
+			for range 30 {
+				status, body, err := get("/v1/inventory", "Prefer", "example="+example)
+				if err == nil && (status != 200 || !bytes.HasSuffix(body, []byte("]\n"))) {
+					err = fmt.Errorf("example=%s: %d %q", example, status, body)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 30 {
+				status, body, err := get("/__admin/requests?limit=20")
+				if err == nil && status != 200 {
+					err = fmt.Errorf("journal: %d %s", status, body)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }

@@ -1,6 +1,8 @@
 package mockserver
 
 import (
+	"github.com/petstore/inventory-kit/mockserver/httpapi"
+
 	"fmt"
 	"net/http"
 	"net/url"
@@ -35,18 +37,35 @@ func NormalizeOrigin(origin string) (string, error) {
 	return scheme + "://" + host, nil
 }
 
-// cors lets browser pages call the mock. With no origins configured any
-// origin may call it without credentials; otherwise only the listed origins,
-// with credentials. Preflight requests are answered here, before auth,
-// because browsers send them without the Authorization header. Configured
-// origins are compared in the form browsers send (NormalizeOrigin).
-func cors(origins []string) func(http.Handler) http.Handler {
-	origins = slices.Clone(origins)
-	for i, o := range origins {
-		if n, err := NormalizeOrigin(o); err == nil {
-			origins[i] = n
+// A corsPolicy says which browser pages may call the mock: the contract's
+// operations (and /healthz, /openapi.yaml) from any origin, without
+// credentials, where no origin is listed, else from the listed origins,
+// with credentials; the admin API under adminBase only from the pages of
+// adminOrigins, with credentials, besides its own dashboard (same origin,
+// which needs no CORS header). Origins are compared in the form browsers
+// send (NormalizeOrigin).
+type corsPolicy struct {
+	origins      []string
+	adminOrigins []string
+	adminBase    string
+	refusals     *httpapi.OriginRefusals // logs each refused origin once; nil: none
+}
+
+// cors lets browser pages call the mock as p says. Preflight requests are
+// answered here, before auth, because browsers send them without the
+// Authorization header. A page of an origin refused gets no CORS header
+// (its browser then keeps the answer from it) and is logged once.
+func cors(p corsPolicy) func(http.Handler) http.Handler {
+	normalize := func(list []string) []string {
+		list = slices.Clone(list)
+		for i, o := range list {
+			if n, err := NormalizeOrigin(o); err == nil {
+				list[i] = n
+			}
 		}
+		return list
 	}
+	origins, adminOrigins := normalize(p.origins), normalize(p.adminOrigins)
 	anyOrigin := len(origins) == 0 || slices.Contains(origins, "*")
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -58,19 +77,28 @@ func cors(origins []string) func(http.Handler) http.Handler {
 			h := w.Header()
 			h.Add("Vary", "Origin")
 			preflight := r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
+			admin := underBase(r.URL.Path, p.adminBase)
 			switch {
-			case anyOrigin:
-				h.Set("Access-Control-Allow-Origin", "*")
-			case slices.Contains(origins, origin):
+			case admin && slices.Contains(adminOrigins, origin), !admin && !anyOrigin && slices.Contains(origins, origin):
 				h.Set("Access-Control-Allow-Origin", origin)
 				h.Set("Access-Control-Allow-Credentials", "true")
-			case preflight:
-				// Answered here, before auth (a preflight carries no key), and
-				// without CORS headers: the browser does not send the request.
-				w.WriteHeader(http.StatusNoContent)
-				return
+			case !admin && anyOrigin:
+				h.Set("Access-Control-Allow-Origin", "*")
 			default:
-				next.ServeHTTP(w, r) // no CORS headers: the browser blocks the page
+				// No CORS headers: the browser keeps the answer from the page,
+				// or, for a preflight, does not send the request.
+				if !sameOrigin(origin, r.Host) {
+					if admin {
+						p.refusals.Refused(origin, "the admin API", "--admin-origin")
+					} else {
+						p.refusals.Refused(origin, "the API", "--cors-origin")
+					}
+				}
+				if preflight { // answered here, before auth: a preflight carries no key
+					w.WriteHeader(http.StatusNoContent)
+					return
+				}
+				next.ServeHTTP(w, r)
 				return
 			}
 			if preflight {
@@ -86,6 +114,18 @@ func cors(origins []string) func(http.Handler) http.Handler {
 		})
 
 	}
+}
+
+// underBase reports whether path is base or under it.
+func underBase(path, base string) bool {
+	return strings.HasPrefix(path, base) && (len(path) == len(base) || path[len(base)] == '/')
+}
+
+// sameOrigin reports whether an Origin header names the host the request
+// was sent to: the mock's own page (the dashboard), which needs no CORS.
+func sameOrigin(origin, host string) bool {
+	_, rest, ok := strings.Cut(origin, "://")
+	return ok && host != "" && strings.EqualFold(rest, host)
 }
 
 // allowHeaders returns the headers a preflight may use: Authorization,

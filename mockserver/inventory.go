@@ -5,14 +5,18 @@ import (
 
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/mockserver/store"
 	"github.com/petstore/inventory-kit/spec"
+	"github.com/petstore/inventory-kit/spec/exchange"
 )
 
 // bind returns the mock's handler for op, after checking that op has the
@@ -39,7 +43,7 @@ func (s *Server) bind(op *spec.Operation) (opHandler, error) {
 func (s *Server) listInventory(w http.ResponseWriter, r *http.Request, in *httpapi.Request) {
 	l, err := s.store.List(r.Context(), in.Session)
 	if err != nil {
-		writeStoreError(w, r, err)
+		s.writeStoreError(w, r, err)
 		return
 	}
 	h := w.Header()
@@ -201,13 +205,49 @@ func (s *Server) writeRecordError(w http.ResponseWriter, r *http.Request, id int
 	case errors.Is(err, store.ErrNotFound):
 		httpapi.WriteError(w, r, http.StatusNotFound, httpapi.CodeNotFound, fmt.Sprintf("no record with %s %d", s.shape.Key, id))
 	default:
-		writeStoreError(w, r, err)
+		s.writeStoreError(w, r, err)
 	}
 }
 
-// writeStoreError answers a store that could not serve.
-func writeStoreError(w http.ResponseWriter, r *http.Request, err error) {
-	httpapi.WriteError(w, r, http.StatusServiceUnavailable, httpapi.CodeUnavailable, "the mock's store cannot serve now: "+err.Error())
+// writeStoreError answers a store that could not serve: 503, saying
+// whether the store could not read or write, but not why: the reason names
+// the server's own files and hosts (a full disk's path), which are for the
+// person running the mock, so the log gets it, with the request's id.
+func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err error) {
+	what := "write"
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		what = "read"
+	}
+	id := httpapi.EntryOf(r).ID
+	s.storeLog.log(s.logger, s.rd, err, id)
+	httpapi.WriteError(w, r, http.StatusServiceUnavailable, httpapi.CodeUnavailable,
+		"the mock's store cannot "+what+" now; the mock's log says why (request "+id+")")
+}
+
+// A storeErrorLog logs the errors of a store that cannot serve: the first
+// at once, then at most one every storeLogEvery, with how many were left
+// out, so that a store down under load does not flood the log.
+type storeErrorLog struct {
+	mu      sync.Mutex // guards last and skipped
+	last    time.Time
+	skipped int
+}
+
+// storeLogEvery is the least time between two lines of a storeErrorLog.
+const storeLogEvery = 10 * time.Second
+
+func (l *storeErrorLog) log(logger *slog.Logger, rd *exchange.Redactor, err error, requestID string) {
+	l.mu.Lock()
+	now := time.Now()
+	if !l.last.IsZero() && now.Sub(l.last) < storeLogEvery {
+		l.skipped++
+		l.mu.Unlock()
+		return
+	}
+	skipped := l.skipped
+	l.last, l.skipped = now, 0
+	l.mu.Unlock()
+	logger.Warn("the store cannot serve; answered 503", "error", rd.String(err.Error()), "request_id", requestID, "errors_not_logged_since_the_last", skipped)
 }
 
 // writeRecord sends one record, followed by a newline, without copying it.

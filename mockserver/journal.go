@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"net/http"
@@ -327,7 +328,10 @@ type journalFilter struct {
 	limit              int
 }
 
-// list returns the entries that pass f, newest first.
+// list returns the entries that pass f, newest first by start. Past
+// f.limit, the newest are kept, except after since (an id or a time),
+// where the first in the journal's order are: a poller that asks for a
+// few at a time after the last it saw sees every entry, once.
 func (j *journal) list(f journalFilter) []*entry {
 	j.mu.Lock()
 	var all []*entry
@@ -357,11 +361,24 @@ func (j *journal) list(f journalFilter) []*entry {
 			continue
 		}
 		out = append(out, e)
-		if len(out) == f.limit {
-			break
-		}
 	}
-	return out
+	if f.limit <= 0 || len(out) <= f.limit {
+		return out
+	}
+	if f.sinceID == "" && f.since.IsZero() {
+		return out[:f.limit]
+	}
+	// The first f.limit after since: by seq after an id, by start after a
+	// time; then newest first again.
+	first := slices.Clone(out)
+	if f.sinceID != "" {
+		slices.SortFunc(first, func(a, b *entry) int { return cmp.Compare(a.seq, b.seq) })
+	} else {
+		slices.SortStableFunc(first, func(a, b *entry) int { return a.time.Compare(b.time) })
+	}
+	first = first[:f.limit]
+	sort.SliceStable(first, func(a, b int) bool { return first[a].time.After(first[b].time) })
+	return first
 }
 
 // clear empties the journal of one session, or of all.

@@ -84,7 +84,7 @@ func (s *Server) listRecords(w http.ResponseWriter, r *http.Request, _ *httpapi.
 	} else {
 		l, lerr := s.store.List(r.Context(), session)
 		if lerr != nil {
-			writeStoreError(w, r, lerr)
+			s.writeStoreError(w, r, lerr)
 			return
 		}
 		if (q.sort == "" || q.sort == s.shape.Key) && len(q.filters) == 0 {
@@ -98,7 +98,7 @@ func (s *Server) listRecords(w http.ResponseWriter, r *http.Request, _ *httpapi.
 		if errors.Is(err, errBadRecord) {
 			httpapi.WriteError(w, r, http.StatusInternalServerError, httpapi.CodeInternal, err.Error())
 		} else {
-			writeStoreError(w, r, err)
+			s.writeStoreError(w, r, err)
 		}
 		return
 	}

@@ -5,6 +5,7 @@ import (
 
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -119,6 +120,47 @@ func TestJournalNeedsAKey(t *testing.T) {
 	for _, e := range all {
 		if e.Status == http.StatusUnauthorized && (e.Session != "default" || !e.Request.HeadersCut) {
 			t.Errorf("an entry without a key: session %q, headers cut %v; want default, true", e.Session, e.Request.HeadersCut)
+		}
+	}
+}
+
+// TestKeyAsMethod sends the key as the request's method (curl -X KEY, a
+// slip of the fingers): the access log, the journal entry and its curl
+// line show the request, with the key replaced.
+func TestKeyAsMethod(t *testing.T) {
+	const apiKey = "sekrit-key-123"
+	var logs bytes.Buffer
+	s := newServer(t, func(c *Config) {
+		c.APIKeys = []string{apiKey}
+		c.JournalSize = 10
+		c.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+	})
+	if got := serve(t, s, req{method: apiKey, path: "/v1/inventory", auth: "Bearer " + apiKey}); got.status != http.StatusMethodNotAllowed {
+		t.Fatalf("status %d; want 405: %s", got.status, got.body)
+	}
+	var line map[string]any
+	for _, l := range jsonLogLines(t, &logs) {
+		if l["msg"] == "request" {
+			line = l
+		}
+	}
+	if line == nil || line["method"] != "$INVENTORY_API_KEY" {
+		t.Errorf("access line = %v; want method $INVENTORY_API_KEY", line)
+	}
+	var entries []journalEntry
+	if err := json.Unmarshal(serve(t, s, req{method: "GET", path: "/__admin/requests", auth: "Bearer " + apiKey}).body, &entries); err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 {
+		t.Fatalf("journal = %+v; want the one request", entries)
+	}
+	e := entries[0]
+	if e.Method != "$INVENTORY_API_KEY" || !strings.HasPrefix(e.Curl, `curl -sS -i -X "$INVENTORY_API_KEY" `) {
+		t.Errorf("journal entry method %q, curl %q; want the key as $INVENTORY_API_KEY in both", e.Method, e.Curl)
+	}
+	for what, text := range map[string]string{"the access log": logs.String(), "the journal entry": fmt.Sprint(e)} {
+		if strings.Contains(text, apiKey) {
+			t.Errorf("%s shows the key: %s", what, text)
 		}
 	}
 }

@@ -5,7 +5,8 @@
 //
 // A request travels, in order (New lists the chain, routes the rest):
 // the access log, which makes the request's Entry (package httpapi), the
-// recoverer, cors (which answers preflights), cleanPath, the route table
+// recoverer, the admin guard (the Host header and cross-origin changes, on
+// /__admin/ only), cors (which answers preflights), cleanPath, the route table
 // (one pattern per path of the contract), the journal, addressing, the key
 // check, the method dispatch, the operation wrapper (session, body limit
 // and contract validation, in operation.go) and finally the operation's
@@ -19,6 +20,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -54,6 +56,13 @@ type Config struct {
 	AdminKey    string       // empty: admin endpoints take an API key
 	CORSOrigins []string     // empty or "*": any origin, without credentials
 	Logger      *slog.Logger // nil: no logs
+	// AdminOrigins are the browser origins whose pages may call the admin
+	// API under /__admin/, besides the dashboard it serves itself; empty:
+	// none. The contract's operations follow CORSOrigins.
+	AdminOrigins []string
+	// AllowedHosts are the host names the admin API answers for besides
+	// localhost and IP addresses (httpapi.Hosts); "*": any.
+	AllowedHosts []string
 
 	// MaxDelay caps a Prefer delay and a chaos latency; 0: DefaultMaxDelay.
 	MaxDelay time.Duration
@@ -115,8 +124,11 @@ type Server struct {
 	maxDelay time.Duration
 	rd       *exchange.Redactor // every configured key, each with the variable a curl line reads it from
 	keys     httpapi.Keys
-	origins  []string // CORS
+	guard    func(http.Handler) http.Handler // the admin guard: Host and cross-origin checks on /__admin/
+	cors     corsPolicy
 	logger   *slog.Logger
+	notes    []string
+	storeLog *storeErrorLog // shared by the copies updateRecord makes
 }
 
 // New builds a mock from cfg. It fails if the contract's operations do not
@@ -180,7 +192,8 @@ func New(cfg Config) (*Server, error) {
 		metrics:  cfg.Metrics,
 		maxDelay: maxDelay,
 		rd:       keys.Redactor,
-		keys:     keys, origins: cfg.CORSOrigins, logger: logger,
+		keys:     keys, logger: logger,
+		storeLog: new(storeErrorLog),
 	}
 	for _, name := range shape.Fields {
 		s.fields[name] = true
@@ -191,6 +204,26 @@ func New(cfg Config) (*Server, error) {
 	if err := s.limiter.set(cfg.RateLimit); err != nil {
 		return nil, fmt.Errorf("mockserver: rate limit: %w", err)
 	}
+	hosts, err := httpapi.NewHosts(cfg.AllowedHosts)
+	if err != nil {
+		return nil, fmt.Errorf("mockserver: allowed hosts: %w", err)
+	}
+	adminOrigins := make([]string, len(cfg.AdminOrigins))
+	for i, o := range cfg.AdminOrigins {
+		if adminOrigins[i], err = NormalizeOrigin(o); err == nil && adminOrigins[i] == "*" {
+			err = errors.New(`"*": the admin API is never open to every origin; name the origin of the page that calls it`)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("mockserver: admin origins: %w", err)
+		}
+	}
+	refusals := httpapi.NewOriginRefusals(logger, s.rd)
+	if s.guard, err = httpapi.AdminGuard(spec.AdminBasePath(), hosts, adminOrigins, s.rd, func(origin string) {
+		refusals.Refused(origin, "the admin API", "--admin-origin")
+	}); err != nil {
+		return nil, fmt.Errorf("mockserver: admin origins: %w", err)
+	}
+	s.cors = corsPolicy{origins: cfg.CORSOrigins, adminOrigins: adminOrigins, adminBase: spec.AdminBasePath(), refusals: refusals}
 	if err := s.build(); err != nil {
 		return nil, err
 	}
@@ -210,7 +243,7 @@ func New(cfg Config) (*Server, error) {
 // shape.
 func (s *Server) build() error {
 	s.judge = spec.NewJudge(s.contract, nil)
-	s.warnings = nil
+	s.warnings, s.notes = nil, nil
 	s.loaded = time.Now()
 	sum := sha256.Sum256(s.contract.Raw)
 	s.digest = hex.EncodeToString(sum[:])
@@ -226,7 +259,8 @@ func (s *Server) build() error {
 		httpapi.AccessLog(s.logger, s.rd),
 		s.observed,
 		httpapi.Recover(s.logger, s.rd),
-		cors(s.origins),
+		s.guard,
+		cors(s.cors),
 		cleanPath,
 	)
 	return nil
@@ -261,6 +295,12 @@ func (s *Server) Warnings() []string { return s.live.Load().warnings }
 // RateLimit returns the rate limit in force.
 func (s *Server) RateLimit() RateLimit { return s.limiter.get() }
 
+// Notes says what of the contract the mock serves in a way the contract
+// allows but a user may not expect (an operation answered 501, which the
+// contract documents for it), for the start-up log at a lower level than
+// Warnings.
+func (s *Server) Notes() []string { return s.live.Load().notes }
+
 // routes is the one route table: the mock's own endpoints, then every
 // operation of the contract under its base path, behind the key check.
 func (s *Server) routes(keys httpapi.Keys) (http.Handler, error) {
@@ -291,11 +331,11 @@ func (s *Server) routes(keys httpapi.Keys) (http.Handler, error) {
 			return nil, err
 		}
 		if h == nil {
-			note := "it answers 501, which the contract documents for it (default response)"
-			if !op.Documents(http.StatusNotImplemented) {
-				note = "it answers 501, a status the contract does NOT document for it"
+			if op.Documents(http.StatusNotImplemented) {
+				s.notes = append(s.notes, fmt.Sprintf("%s %s: no handler: %s; after the key check and validation, it answers 501, which the contract documents for it (default response)", op.Method, op.Path, unimplementedReason(op)))
+			} else {
+				s.warnings = append(s.warnings, fmt.Sprintf("%s %s: no handler: %s; after the key check and validation, it answers 501, a status the contract does NOT document for it", op.Method, op.Path, unimplementedReason(op)))
 			}
-			s.warnings = append(s.warnings, fmt.Sprintf("%s %s: no handler: %s; after the key check and validation, %s", op.Method, op.Path, unimplementedReason(op), note))
 		}
 		p := s.contract.BasePath + op.Path
 		if byPath[p] == nil {

@@ -99,7 +99,8 @@ func listed(t testing.TB, s *Server) []byte {
 
 func newServer(t testing.TB, mod ...func(*Config)) *Server {
 	t.Helper()
-	cfg := Config{Contract: contract(t), Records: testRecords(t), APIKeys: []string{testKey, "test-key-2"}}
+	// mock.test: the host serve sends its requests to.
+	cfg := Config{Contract: contract(t), Records: testRecords(t), APIKeys: []string{testKey, "test-key-2"}, AllowedHosts: []string{"mock.test"}}
 	for _, m := range mod {
 		m(&cfg)
 	}

@@ -50,6 +50,26 @@ func isHAR(args []string) bool {
 	return false
 }
 
+// suiteOnly returns the first flag of args that the run against a target
+// has and the HAR check (har) does not; "" if none.
+func suiteOnly(har *flag.FlagSet, args []string) string {
+	suite := flag.NewFlagSet("suite", flag.ContinueOnError)
+	flags(suite, &options{})
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if har.Lookup(name) == nil && suite.Lookup(name) != nil {
+			return name
+		}
+	}
+	return ""
+}
+
 // runHAR checks the traffic recorded in a HAR file against the contract,
 // when args ask for it (--har FILE), instead of running the checks
 // against a target, and reports whether it did. Exit status: 0 no
@@ -80,6 +100,9 @@ func runHAR(ctx context.Context, args []string, getenv func(string) string, stdo
 		if errors.Is(err, flag.ErrHelp) {
 			harUsage(stdout, fs)
 			return cli.ExitOK, true
+		}
+		if name := suiteOnly(fs, args); name != "" {
+			return cannot("--%s does not apply to --har: it is a flag of a run against a target (--base-url); the HAR check sends nothing (see --har --help)", name)
 		}
 		return cannot("%s", doubleDash(err.Error()))
 	}

@@ -157,7 +157,10 @@ func TestHARCommand(t *testing.T) {
 		{"not JSON", []string{"--har", notJSON}, cli.ExitCannotRun, []string{"not valid JSON"}},
 		{"not HAR", []string{"--har", notHAR}, cli.ExitCannotRun, []string{"not a HAR file"}},
 		{"nothing under the base URL", []string{"--har", "testdata/browser.har", "--base-url", "https://prod.example.com/v1"}, cli.ExitCannotRun, []string{"no exchange under https://prod.example.com/v1"}},
-		{"a bad rule pattern", []string{"--har", recorded, "--ignore-rule", "nope"}, cli.ExitCannotRun, []string{"matches no rule"}},
+		{"a bad rule pattern", []string{"--har", recorded, "--ignore-rule", "nope"}, cli.ExitCannotRun, []string{"matches no rule", "the rules are: request-operation-unknown"}},
+		{"a flag of a run against a target", []string{"--har", recorded, "--allow-mutations"}, cli.ExitCannotRun, []string{"--allow-mutations does not apply to --har"}},
+		{"a flag of a run against a target, with a value", []string{"--har", recorded, "--seed=7"}, cli.ExitCannotRun, []string{"--seed does not apply to --har"}},
+		{"a flag nobody has", []string{"--har", recorded, "--nope"}, cli.ExitCannotRun, []string{"flag provided but not defined: --nope"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := runInProcess(tc.args, map[string]string{"INVENTORY_API_KEY": testKey})

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
+	"github.com/petstore/inventory-kit/conformance"
 	"github.com/petstore/inventory-kit/mockserver"
 	"github.com/petstore/inventory-kit/mockserver/mocktest"
 	"github.com/petstore/inventory-kit/mockserver/store"
@@ -189,7 +190,11 @@ func TestPassesAgainstTheMock(t *testing.T) {
 	noKeyIn(t, junit, js)
 	checkJUnit(t, junit, out)
 	// Neither the console (Ginkgo's "Running Suite" line) nor a report
-	// names the directory the run was made in.
+	// names the directory the run was made in, and the banner ends with
+	// the suite's name, not a stray " - ." where the directory was.
+	if _, banner, _ := strings.Cut(out, "Running Suite: "); !strings.HasPrefix(banner, conformance.SuiteName+"\n") {
+		t.Errorf("the banner reads %q; want the suite's name alone", "Running Suite: "+strings.SplitN(banner, "\n", 2)[0])
+	}
 	cwd, _ := os.Getwd()
 	for name, b := range map[string]string{"the output": out, "junit.xml": readFile(t, junit), "report.json": readFile(t, js)} {
 		if strings.Contains(b, cwd) {

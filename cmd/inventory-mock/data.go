@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"runtime/debug"
 
@@ -48,7 +50,15 @@ func loadContract(file string) (*spec.Contract, error) {
 	if file == "" {
 		return spec.Shared()
 	}
-	return loadSpecFile(file)
+	c, err := loadSpecFile(file)
+	var named *fs.PathError // its message names the file already
+	switch {
+	case errors.As(err, &named):
+		return nil, fmt.Errorf("--spec: %w", err)
+	case err != nil:
+		return nil, fmt.Errorf("--spec %s: %w", file, err)
+	}
+	return c, nil
 }
 
 // load reads the contract and the data set the options name. Every data
@@ -76,13 +86,19 @@ func load(ctx context.Context, o *options) (*data, error) {
 		}
 	case o.fixturesFile != "":
 		d.source = o.fixturesFile
-		var raw []byte
-		if raw, err = os.ReadFile(o.fixturesFile); err == nil {
-			d.records, d.unknown, err = fixtures.Load(o.fixturesFile, raw, shape)
+		raw, rerr := os.ReadFile(o.fixturesFile)
+		if rerr != nil {
+			return nil, fmt.Errorf("--fixtures: %w", rerr)
 		}
+		d.records, d.unknown, err = fixtures.Load(o.fixturesFile, raw, shape)
 	default:
 		d.source = fixtures.DefaultName + " (embedded)"
 		d.records, d.unknown, err = fixtures.Default(shape)
+	}
+	if err != nil && o.generate == 0 && o.fixturesFile == "" {
+		// The embedded fixtures, written for the embedded contract, under
+		// a --spec whose record has changed.
+		return nil, fmt.Errorf("%w; the embedded fixtures do not fit the record schema %s of --spec: serve generated pets of its shape with --generate N, or records that fit with --fixtures FILE", err, shape.Schema.Name)
 	}
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -317,8 +318,17 @@ func (f *failingStore) Sessions(ctx context.Context) ([]store.SessionInfo, error
 
 func (f *failingStore) Health(ctx context.Context) error { return f.err() }
 
+// cannot is what a 503 says the store could not do for a request of method.
+func cannot(method string) string {
+	if method == "GET" || method == "HEAD" {
+		return "the mock's store cannot read now"
+	}
+	return "the mock's store cannot write now"
+}
+
 // checkUnavailable checks a 503 answer: the contract's Error body, code
-// unavailable, status 503, a message that says why.
+// unavailable, status 503, a message that says what the store could not
+// do (why is the log's: it names the server's files and hosts).
 func checkUnavailable(t *testing.T, what string, code int, header http.Header, body []byte, why string) {
 	t.Helper()
 	c, err := spec.Shared()
@@ -361,7 +371,8 @@ func TestStoreFailureAnswers503(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := &failingStore{Store: store.NewMemory(records, store.Options{})}
-	mock, err := mockserver.New(mockserver.Config{Store: st, APIKeys: []string{"k"}})
+	var logs syncBuffer
+	mock, err := mockserver.New(mockserver.Config{Store: st, APIKeys: []string{"k"}, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,7 +397,10 @@ func TestStoreFailureAnswers503(t *testing.T) {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		checkUnavailable(t, r.method+" "+r.path, resp.StatusCode, resp.Header, body, "a write failed (input/output error)")
+		checkUnavailable(t, r.method+" "+r.path, resp.StatusCode, resp.Header, body, cannot(r.method))
+	}
+	if !strings.Contains(logs.String(), "a write failed (input/output error)") {
+		t.Errorf("the log does not say why the store cannot serve:\n%s", logs.String())
 	}
 	st.fail.Store(false)
 	for _, r := range requests {
@@ -410,7 +424,8 @@ func TestStoreFailureAnswers503(t *testing.T) {
 // no key).
 func TestRedisDownAnswers503(t *testing.T) {
 	srv := redistest.Start(t)
-	base, _ := startOn(t, srv.URL(0), io.Discard)
+	var logs syncBuffer
+	base, stop := startOn(t, srv.URL(0), &logs)
 	listOf(t, base, "")
 	srv.Kill()
 	_, port, _ := strings.Cut(srv.Addr, ":")
@@ -428,10 +443,14 @@ func TestRedisDownAnswers503(t *testing.T) {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		checkUnavailable(t, r.method+" "+r.path, resp.StatusCode, resp.Header, body, "redis store: dial tcp: connect: connection refused")
+		checkUnavailable(t, r.method+" "+r.path, resp.StatusCode, resp.Header, body, cannot(r.method))
 		if strings.Contains(string(body), port) {
 			t.Errorf("%s %s: the body names the Redis server: %s", r.method, r.path, body)
 		}
+	}
+	stop()
+	if !strings.Contains(logs.String(), "connection refused") {
+		t.Errorf("the log does not say why the store cannot serve:\n%s", logs.String())
 	}
 }
 

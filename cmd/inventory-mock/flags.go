@@ -7,6 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,6 +28,9 @@ type options struct {
 	generate      int
 	seed          uint64
 	corsOrigins   originsFlag
+	adminOrigins  adminOriginsFlag
+	allowedHosts  hostsFlag
+	maxConns      int
 	tlsCert       string
 	tlsKey        string
 	tlsSelfSigned bool
@@ -71,7 +77,8 @@ func envName(flagName string) string {
 		return upstreamKeyEnv
 	}
 	name := envPrefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
-	if flagName == "api-key" || flagName == "cors-origin" {
+	switch flagName {
+	case "api-key", "cors-origin", "admin-origin", "allowed-host":
 		name += "S"
 	}
 	return name
@@ -87,7 +94,10 @@ func flags(o *options) *flag.FlagSet {
 	fs.StringVar(&o.fixturesFile, "fixtures", "", "JSON `file` of records instead of the embedded fixtures")
 	fs.IntVar(&o.generate, "generate", 0, "serve `N` generated pets (petIds 1..N) instead of fixtures")
 	fs.Uint64Var(&o.seed, "seed", 1, "`seed` for --generate: the same seed gives the same pets on every machine")
-	fs.Var(&o.corsOrigins, "cors-origin", "allowed browser `origin` such as http://localhost:3000 (repeatable), with credentials; none: any origin, without credentials")
+	fs.Var(&o.corsOrigins, "cors-origin", "allowed browser `origin` such as http://localhost:3000 (repeatable), with credentials, for the contract's operations; none or *: any origin, without credentials")
+	fs.Var(&o.adminOrigins, "admin-origin", "a browser `origin` whose pages may call the admin API under /__admin/ (repeatable); none: only the dashboard the mock serves itself")
+	fs.Var(&o.allowedHosts, "allowed-host", "a host `name` /__admin/ answers for, besides localhost, IP addresses and, when listening on every interface, this machine's name (repeatable), such as the service name in a compose file; * for any")
+	fs.IntVar(&o.maxConns, "max-connections", defaultMaxConns, "open connections served at most (`N`); past three quarters of it, connections idle for 5 s are closed, and at it the longest idle one")
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `file` (needs --tls-key)")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "private key `file` for --tls-cert")
 	fs.BoolVar(&o.tlsSelfSigned, "tls-self-signed", false, "serve HTTPS with a certificate made at start-up for localhost")
@@ -133,13 +143,46 @@ Usage: inventory-mock [flags]
 Flags (each setting also read from the environment variable shown; a flag on
 the command line wins):
 `)
-	cli.PrintFlags(w, fs, envName)
+	for _, g := range flagGroups() {
+		fmt.Fprintf(w, "\n%s:\n", g.title)
+		cli.PrintFlagsOf(w, fs, envName, g.has)
+	}
+	fmt.Fprintf(w, "  --help\n      show this help\n")
 	fmt.Fprint(w, `
 Exit status: 0 stopped by SIGINT or SIGTERM, or an action done; 1 --health-check
 found the mock unhealthy or could not ask it (a bad setting included), or the
 proxy saw violations with --fail-on-violation, or its traffic's coverage is
 below --min-coverage; 2 the mock could not start (the message says why).
 `)
+}
+
+// A flagGroup is a heading of --help and the flags under it.
+type flagGroup struct {
+	title string
+	has   func(name string) bool
+}
+
+// flagGroups are the headings of --help: what serves in both modes, HTTPS,
+// the mock's own flags (any flag not named elsewhere), the proxy's (those
+// proxyFlags declares), and the actions.
+func flagGroups() []flagGroup {
+	serving := []string{"addr", "api-key", "admin-key", "allowed-host", "max-connections", "spec", "log-format", "pprof"}
+	tls := []string{"tls-cert", "tls-key", "tls-self-signed", "tls-cert-out"}
+	scratch := flag.NewFlagSet("proxy", flag.ContinueOnError)
+	proxyFlags(scratch, &proxyOptions{})
+	isProxy := func(name string) bool { return scratch.Lookup(name) != nil }
+	in := func(names []string) func(string) bool {
+		return func(name string) bool { return slices.Contains(names, name) }
+	}
+	return []flagGroup{
+		{"Serving, the mock and the proxy", in(serving)},
+		{"HTTPS, the mock and the proxy", in(tls)},
+		{"The mock", func(name string) bool {
+			return !slices.Contains(serving, name) && !slices.Contains(tls, name) && !isProxy(name) && !slices.Contains(actions, name)
+		}},
+		{"The validating proxy (--proxy-to URL)", isProxy},
+		{"Actions: they do their job and exit, and take no environment variable", in(actions)},
+	}
 }
 
 // parse reads args, then fills every setting not given on the command line
@@ -183,6 +226,11 @@ func parse(args []string, lookupEnv func(string) (string, bool)) (*options, erro
 		return nil, cli.Usagef("--journal-body-limit %d: want at least 1 byte; to keep no journal at all, give --journal-size 0", o.journalBody)
 	case o.maxSessions < 1 || o.sessionIdle <= 0:
 		return nil, cli.Usagef("--max-sessions and --session-idle must be positive")
+	case o.maxConns < 1:
+		return nil, cli.Usagef("--max-connections %d: want at least 1", o.maxConns)
+	}
+	if err := checkAddr("--addr", o.addr); err != nil {
+		return nil, err
 	}
 	var err error
 	if o.storeFlag, err = parseStore(o.store); err != nil {
@@ -270,5 +318,57 @@ func (o *originsFlag) Set(v string) error {
 		return err
 	}
 	*o = append(*o, s)
+	return nil
+}
+
+// An adminOriginsFlag is the repeatable --admin-origin: origins as
+// --cors-origin takes them, but never "*": the admin API is not open to
+// every origin.
+type adminOriginsFlag []string
+
+func (o *adminOriginsFlag) String() string { return "" }
+
+// List marks the flag as a list for cli.FromEnv.
+func (o *adminOriginsFlag) List() {}
+
+func (o *adminOriginsFlag) Set(v string) error {
+	s, err := mockserver.NormalizeOrigin(v)
+	switch {
+	case err != nil:
+		return err
+	case s == "*":
+		return errors.New("the admin API is never open to every origin; name the origin of the page that calls it, such as http://localhost:3000")
+	}
+	*o = append(*o, s)
+	return nil
+}
+
+// A hostsFlag is the repeatable --allowed-host: host names, without a
+// scheme or a port (httpapi.NormalizeHost).
+type hostsFlag []string
+
+func (h *hostsFlag) String() string { return "" }
+
+// List marks the flag as a list for cli.FromEnv.
+func (h *hostsFlag) List() {}
+
+func (h *hostsFlag) Set(v string) error {
+	s, err := httpapi.NormalizeHost(v)
+	if err != nil {
+		return err
+	}
+	*h = append(*h, s)
+	return nil
+}
+
+// checkAddr checks a host:port flag's value before anything listens on it.
+func checkAddr(flagName, addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return cli.Usagef("%s %q: want host:port, such as 127.0.0.1:8080 (0.0.0.0:8080 for every interface, :0 for a free port)", flagName, addr)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return cli.Usagef("%s %q: the port %q is not a number from 0 to 65535", flagName, addr, port)
+	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
@@ -80,6 +81,8 @@ func (p *proxyOptions) check(o *options) error {
 		return errors.New("--proxy-to: the proxy keeps no records; --store does not apply")
 	case len(o.corsOrigins) > 0:
 		return errors.New("--proxy-to: CORS headers and preflights are the backend's, passed as they come; --cors-origin does not apply")
+	case len(o.adminOrigins) > 0:
+		return errors.New("--proxy-to: the proxy's admin API takes no changes from browser pages; --admin-origin does not apply")
 	case p.timeout <= 0 || p.bodyLimit <= 0:
 		return errors.New("--upstream-timeout and --body-check-limit must be positive")
 	}
@@ -95,6 +98,9 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 	p := &o.proxy
 	contract, err := loadContract(o.specFile)
 	if err != nil {
+		return err
+	}
+	if err := checkUpstream(p.to, contract.BasePath); err != nil {
 		return err
 	}
 	filter, err := spec.NewRuleFilter(p.ignore)
@@ -164,7 +170,15 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 	if u, err := url.Parse(p.to); err == nil {
 		upstream = u.Redacted()
 	}
-	err = serve(ctx, o, px, logs, ready, func(addr string) {
+	hosts, err := httpapi.NewHosts(adminHosts(o))
+	if err != nil {
+		return err
+	}
+	guard, err := httpapi.AdminGuard(spec.AdminBasePath(), hosts, nil, rd, nil)
+	if err != nil {
+		return err
+	}
+	err = serve(ctx, o, guard(px), logs, ready, func(addr string) {
 		logger.Info("proxying", "url", addr+contract.BasePath, "to", upstream, "enforce", p.enforce,
 			"startup", time.Since(start).Round(time.Microsecond), "version", cli.Version(version))
 	})
@@ -174,6 +188,19 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 	outputs := report.Outputs{JUnit: p.junitReport, Markdown: p.markdownReport, HTML: p.htmlReport}
 	outputs.GitHub(func(k string) string { v, _ := lookupEnv(k); return v }, stdout)
 	return finishProxy(p, contract, findings, outputs, upstream, logger)
+}
+
+// checkUpstream refuses a --proxy-to URL without a path where the spec's
+// operations are under a base path: every request would reach the backend
+// without it, be answered 404, and match no operation, so nothing would
+// be checked.
+func checkUpstream(to, basePath string) error {
+	u, err := url.Parse(to)
+	if err != nil || basePath == "" || strings.Trim(u.Path, "/") != "" {
+		return nil // proxy.New says what is wrong with a URL that is not one
+	}
+	base := strings.TrimSuffix(u.Redacted(), "/")
+	return cli.Usagef("--proxy-to %s: the URL has no path, but the spec's operations are under its base path %s; give the backend's URL with the path it serves them under, most likely %s%s", base, basePath, base, basePath)
 }
 
 // finishProxy writes the reports, logs the tally, and returns cli.Failed

@@ -119,3 +119,32 @@ func TestProxyFlags(t *testing.T) {
 		t.Errorf("--proxy-to ftp://x: %v; want a start-up error", err)
 	}
 }
+
+// TestProxyAdminHosts checks that the proxy's admin API, as the mock's,
+// answers only the names that reach this machine and --allowed-host's,
+// while the proxied operations pass whatever the Host.
+func TestProxyAdminHosts(t *testing.T) {
+	addr, _ := start(t, []string{"--proxy-to", newBackend(t, false), "--admin-key", "adm-key-1", "--allowed-host", "proxy.internal"}, env(nil), io.Discard)
+	for _, tt := range []struct {
+		host, path, key string
+		status          int
+	}{
+		{addr, "/__admin/violations", "adm-key-1", 200},
+		{"proxy.internal:8181", "/__admin/violations", "adm-key-1", 200},
+		{"rebind.evil.test:8181", "/__admin/violations", "adm-key-1", 403},
+		{"rebind.evil.test:8181", "/v1/inventory", backendKey, 200},
+	} {
+		req, _ := http.NewRequest("GET", "http://"+addr+tt.path, nil)
+		req.Host = tt.host
+		req.Header.Set("Authorization", "Bearer "+tt.key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.status || (tt.status == 403 && !strings.Contains(string(body), `"code":"host_not_allowed"`)) {
+			t.Errorf("GET %s with Host %s = %d %s; want %d", tt.path, tt.host, resp.StatusCode, body, tt.status)
+		}
+	}
+}

@@ -257,3 +257,71 @@ exit "${E2E_STATUS:-0}"
 		})
 	}
 }
+
+// TestCIShellRecipeStops runs the README's shell recipe for CI with a
+// secret that did not arrive, so the proxy refuses to start: the script
+// must end with status 2 at once, not wait for /healthz forever.
+func TestCIShellRecipeStops(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command")
+	}
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("no curl: the script uses it")
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "\n### In CI\n")
+	m := regexp.MustCompile("(?s)```sh\n(.*?)```").FindStringSubmatch(section)
+	if m == nil {
+		t.Fatal("In CI holds no sh block")
+	}
+	script := regexp.MustCompile(`(?m)^go build .*$`).ReplaceAllString(m[1], "")
+	if !strings.Contains(script, "kill -0") {
+		t.Errorf("the recipe's wait has no kill -0 guard:\n%s", script)
+	}
+	work := t.TempDir()
+	if err := os.Symlink(buildAsDockerfile(t, "v-ci"), filepath.Join(work, "inventory-mock")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-c", script)
+	cmd.Dir = work
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.Env = append(os.Environ(), "STAGING_URL=http://127.0.0.1:1/v1", "STAGING_API_KEY=", "PROXY_ADMIN_KEY=adm")
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("the script still waited after 30 s for a proxy that refused to start:\n%s", out)
+	}
+	if status := processStatus(t, err); status != 2 || !strings.Contains(string(out), "an empty API key") {
+		t.Errorf("exit status %d; want 2, after the proxy's message:\n%s", status, out)
+	}
+}
+
+// TestActionVersionsAgree checks that the GitHub Actions recipes of
+// README.md and conformance/README.md pin the same version of each action.
+func TestActionVersionsAgree(t *testing.T) {
+	uses := regexp.MustCompile(`uses: ([\w.-]+/[\w.-]+)@(\S+)`)
+	seen := map[string]string{} // action: "version (file)"
+	for _, file := range []string{"README.md", "conformance/README.md"} {
+		b, err := os.ReadFile(filepath.Join(root, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range uses.FindAllStringSubmatch(string(b), -1) {
+			v, ok := seen[m[1]]
+			switch {
+			case !ok:
+				seen[m[1]] = m[2] + " (" + file + ")"
+			case !strings.HasPrefix(v, m[2]+" "):
+				t.Errorf("%s uses %s@%s; another recipe pins %s", file, m[1], m[2], v)
+			}
+		}
+	}
+	if len(seen) == 0 {
+		t.Error("no recipe uses an action")
+	}
+}

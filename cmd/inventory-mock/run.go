@@ -12,7 +12,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
@@ -80,7 +82,7 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 			"source", data.source, "schema", data.shape.Schema.Name, "fields", strings.Join(data.unknown, ", "))
 	}
 	if len(o.apiKeys) == 0 {
-		logger.Warn("no API key configured: accepting the development key (see README, Authentication)")
+		logger.Warn("no API key configured: accepting the published development key; fine on your own machine, where /__admin/ answers only its own dashboard, by loopback names and IP addresses (see README, Security)")
 	}
 	chaos, err := chaosOf(o)
 	if err != nil {
@@ -104,6 +106,8 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 		APIKeys:          o.apiKeys,
 		AdminKey:         string(o.adminKey),
 		CORSOrigins:      o.corsOrigins,
+		AdminOrigins:     o.adminOrigins,
+		AllowedHosts:     adminHosts(o),
 		Logger:           logger,
 		MaxDelay:         o.maxDelay,
 		Chaos:            chaos,
@@ -115,7 +119,7 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 	})
 	if err != nil {
 		st.Close()
-		return err
+		return chaosFlagError(o, err)
 	}
 	if c := mock.Chaos(); len(c.Rules) > 0 {
 		logger.Warn("chaos rules in force: latency and faults are added on purpose", "rules", len(c.Rules), "chaos_seed", c.Seed)
@@ -123,6 +127,9 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 	defer mock.Close()
 	for _, w := range mock.Warnings() {
 		logger.Warn("operation not served as the contract describes it", "detail", w)
+	}
+	for _, n := range mock.Notes() {
+		logger.Info("operation answered as its default response allows", "detail", n)
 	}
 	for _, op := range data.contract.Operations {
 		if op.Stability != "" {
@@ -147,6 +154,7 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 			"records", pets,
 			"source", data.source,
 			"store", o.storeFlag.safe,
+			"cors", corsSummary(o),
 			"startup", time.Since(begin).Round(time.Microsecond),
 			"version", cli.Version(version))
 	})
@@ -161,7 +169,7 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 func serve(ctx context.Context, o *options, h http.Handler, logs slog.Handler, ready func(addr string), listening func(url string)) error {
 	logger := slog.New(logs)
 	if o.pprofAddr != "" {
-		stopPprof, err := servePprof(o.pprofAddr, logger)
+		stopPprof, err := servePprof(o.pprofAddr, os.Args, logger)
 		if err != nil {
 			return err
 		}
@@ -184,23 +192,35 @@ func serve(ctx context.Context, o *options, h http.Handler, logs slog.Handler, r
 		ErrorLog:          slog.NewLogLogger(logs, slog.LevelWarn),
 	}
 	scheme := "http"
+	var cert []byte // the self-signed certificate, PEM, for --tls-cert-out
 	if o.tlsCert != "" || o.tlsSelfSigned {
 		scheme = "https"
-		var certOut string
 		var err error
-		if srv.TLSConfig, certOut, err = tlsConfig(o); err != nil {
+		if srv.TLSConfig, cert, err = tlsConfig(o); err != nil {
 			return err
 		}
-		if certOut != "" {
-			logger.Info("wrote the self-signed certificate; trust it with curl --cacert FILE or inventory-conformance --ca-cert FILE", "file", certOut)
+		// A file left by an earlier run would pass for this run's
+		// certificate: --tls-cert-out appears only once the mock listens.
+		if err := removeStale(o.tlsCertOut); err != nil {
+			return err
 		}
 	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
-		return err
+		return listenError("--addr", o.addr, err)
 	}
+	conns := limitConns(ln, o.maxConns)
+	srv.ConnState = conns.track
+	ln = conns
 	if srv.TLSConfig != nil {
-		ln = tls.NewListener(ln, srv.TLSConfig)
+		ln = tls.NewListener(plainHTTPAnswered(ln), srv.TLSConfig)
+		if o.tlsCertOut != "" {
+			if err := writeAtomically(o.tlsCertOut, cert); err != nil {
+				ln.Close()
+				return fmt.Errorf("--tls-cert-out: %w", err)
+			}
+			logger.Info("wrote the self-signed certificate; trust it with curl --cacert FILE or inventory-conformance --ca-cert FILE", "file", o.tlsCertOut)
+		}
 	}
 	addr := ln.Addr().String()
 	listening(scheme + "://" + addr)
@@ -226,4 +246,40 @@ func serve(ctx context.Context, o *options, h http.Handler, logs slog.Handler, r
 // body after it. A shorter one would cut the answer the client asked for.
 func writeTimeout(maxDelay time.Duration) time.Duration {
 	return max(60*time.Second, maxDelay+30*time.Second)
+}
+
+// listenError says why the mock could not listen on addr, naming the flag
+// that gave it and what to do.
+func listenError(flagName, addr string, err error) error {
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return fmt.Errorf("%s %s: the port is in use (another inventory-mock?); stop what listens there, or give another port (%s 127.0.0.1:0 picks a free one)", flagName, addr, flagName)
+	case errors.Is(err, syscall.EACCES):
+		return fmt.Errorf("%s %s: not allowed to listen there (a port below 1024 needs privileges); give a port above 1023, such as 8080", flagName, addr)
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		return fmt.Errorf("%s %s: this machine has no such address; give one of its own, 127.0.0.1 for this machine only, or 0.0.0.0 for every interface", flagName, addr)
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return fmt.Errorf("%s %s: the host name does not resolve (%s); give an address such as 127.0.0.1", flagName, addr, dns.Err)
+	}
+	return fmt.Errorf("%s %s: %w", flagName, addr, err)
+}
+
+// chaosFlagError names the --latency or --fault flag that gave a chaos
+// rule the mock cannot put in force (mockserver.RuleError); other errors
+// pass as they are.
+func chaosFlagError(o *options, err error) error {
+	var re *mockserver.RuleError
+	if !errors.As(err, &re) {
+		return err
+	}
+	i := re.Rule - 1
+	switch {
+	case i >= 0 && i < len(o.latency):
+		return cli.Usagef("--latency %q: %v", o.latency[i], re.Err)
+	case i >= len(o.latency) && i < len(o.latency)+len(o.fault):
+		return cli.Usagef("--fault %q: %v", o.fault[i-len(o.latency)], re.Err)
+	}
+	return err
 }

@@ -290,7 +290,20 @@ func TestStartupErrors(t *testing.T) {
 		{"fault on no operation", []string{"--fault", "deletePet=reset"}, nil, []string{`no operation "deletePet"`}},
 		{"latency past the cap", []string{"--latency", "1m"}, nil, []string{"longer than the mock's cap of 30s"}},
 		{"latency from the environment", nil, map[string]string{"INVENTORY_MOCK_LATENCY": "soon"}, []string{`latency "soon"`}},
-		{"spec variant without its field", []string{"--spec", "../../testdata/specs/required-updated-at.yaml"}, nil, []string{"fixtures/inventory.json", "record 0", "updatedAt: required"}},
+		{"spec variant without its field", []string{"--spec", "../../testdata/specs/required-updated-at.yaml"}, nil, []string{"fixtures/inventory.json", "record 0", "updatedAt: required", "--generate N", "--fixtures FILE"}},
+		{"address without a port", []string{"--addr", "127.0.0.1"}, nil, []string{`--addr "127.0.0.1": want host:port`}},
+		{"address with a port that is no number", []string{"--addr=127.0.0.1:http"}, nil, []string{`--addr "127.0.0.1:http": the port "http" is not a number`}},
+		{"latency that is no duration", []string{"--latency", "fast"}, nil, []string{`--latency "fast": latency "fast": want a duration`}},
+		{"fault on no operation, named", []string{"--latency", "1ms", "--fault", "deletePet=reset"}, nil, []string{`--fault "deletePet=reset": no operation "deletePet"`}},
+		{"spec that is not there", []string{"--spec", "/nonexistent.yaml"}, nil, []string{"--spec: open /nonexistent.yaml"}},
+		{"admin origin *", []string{"--admin-origin", "*"}, nil, []string{`--admin-origin "*": the admin API is never open to every origin`}},
+		{"allowed host with a port", []string{"--allowed-host", "mock:8080"}, nil, []string{`--allowed-host "mock:8080"`, "without a port"}},
+		{"allowed host with a scheme", nil, map[string]string{"INVENTORY_MOCK_ALLOWED_HOSTS": "mock,http://mock"}, []string{`$INVENTORY_MOCK_ALLOWED_HOSTS="mock,http://mock"`, "not a host name"}},
+		{"no connections", []string{"--max-connections", "0"}, nil, []string{"--max-connections 0: want at least 1"}},
+		{"proxy to a backend without its base path", []string{"--proxy-to", "http://127.0.0.1:9"}, nil, []string{"--proxy-to http://127.0.0.1:9: the URL has no path", "base path /v1", "http://127.0.0.1:9/v1"}},
+		{"proxy to a backend at /", []string{"--proxy-to", "http://u:pw@127.0.0.1:9/"}, nil, []string{"base path /v1", "http://u:xxxxx@127.0.0.1:9/v1"}},
+		{"a rule pattern that matches no rule", []string{"--proxy-to", "http://127.0.0.1:9/v1", "--ignore-rule", "nope-*"}, nil, []string{`--ignore-rule: rule pattern "nope-*" matches no rule; the rules are: request-operation-unknown`}},
+		{"admin origin in the proxy", []string{"--proxy-to", "http://127.0.0.1:9/v1", "--admin-origin", "http://localhost:3000"}, nil, []string{"--admin-origin does not apply"}},
 		{"no sessions", []string{"--max-sessions", "0"}, nil, []string{"--max-sessions"}},
 	}
 	for _, tt := range tests {
@@ -553,7 +566,7 @@ func tableUnder(doc, heading string) []string {
 }
 
 func TestPprof(t *testing.T) {
-	if _, err := servePprof("0.0.0.0:0", slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "loopback address only") {
+	if _, err := servePprof("0.0.0.0:0", nil, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "loopback address only") {
 		t.Errorf("--pprof on every interface: error = %v; want a refusal", err)
 	}
 	var logs syncBuffer

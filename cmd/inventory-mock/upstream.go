@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/mockserver/proxy"
@@ -26,11 +28,12 @@ const maxUpstreamList = 256 << 20
 
 // An upstream is the backend --fixtures-from lists the records of.
 type upstream struct {
-	base   *url.URL // with its base path, such as https://staging.example.com/v1
-	key    string
-	client *http.Client
-	rd     *exchange.Redactor // hides the key in every message
-	limit  int64              // bytes of the list read at most
+	base    *url.URL // with its base path, such as https://staging.example.com/v1
+	key     string
+	client  *http.Client
+	rd      *exchange.Redactor // hides the key in every message
+	limit   int64              // bytes of the list read at most
+	timeout time.Duration      // --upstream-timeout, for messages
 }
 
 // newUpstream checks the --fixtures-from address and makes the client
@@ -50,7 +53,7 @@ func newUpstream(o *options) (*upstream, error) {
 	}
 	key := string(s.upstreamKey)
 	return &upstream{
-		base: u, key: key, limit: maxUpstreamList,
+		base: u, key: key, limit: maxUpstreamList, timeout: p.timeout,
 		rd: exchange.NewRedactor(exchange.Secret{Value: key, Var: upstreamKeyEnv}),
 		client: &http.Client{Transport: transport, CheckRedirect: func(r *http.Request, _ []*http.Request) error {
 			// The key goes to the address given, and nowhere else.
@@ -95,6 +98,10 @@ func (u *upstream) records(ctx context.Context, shape *fixtures.Shape) (records 
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err // the URL is in where already
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return nil, nil, "", fmt.Errorf("the backend sent no answer within --upstream-timeout %s", u.timeout)
 		}
 		return nil, nil, "", fmt.Errorf("the backend cannot be reached: %v", err)
 	}

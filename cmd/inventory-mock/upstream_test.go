@@ -138,7 +138,7 @@ func TestFixturesFromRefused(t *testing.T) {
 			case <-r.Context().Done():
 			case <-time.After(5 * time.Second):
 			}
-		}, args: []string{"--upstream-timeout", "200ms"}, want: "the backend cannot be reached: net/http: timeout awaiting response headers"},
+		}, args: []string{"--upstream-timeout", "200ms"}, want: "the backend sent no answer within --upstream-timeout 200ms"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			url := down.URL

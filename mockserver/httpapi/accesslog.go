@@ -159,12 +159,16 @@ func AccessLog(logger *slog.Logger, rd *exchange.Redactor) func(http.Handler) ht
 			e := &s.entry
 			w.Header()[RequestIDHeader] = []string{e.ID}
 			defer func() {
-				if ctx := r.Context(); h.Enabled(ctx, slog.LevelInfo) {
+				level := slog.LevelInfo
+				if quietRead(r, e.Status()) {
+					level = slog.LevelDebug
+				}
+				if ctx := r.Context(); h.Enabled(ctx, level) {
 					end := time.Now()
 					line := accessLine{
 						end: end, method: loggedMethod(rd, r.Method), path: loggedPath(rd, r.URL.Path),
 						status: e.Status(), bytes: e.bytes, duration: end.Sub(e.Start),
-						code: e.Code, session: e.Session, requestID: e.ID,
+						code: e.Code, session: e.Session, requestID: e.ID, level: level,
 					}
 					if e.Forced != "" || e.Fault != "" {
 						line.prefer, line.chaos = rd.String(e.Forced), rd.String(e.Fault)
@@ -178,6 +182,21 @@ func AccessLog(logger *slog.Logger, rd *exchange.Redactor) func(http.Handler) ht
 		})
 	}
 }
+
+// quietRead reports whether a request is a read of the admin API that
+// succeeded, which the access log writes at debug level, not info: an open
+// dashboard polls the journal every second, and its lines would bury the
+// API's. A change, and every error, is logged at info.
+func quietRead(r *http.Request, status int) bool {
+	if (r.Method != http.MethodGet && r.Method != http.MethodHead) || status >= 400 {
+		return false
+	}
+	p, base := r.URL.Path, adminBase
+	return len(p) > len(base) && p[len(base)] == '/' && p[:len(base)] == base
+}
+
+// adminBase is where the admin API is served.
+var adminBase = spec.AdminBasePath()
 
 // loggedMethod is a request method as a log line shows it: a key sent as
 // the method (curl -X KEY) hidden. The methods of RFC 9110 are no key.

@@ -35,6 +35,9 @@ const (
 	CodeInternal             = "internal"               // 500: a bug in the mock
 	CodeNotImplemented       = "not_implemented"        // 501: the mock has no handler for the operation
 	CodeUnavailable          = "unavailable"            // 503: the store cannot serve now
+	CodeHostNotAllowed       = "host_not_allowed"       // 403 on admin endpoints: the Host header names no host the server answers them for
+	CodeCrossOrigin          = "cross_origin"           // 403 on admin endpoints: a change sent by a page of another origin
+	CodeHTTPSRequired        = "https_required"         // 400: plain HTTP sent to a port that serves HTTPS
 )
 
 // WriteError sends the contract's Error body, {code, message, status}, with
@@ -43,6 +46,13 @@ const (
 // out through here; CheckEnvelope proves at start-up that the loaded
 // contract's Error schemas accept it.
 func WriteError(w http.ResponseWriter, r *http.Request, status int, code, message string) {
+	EntryOf(r).Code = code
+	WriteJSON(w, status, ErrorBody(status, code, message))
+}
+
+// ErrorBody returns the Error body WriteError sends, for a layer that
+// answers below net/http (a TLS port that got plain HTTP).
+func ErrorBody(status int, code, message string) []byte {
 	b := make([]byte, 0, 64+len(code)+len(message))
 	b = append(b, `{"code":`...)
 	b = spec.AppendString(b, code)
@@ -50,9 +60,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, status int, code, messag
 	b = spec.AppendString(b, message)
 	b = append(b, `,"status":`...)
 	b = strconv.AppendInt(b, int64(status), 10)
-	b = append(b, "}\n"...)
-	EntryOf(r).Code = code
-	WriteJSON(w, status, b)
+	return append(b, "}\n"...)
 }
 
 // CheckEnvelope checks that every error response the contract documents

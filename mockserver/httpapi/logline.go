@@ -130,6 +130,7 @@ type accessLine struct {
 	duration                     time.Duration
 	code, session, prefer, chaos string // left out where empty
 	requestID                    string
+	level                        slog.Level // Info, or Debug for a quiet read
 }
 
 // attrs returns the line's attributes in order, for slog.
@@ -153,7 +154,7 @@ func (l *accessLine) attrs() []slog.Attr {
 // write logs the line through h: formatted here where h is a lineHandler
 // and every value is plain, else by h itself.
 func (l *accessLine) write(ctx context.Context, h slog.Handler) {
-	if lh, ok := h.(*lineHandler); ok {
+	if lh, ok := h.(*lineHandler); ok && l.level == slog.LevelInfo {
 		buf := lineBuffers.Get().(*[]byte)
 		if b, ok := l.append((*buf)[:0], lh.json); ok {
 			lh.out.line(b)
@@ -163,7 +164,7 @@ func (l *accessLine) write(ctx context.Context, h slog.Handler) {
 		}
 		lineBuffers.Put(buf)
 	}
-	r := slog.NewRecord(l.end, slog.LevelInfo, "request", 0)
+	r := slog.NewRecord(l.end, l.level, "request", 0)
 	r.AddAttrs(l.attrs()...)
 	h.Handle(ctx, r)
 }

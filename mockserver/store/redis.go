@@ -134,7 +134,7 @@ func ParseRedisURL(raw string) (*redis.Options, string, string, error) {
 		return nil, "", "", errors.New("redis store: not a URL: " + redactedParseError(err))
 	}
 	if u.Scheme != "redis" && u.Scheme != "rediss" {
-		return nil, "", "", fmt.Errorf("redis store %s: want a redis:// or rediss:// URL", u.Redacted())
+		return nil, "", "", fmt.Errorf("redis store %s: want a redis:// or rediss:// URL", redactedURL(u))
 	}
 	q := u.Query()
 	prefix := DefaultRedisPrefix
@@ -143,15 +143,53 @@ func ParseRedisURL(raw string) (*redis.Options, string, string, error) {
 		q.Del("prefix")
 		u.RawQuery = q.Encode()
 		if prefix == "" {
-			return nil, "", "", fmt.Errorf("redis store %s: ?prefix= is empty, which would put the mock's keys among every other key of the database; leave it out for %q, or name one, such as ?prefix=team-a:", u.Redacted(), DefaultRedisPrefix)
+			return nil, "", "", fmt.Errorf("redis store %s: ?prefix= is empty, which would put the mock's keys among every other key of the database; leave it out for %q, or name one, such as ?prefix=team-a:", redactedURL(u), DefaultRedisPrefix)
 		}
 	}
-	where := u.Redacted()
+	where := redactedURL(u)
 	opts, err := redis.ParseURL(u.String())
 	if err != nil {
 		return nil, "", "", fmt.Errorf("redis store %s: %v", where, err)
 	}
 	return opts, prefix, where, nil
+}
+
+// redactedURL returns a Redis URL for messages: its password as xxxxx,
+// and its user too where it has no password (redis://PASSWORD@host is how
+// many write a password alone); the values of its query parameters as
+// xxxxx, except the numbers, durations and switches go-redis reads there.
+func redactedURL(u *url.URL) string {
+	r := *u
+	if r.User != nil {
+		if _, ok := r.User.Password(); ok {
+			r.User = url.UserPassword(r.User.Username(), "xxxxx")
+		} else {
+			r.User = url.User("xxxxx")
+		}
+	}
+	if r.RawQuery != "" {
+		q := r.Query()
+		for k, vs := range q {
+			if !plainOptions[k] {
+				for i := range vs {
+					vs[i] = "xxxxx"
+				}
+			}
+		}
+		r.RawQuery = q.Encode()
+	}
+	return r.String()
+}
+
+// plainOptions are go-redis's URL options that hold no secret: numbers,
+// durations and switches, shown in messages as given.
+var plainOptions = map[string]bool{
+	"db": true, "protocol": true, "pool_fifo": true, "skip_verify": true, "pool_size": true,
+	"dial_timeout": true, "read_timeout": true, "write_timeout": true, "pool_timeout": true,
+	"idle_timeout": true, "max_conn_age": true, "conn_max_idle_time": true, "conn_max_lifetime": true,
+	"conn_max_lifetime_jitter": true, "min_retry_backoff": true, "max_retry_backoff": true, "max_retries": true,
+	"min_idle_conns": true, "max_idle_conns": true, "max_active_conns": true, "max_concurrent_dials": true,
+	"pipeline_pool_size": true, "pipeline_read_buffer_size": true, "pipeline_write_buffer_size": true,
 }
 
 // redactedParseError is a url.Parse error without the URL, which may hold

@@ -285,7 +285,10 @@ func TestParseRedisURL(t *testing.T) {
 		{"redis://127.0.0.1:6379/0", DefaultRedisPrefix, "redis://127.0.0.1:6379/0"},
 		{"rediss://:pw@cache.internal:6380/2?prefix=team-a:", "team-a:", "rediss://:xxxxx@cache.internal:6380/2"},
 		{"redis://user:pw@h:1/3?dial_timeout=3s", DefaultRedisPrefix, "redis://user:xxxxx@h:1/3?dial_timeout=3s"},
+		{"redis://pw@h:1/0", DefaultRedisPrefix, "redis://xxxxx@h:1/0"}, // a password in the user's slot
+		{"redis://h:1/0?client_name=pw&db=2", DefaultRedisPrefix, "redis://h:1/0?client_name=xxxxx&db=2"},
 		{"redis://:pw@h:1/0?nosuch=1", "", "unexpected option: nosuch"},
+		{"redis://:pw@h:1/0?password=pw", "", "unexpected option: password"},
 		{"redis://:pw@h:1/0?prefix=", "", "?prefix= is empty"},
 		{"redis://:pw@h:1/x", "", "invalid database number"},
 		{"http://:pw@h:1/0", "", "want a redis:// or rediss:// URL"},
@@ -298,8 +301,11 @@ func TestParseRedisURL(t *testing.T) {
 		case tt.prefix != "" && (err != nil || prefix != tt.prefix || where != tt.where):
 			t.Errorf("ParseRedisURL(%q) = %q, %q, %v; want %q, %q", tt.url, prefix, where, err, tt.prefix, tt.where)
 		}
-		if err != nil && strings.Contains(err.Error(), "pw") {
+		if err != nil && strings.Contains(strings.ReplaceAll(err.Error(), "password", ""), "pw") {
 			t.Errorf("ParseRedisURL(%q): the error shows the password: %v", tt.url, err)
+		}
+		if strings.Contains(where, "pw") {
+			t.Errorf("ParseRedisURL(%q) shows it as %q, with the password", tt.url, where)
 		}
 	}
 }

@@ -17,13 +17,23 @@ import (
 // Version returns the version of the running binary: stamped, if the build
 // set one with -ldflags "-X main.version=...", else the module version,
 // else the commit it was built from (go build in a git checkout records
-// it), else a sentence saying how to get one.
+// it, unless -buildvcs=false, which GOFLAGS may set), else a sentence
+// saying how to get one.
 func Version(stamped string) string {
+	bi, _ := debug.ReadBuildInfo()
+	return version(stamped, bi)
+}
+
+// unstamped is what Version says of a build that records no version: why,
+// and the command that stamps one, which works however Go is set up.
+const unstamped = `development build without version control information (built outside a git checkout, or with -buildvcs=false, which GOFLAGS may set: go env GOFLAGS); stamp one with go build -ldflags "-X main.version=$(git describe --always --dirty)"`
+
+// version is Version, of the build bi describes (nil: none).
+func version(stamped string, bi *debug.BuildInfo) string {
 	if stamped != "" {
 		return stamped
 	}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
+	if bi == nil {
 		return "unknown (built without module information)"
 	}
 	if v := bi.Main.Version; v != "" && v != "(devel)" {
@@ -43,7 +53,7 @@ func Version(stamped string) string {
 		}
 	}
 	if rev == "" {
-		return "development build without version control information (go build in a git checkout records the commit)"
+		return unstamped
 	}
 	if len(rev) > 12 {
 		rev = rev[:12]
@@ -207,7 +217,18 @@ func valueError(value flag.Value, err error) string {
 // PrintFlags writes each flag of fs in GNU style, --name VALUE, with its
 // help, its default and its environment variable (env gives "" for none).
 func PrintFlags(w io.Writer, fs *flag.FlagSet, env func(flag string) string) {
+	PrintFlagsOf(w, fs, env, nil)
+	fmt.Fprintf(w, "  --help\n      show this help\n")
+}
+
+// PrintFlagsOf writes the flags of fs that keep accepts (nil: all) as
+// PrintFlags does, without --help: for a help that lists its flags in
+// groups.
+func PrintFlagsOf(w io.Writer, fs *flag.FlagSet, env func(flag string) string, keep func(name string) bool) {
 	fs.VisitAll(func(f *flag.Flag) {
+		if keep != nil && !keep(f.Name) {
+			return
+		}
 		name, usage := flag.UnquoteUsage(f)
 		arg := "--" + f.Name
 		if name != "" {
@@ -222,7 +243,6 @@ func PrintFlags(w io.Writer, fs *flag.FlagSet, env func(flag string) string) {
 		}
 		fmt.Fprintln(w)
 	})
-	fmt.Fprintf(w, "  --help\n      show this help\n")
 }
 
 // Default returns a flag's default as help shows it; "" for none.

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"flag"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -165,5 +166,41 @@ func TestMarkdownTableEndsWithHelp(t *testing.T) {
 	rows := strings.Split(strings.TrimSpace(MarkdownTable(newFlags(&settings{}), envName)), "\n")
 	if last := rows[len(rows)-1]; last != "| `--help` |  |  | show this help |" {
 		t.Errorf("last row = %s; want --help, as PrintFlags ends", last)
+	}
+}
+
+// TestVersion checks what --version says of each kind of build; a build
+// without version control information is told how to stamp one, not that
+// go build in a checkout records it (GOFLAGS=-buildvcs=false stops that).
+func TestVersion(t *testing.T) {
+	vcs := func(kv ...string) *debug.BuildInfo {
+		bi := &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}
+		for i := 0; i+1 < len(kv); i += 2 {
+			bi.Settings = append(bi.Settings, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
+		}
+		return bi
+	}
+	tests := []struct {
+		name, stamped string
+		bi            *debug.BuildInfo
+		want          []string
+	}{
+		{"stamped", "v1.2.3", vcs(), []string{"v1.2.3"}},
+		{"module version", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.4.0"}}, []string{"v0.4.0"}},
+		{"commit", "", vcs("vcs.revision", "0123456789abcdef0123", "vcs.time", "2026-11-26T10:00:00Z", "vcs.modified", "true"),
+			[]string{"commit 0123456789ab (2026-11-26T10:00:00Z, with uncommitted changes)"}},
+		{"no vcs information", "", vcs("-buildvcs", "false"), []string{"-buildvcs=false", "go env GOFLAGS", `go build -ldflags "-X main.version=$(git describe --always --dirty)"`}},
+		{"no build information", "", nil, []string{"unknown"}},
+	}
+	for _, tt := range tests {
+		got := version(tt.stamped, tt.bi)
+		for _, w := range tt.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: version = %q; want it to say %q", tt.name, got, w)
+			}
+		}
+		if strings.Contains(got, "records the commit") {
+			t.Errorf("%s: version = %q, which promises what -buildvcs=false breaks", tt.name, got)
+		}
 	}
 }
