@@ -41,6 +41,9 @@ type Outcome struct {
 	Report types.Report
 	Tally  Tally
 	Passed bool
+	// Stopped says why the run stopped before its checks were done (the
+	// target gone, --max-run-time, an interrupt); "" if it did not.
+	Stopped string
 }
 
 // standIn is the testing.T stand-in RunSpecs reports to in a binary.
@@ -54,7 +57,7 @@ func (s *standIn) Fail() { s.failed = true }
 // summary and the reports. It can run once per process, as Ginkgo can.
 func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 	if o.Stdout == nil {
-		o.Stdout = t.redactor.Writer(os.Stdout)
+		o.Stdout = t.secrets.Writer(os.Stdout)
 	}
 	if o.T == nil {
 		o.T = &standIn{}
@@ -63,6 +66,19 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 	// through the caller's (redacting) writer, without the working
 	// directory Ginkgo names the suite by.
 	formatter.ColorableStdOut = hideCwd(o.Stdout)
+	if o.LabelFilter != "" {
+		if f, err := types.ParseLabelFilter(o.LabelFilter); err == nil {
+			t.ahead.filter = f
+		}
+	}
+	// Once the run has stopped (the target gone, --max-run-time), no
+	// check starts: each is aborted, which the summary counts apart from
+	// failures.
+	ginkgo.BeforeEach(func() {
+		if why, _ := t.Stopped(); why != "" {
+			ginkgo.AbortSuite("the run stopped: " + why)
+		}
+	})
 	register(t)
 	var captured types.Report
 	ginkgo.ReportAfterSuite("conformance report", func(r ginkgo.Report) { captured = r })
@@ -78,14 +94,19 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 	if _, isTest := o.T.(*standIn); isTest {
 		reporter.NoColor = true
 	}
+	if !o.DryRun {
+		t.sendAhead(t.stop.ctx)
+	}
 	passed := ginkgo.RunSpecs(o.T, SuiteName, suite, reporter)
 	out := Outcome{Report: captured, Passed: passed}
 	out.Tally = TallyReport(captured, t.cfg.AllowMutations)
+	out.Stopped, _ = t.Stopped()
 	if o.DryRun {
 		return out, nil
 	}
 	var summary bytes.Buffer
-	summarize(&summary, out.Tally)
+	facts := runFacts{Stopped: out.Stopped, Waited: t.Waited(), Allowance: t.cfg.MaxRetryWait}
+	summarize(&summary, out.Tally, facts)
 	if len(out.Tally.Exploration) > 0 { // the exploration ran: its seed replays it
 		fmt.Fprintf(&summary, "Exploration seed: %d (replay with --seed %d)\n", t.cfg.Explore.Seed, t.cfg.Explore.Seed)
 	}
@@ -99,13 +120,17 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 	}
 	o.Info.Mutations = t.cfg.AllowMutations
 	o.Info.Strict = t.cfg.Strict
+	o.Info.runFacts = facts
+	if out.Stopped != "" {
+		captured.SpecialSuiteFailureReasons = append(captured.SpecialSuiteFailureReasons, "the run stopped before its checks were done: "+out.Stopped)
+	}
 	var err error
 	if o.JUnitReport != "" {
-		err = WriteReport(o.JUnitReport, junitReport(captured, o.Info, t.redactor))
+		err = WriteReport(o.JUnitReport, junitReport(captured, o.Info, t.Redactor()))
 	}
 	if o.JSONReport != "" && err == nil {
 		var b []byte
-		if b, err = jsonReport(captured, t.redactor); err == nil {
+		if b, err = jsonReport(captured, t.Redactor()); err == nil {
 			err = WriteReport(o.JSONReport, b)
 		}
 	}
