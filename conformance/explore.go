@@ -309,6 +309,7 @@ type explorer struct {
 	deadline time.Time
 	reg      *registry
 	workers  []*worker
+	lists    gate // bounds the bytes of lists held at once
 
 	steps, sequences atomic.Int64 // while exploring, not shrinking
 
@@ -341,6 +342,7 @@ func newExplorer(ctx context.Context, t *Target) *explorer {
 	if got, err := DecodeList(ctx, x.RespBody, t.inv.Key); err == nil && x.Status == 200 && x.Failure == "" {
 		ix = got
 	}
+	e.lists.last.Store(int64(len(x.RespBody)))
 	if ix == nil {
 		return e
 	}

@@ -144,8 +144,12 @@ func (w *worker) actions() map[string]func(*rapid.T) {
 // previous sequence's restore put every record back.
 func (w *worker) load(rt *rapid.T, run *sequenceRun) {
 	e := w.e
+	n := e.lists.enter()
+	size := int64(0)
+	defer func() { e.lists.leave(n, size) }()
 	since := e.reg.now()
 	x := w.send(Request{Method: e.t.inv.List.Method, Path: e.t.inv.List.Path})
+	size = int64(len(x.RespBody))
 	w.expectStatus(rt, x, "the list answers 200", http.StatusOK)
 	ix := w.decodeList(rt, x)
 	w.judge(rt, x, ix, since, true)
@@ -367,8 +371,12 @@ func (w *worker) check(rt *rapid.T) {
 		}
 	}
 	w.stepCurls()
+	n := e.lists.enter()
+	size := int64(0)
+	defer func() { e.lists.leave(n, size) }()
 	since := e.reg.now()
 	x := e.t.Send(e.ctx, Request{Method: e.t.inv.List.Method, Path: e.t.inv.List.Path})
+	size = int64(len(x.RespBody))
 	run.step = []*Exchange{x}
 	if ps := e.t.ResponseProblems(x); len(ps) > 0 {
 		w.fail(rt, ps[0].Cause, "every response: a documented status, no 5xx, a body valid against the contract", x, problemsText(ps))

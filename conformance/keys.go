@@ -14,7 +14,7 @@ import (
 )
 
 // minRefresh is the least time between two runs of the key command after
-// a 401: a target that refuses every key does not run it for every
+// a 401: a target that refuses every key does not have it run for every
 // request.
 const minRefresh = 5 * time.Second
 
@@ -31,10 +31,10 @@ type keySource struct {
 	secrets *Secrets
 	worked  atomic.Bool // a request with the key got another answer than 401
 
-	mu      sync.Mutex // guards key, gen and fetched, and serialises runs of the command
-	key     string
-	gen     int       // counts the keys the command gave
-	fetched time.Time // when the command last ran
+	mu        sync.Mutex // guards key, gen and refreshed, and serialises runs of the command
+	key       string
+	gen       int       // counts the keys the command gave
+	refreshed time.Time // when the command last ran after a 401
 }
 
 // current returns the key and its generation.
@@ -64,9 +64,10 @@ func (k *keySource) refresh(ctx context.Context, gen int) (string, int, bool) {
 	if k.gen != gen {
 		return k.key, k.gen, true
 	}
-	if time.Since(k.fetched) < minRefresh {
+	if time.Since(k.refreshed) < minRefresh {
 		return "", 0, false
 	}
+	k.refreshed = time.Now()
 	old := k.key
 	if err := k.run(ctx); err != nil || k.key == old {
 		return "", 0, false
@@ -80,7 +81,6 @@ func (k *keySource) refresh(ctx context.Context, gen int) (string, int, bool) {
 func (k *keySource) run(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, k.timeout)
 	defer cancel()
-	k.fetched = time.Now()
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", k.command)
 	var out, errOut capped
 	out.max, errOut.max = maxKeyOutput, 2048

@@ -229,15 +229,18 @@ func (t *Target) prepareList(ctx context.Context) error {
 	what := fmt.Sprintf("GET %s answered %d", x.URL, x.Status)
 	switch ix, err := DecodeList(ctx, x.RespBody, inv.Key); {
 	case x.Failure != "":
-		t.listBroken = fmt.Sprintf("%s but the answer failed (%s: %s)", what, x.Failure, x.Err)
+		t.listBroken = fmt.Sprintf("%s, then the answer failed (%s: %s)", what, x.Failure, x.Err)
 	case x.Status != http.StatusOK:
-		t.listBroken = what + ", not 200 and the records"
+		t.listBroken = what + ", not 200"
 	case err != nil:
-		t.listBroken = fmt.Sprintf("%s with a body that breaks the contract (%v)", what, err)
+		t.listBroken = fmt.Sprintf("%s with no JSON array of records: %s", what, strings.TrimPrefix(err.Error(), ErrNotList.Error()+": "))
 	case len(ix.Order) == 0 && ix.BadCount > 0:
 		t.listBroken = fmt.Sprintf("%s with %d records, none with an int64 %s", what, ix.BadCount, inv.Key)
 	default:
 		t.first = ix
+	}
+	if t.listBroken != "" {
+		t.listBroken = "the list breaks the contract: " + t.listBroken
 	}
 	t.petID = cfg.PetID
 	switch {
@@ -362,7 +365,9 @@ func (t *Target) Secrets() *Secrets { return t.secrets }
 // Key returns the API key in use.
 func (t *Target) Key() string { k, _ := t.keys.current(); return k }
 
-// ListBroken says why the first list broke the contract; "" if it did not.
+// ListBroken says why the first list broke the contract, such as "the
+// list breaks the contract: GET URL answered 500, not 200"; "" if it did
+// not.
 func (t *Target) ListBroken() string { return t.listBroken }
 
 // Unstable says why the target cannot be judged on what a write did (two

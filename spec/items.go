@@ -1,9 +1,39 @@
 package spec
 
 import (
+	"hash/maphash"
 	"io"
 	"strconv"
+	"sync"
 )
+
+// validItems remembers items found valid, by a hash of their bytes, so a
+// list checked again (a long list polled between writes, which changes
+// one record at a time) decodes only the items it has not seen. It
+// forgets everything past maxValidItems.
+type validItems struct {
+	mu   sync.Mutex // guards seen
+	seed maphash.Seed
+	seen map[uint64]struct{}
+}
+
+const maxValidItems = 1 << 20
+
+func (v *validItems) has(h uint64) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	_, ok := v.seen[h]
+	return ok
+}
+
+func (v *validItems) add(h uint64) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.seen == nil || len(v.seen) >= maxValidItems {
+		v.seen = map[uint64]struct{}{}
+	}
+	v.seen[h] = struct{}{}
+}
 
 // plainItems returns the compiled schema of the items where s is a plain
 // array schema: its rules are a type of array and items, nothing else
@@ -15,6 +45,7 @@ func (s *Schema) plainItems() *Schema {
 		return nil
 	}
 	s.itemsOnce.Do(func() {
+		s.valid.seed = maphash.MakeSeed()
 		v, err := DecodeJSON([]byte(s.rules))
 		m, ok := v.(map[string]any)
 		if err != nil || !ok || len(m) != 2 || m["items"] == nil || s.Model.Items == nil || !s.Model.Items.IsA() {
@@ -70,13 +101,21 @@ func (s *Schema) validateArrayJSON(body []byte) ([]Problem, bool) {
 		if err != nil {
 			return nil, false
 		}
+		h := maphash.Bytes(s.valid.seed, raw)
+		if s.valid.has(h) {
+			continue
+		}
 		v, err := DecodeJSON(raw)
 		if err != nil {
 			return nil, false
 		}
-		for _, p := range items.Validate(v) {
+		found := items.Validate(v)
+		for _, p := range found {
 			p.Field = itemField(i, p.Field)
 			ps = append(ps, p)
+		}
+		if len(found) == 0 {
+			s.valid.add(h)
 		}
 	}
 	if _, err := d.dec.ReadToken(); err != nil {

@@ -39,7 +39,8 @@ type Schema struct {
 	purpose  schema_validation.SchemaValidationPurpose
 
 	itemsOnce sync.Once
-	items     *Schema // where the schema is a plain array (type and items only), its items' schema; see items.go
+	items     *Schema    // where the schema is a plain array (type and items only), its items' schema; see items.go
+	valid     validItems // items of a plain array found valid
 }
 
 // compiler holds what every compilation of one document shares.

@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"syscall"
@@ -36,7 +37,18 @@ import (
 // cli.Version reads the build information.
 var version = ""
 
-func main() { cli.Main("inventory-conformance", run) }
+// memoryLimit is the heap Go's collector is asked to stay under, unless
+// GOMEMLIMIT says otherwise: the suite's live memory is about 20 bytes
+// per byte of the longest list, and without a limit the collector lets
+// the heap grow to twice that between collections.
+const memoryLimit = 400 << 20
+
+func main() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(memoryLimit)
+	}
+	cli.Main("inventory-conformance", run)
+}
 
 // run runs the checks, or the HAR check (a cli.Run). It says itself, on
 // stdout and stderr through the redactor of the key, why it ends, so the
@@ -185,7 +197,10 @@ func conform(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer target.Close()
 	mode := "read-only (mutating checks are skipped)"
-	if o.allowMutations {
+	switch {
+	case o.allowMutations && target.ListBroken() != "":
+		mode = "mutations allowed, but " + target.ListBroken() + ": no record to write to"
+	case o.allowMutations:
 		mode = fmt.Sprintf("mutations allowed on %s %d, restored afterwards", target.Inventory().Key, target.PetID())
 	}
 	fmt.Fprintf(out, "Checking %s against %s: %s\n", o.baseURL, contractName, mode)

@@ -150,8 +150,11 @@ var brokenServers = []brokenServer{
 		wrap: func(h http.Handler) http.Handler {
 			const huge, real = "9007199254740993", "64"
 			inner := requests(func(r *http.Request) {
-				if rest, ok := strings.CutPrefix(r.URL.Path, "/v1/inventory/"); ok && rest == huge {
+				switch rest, _ := strings.CutPrefix(r.URL.Path, "/v1/inventory/"); rest {
+				case huge:
 					r.URL.Path, r.URL.RawPath = "/v1/inventory/"+real, ""
+				case real: // listed as huge only: 64 is no pet's
+					r.URL.Path, r.URL.RawPath = "/v1/inventory/999999999", ""
 				}
 			})(h)
 			return responses(func(_ *http.Request, rec *httptest.ResponseRecorder) {
