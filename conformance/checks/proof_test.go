@@ -353,3 +353,58 @@ func tail(b []byte) []byte {
 	}
 	return b
 }
+
+// TestRemoteRuns measures whole runs, every check and the exploration at
+// the binary's defaults (time-bounded, 8 workers), against a target far
+// away: each request is delayed by CONFORMANCE_REMOTE_LATENCY (30ms if
+// unset). The correct mock must pass within 20 s, and the server with the
+// "rejected body after a write" bug must fail within 60 s, the exploration
+// naming it, in each of CONFORMANCE_REMOTE_RUNS runs, one at a time. It is
+// a measurement, skipped unless CONFORMANCE_REMOTE_RUNS is set:
+//
+//	CONFORMANCE_REMOTE_RUNS=5 go test -run '^TestRemoteRuns$' -v ./conformance/checks
+func TestRemoteRuns(t *testing.T) {
+	if os.Getenv(brokenEnv) != "" {
+		t.Skip("in a child process")
+	}
+	runs, _ := strconv.Atoi(os.Getenv("CONFORMANCE_REMOTE_RUNS"))
+	if runs <= 0 {
+		t.Skip("a measurement: set CONFORMANCE_REMOTE_RUNS to run it")
+	}
+	latency := "30ms"
+	if v := os.Getenv("CONFORMANCE_REMOTE_LATENCY"); v != "" {
+		latency = v
+	}
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		name   string
+		within time.Duration
+		pass   bool
+	}{
+		{correctServer, 20 * time.Second, true},
+		{"rejected-after-write-corrupts", 60 * time.Second, false},
+	} {
+		var took []string
+		for i := 1; i <= runs; i++ {
+			start := time.Now()
+			r := runChildEnv(t, tt.name, filepath.Join(dir, fmt.Sprintf("%s-%d", tt.name, i)), latencyEnv+"="+latency,
+				exploreEnv+"=none", exploreTimeEnv+"=default", seedEnv+"="+strconv.Itoa(1000+i))
+			d := time.Since(start)
+			tally := conformance.TallyReport(r.report, true)
+			explored := "exploration: " + strings.Join(tally.Exploration, "; ")
+			switch {
+			case tt.pass && (r.err != nil || len(tally.Failed) > 0):
+				t.Errorf("%s run %d failed %q\n%s", tt.name, i, tally.Failed, tail(r.output))
+			case !tt.pass && r.err == nil:
+				t.Errorf("%s run %d passed; %s", tt.name, i, explored)
+			case !tt.pass && !slices.Contains(tally.ByCause[conformance.CauseRejectedChanged], "explore: random sequences of calls keep the model: read after write, no other record changed, rejected writes change nothing, documented statuses and bodies only"):
+				t.Errorf("%s run %d: the exploration did not name %s; causes %v; %s", tt.name, i, conformance.CauseRejectedChanged, tally.Causes, explored)
+			}
+			if d > tt.within {
+				t.Errorf("%s run %d took %s; want under %s", tt.name, i, d.Round(time.Millisecond), tt.within)
+			}
+			took = append(took, fmt.Sprintf("%s (%d failed; %s)", d.Round(100*time.Millisecond), len(tally.Failed), explored))
+		}
+		t.Logf("%s, %s away, %d runs:\n  %s", tt.name, latency, runs, strings.Join(took, "\n  "))
+	}
+}
