@@ -56,6 +56,7 @@ func (t *Target) sendAhead(ctx context.Context) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
+			r.ahead = true // traced when a check takes it
 			xs[i] = t.send(ctx, r)
 		}()
 	}

@@ -30,6 +30,7 @@ type Request struct {
 	MaxBytes int64
 
 	restore bool // a restore: sent even after the run stopped, unless the target is gone
+	ahead   bool // sent ahead of its check (Ahead): traced when the check takes it
 }
 
 // Values of Request.Auth that send no credential.
@@ -150,16 +151,27 @@ func (t *Target) send(ctx context.Context, r Request) *Exchange {
 		if !ok {
 			break
 		}
-		select {
-		case <-ctx.Done():
-			t.trace(x)
-			return x
-		case <-time.After(d):
+		if !waitFor(ctx, d) {
+			break
 		}
 		x.Waited += d
 	}
-	t.trace(x)
+	if !r.ahead {
+		t.trace(x)
+	}
 	return x
+}
+
+// waitFor waits d, or until ctx ends; it reports whether d passed.
+func waitFor(ctx context.Context, d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
+	}
 }
 
 // errStopped is the cause of a request the run's stop ended.

@@ -66,10 +66,19 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 	// through the caller's (redacting) writer, without the working
 	// directory Ginkgo names the suite by.
 	formatter.ColorableStdOut = hideCwd(o.Stdout)
+	suite, reporter := ginkgo.GinkgoConfiguration()
 	if o.LabelFilter != "" {
-		if f, err := types.ParseLabelFilter(o.LabelFilter); err == nil {
-			t.ahead.filter = f
+		suite.LabelFilter = o.LabelFilter
+	}
+	// The requests sent ahead are those of the checks the filter selects
+	// (Ginkgo's own -ginkgo.label-filter included): a check left out, such
+	// as one that puts the key in a URL, sends nothing.
+	if suite.LabelFilter != "" {
+		f, err := types.ParseLabelFilter(suite.LabelFilter)
+		if err != nil {
+			return Outcome{}, err
 		}
+		t.ahead.filter = f
 	}
 	// Once the run has stopped (the target gone, --max-run-time), no
 	// check starts: each is aborted, which the summary counts apart from
@@ -83,10 +92,6 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 	var captured types.Report
 	ginkgo.ReportAfterSuite("conformance report", func(r ginkgo.Report) { captured = r })
 
-	suite, reporter := ginkgo.GinkgoConfiguration()
-	if o.LabelFilter != "" {
-		suite.LabelFilter = o.LabelFilter
-	}
 	suite.RandomSeed = 1 // a stable order; exploration has its own --seed
 	suite.RandomizeAllSpecs = false
 	suite.DryRun = o.DryRun
