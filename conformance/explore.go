@@ -99,8 +99,9 @@ type exploreResult struct {
 	Workers   int
 	Steps     int // steps run while exploring (not counting shrinking)
 	Sequences int
-	Elapsed   time.Duration
-	Stopped   string // why it stopped drawing: "the time budget", "the step budget", "an interrupt", "a failure"
+	Elapsed   time.Duration // shrinking included
+	Found     time.Duration // when the failure was found, from the start; 0: none
+	Stopped   string        // why it stopped drawing: "the time budget", "the step budget", "an interrupt", "a failure"
 	Failure   *exploreFailure
 }
 
@@ -140,6 +141,9 @@ func (r *exploreResult) Summary() string {
 	found := "nothing broken"
 	if r.Failure != nil {
 		found = "found: " + r.Failure.Rule
+		if r.Found > 0 {
+			found = fmt.Sprintf("found after %s: %s", r.Found.Round(time.Millisecond), r.Failure.Rule)
+		}
 	}
 	return fmt.Sprintf("%d steps in %d sequences in %s, %d %s, seed %d, stopped by %s; %s",
 		r.Steps, r.Sequences, r.Elapsed.Round(time.Millisecond), r.Workers, plural(r.Workers, "worker", "workers"), r.Seed, r.Stopped, found)
@@ -205,6 +209,7 @@ func (t *Target) Explore(ctx context.Context) *exploreResult {
 			last, shrunk = f, false
 			why = "shrinking ran out of time"
 		}
+		res.Found = e.found
 		res.Failure = &exploreFailure{Rule: last.rule, Cause: last.cause, Detail: last.detail, Steps: last.lines, Original: f.length, Shrunk: shrunk, Worker: f.worker, Why: why}
 	}
 	if t.cfg.AllowMutations && res.Failure == nil && ctx.Err() == nil {
@@ -319,13 +324,15 @@ type explorer struct {
 	reproChecked bool // rapid replayed the first failing sequence
 	reproduced   bool // and it failed again, the same way
 	first, last  *sequenceRun
+	found        time.Duration // when first was found, from the start
 }
 
 // newExplorer lists the records, makes them the model, and gives each
 // worker records of its own to write to: the listed ones cut in
-// contiguous blocks (a record and the one listed after it are mostly the
-// same worker's), only --pet-id where it is given (to the first worker),
-// none without --allow-mutations.
+// contiguous blocks, one record between two blocks left to no worker (a
+// record and its neighbours are the same worker's, or no worker's), only
+// --pet-id where it is given (to the first worker), none without
+// --allow-mutations.
 func newExplorer(ctx context.Context, t *Target) *explorer {
 	cfg := t.cfg.Explore
 	n := cfg.Workers
@@ -354,9 +361,16 @@ func newExplorer(ctx context.Context, t *Target) *explorer {
 	if t.cfg.PetID != 0 {
 		ids = []int64{t.cfg.PetID}
 	}
-	writers := min(n, len(ids))
+	// Between two workers' blocks lies a record no worker writes: a write
+	// that wrongly changes the record next to it changes one that every
+	// worker may judge, rather than one another worker is writing.
+	writers := min(n, max(1, len(ids)/2))
 	for i := range writers {
-		own := ids[i*len(ids)/writers : (i+1)*len(ids)/writers]
+		lo, hi := i*len(ids)/writers, (i+1)*len(ids)/writers
+		if i < writers-1 {
+			hi-- // the gap
+		}
+		own := ids[lo:hi]
 		e.workers[i].own = own
 		for _, id := range own {
 			e.reg.recs[id].owner = i
@@ -408,7 +422,7 @@ func (e *explorer) failed(w *worker, run *sequenceRun, seqTime time.Duration) bo
 	defer e.mu.Unlock()
 	switch {
 	case e.first == nil:
-		e.first, e.shrinker = run, w
+		e.first, e.shrinker, e.found = run, w, time.Since(e.start)
 		// Room for rapid to replay the sequence at least twice (to see
 		// that it fails again), then the time budget for shrinking.
 		e.shrinkUntil = time.Now().Add(max(e.cfg.ShrinkTime, 0) + 2*seqTime)

@@ -177,7 +177,16 @@ func (w *worker) decodeList(rt *rapid.T, x *Exchange) *Index {
 // it, or a change no request of the step asked for.
 func (w *worker) judge(rt *rapid.T, x *Exchange, ix *Index, since uint64, afterRestore bool) {
 	e, run := w.e, w.run
-	ms := e.reg.judge(w.n, ix, since)
+	var ms []mismatch
+	for _, m := range e.reg.judge(w.n, ix, since) {
+		if _, addressed := run.addressed[m.id]; !addressed && !run.wrote && m.othersBusy > 0 && !(afterRestore && w.restored[m.id]) {
+			// Not this step's doing, and other workers wrote meanwhile:
+			// the one whose step did it sees it in its own next list and
+			// names it; a worker that only read would misname it.
+			continue
+		}
+		ms = append(ms, m)
+	}
 	if len(ms) == 0 {
 		return
 	}

@@ -267,6 +267,9 @@ func TestExplorationProof(t *testing.T) {
 			var steps int
 			_, _ = fmt.Sscanf(e, "%d steps", &steps)
 			took, _, _ := strings.Cut(strings.SplitN(e, " in ", 3)[2], ",")
+			if _, after, ok := strings.Cut(e, "found after "); ok {
+				took, _, _ = strings.Cut(after, ":")
+			}
 			found[j.name] = append(found[j.name], fmt.Sprintf("seed %s: %d steps, %s", j.seed, steps, took))
 			if hit && steps > maxSteps {
 				maxSteps, slowest = steps, j.name+" (seed "+j.seed+")"
@@ -328,7 +331,7 @@ func testDeepBugs(t *testing.T) {
 				if res.Failure.Cause != b.cause {
 					t.Errorf("seed %d: found %s; want %s:\n%s", seed, res.Failure.Cause, b.cause, res.Failure)
 				}
-				took, steps = append(took, res.Elapsed), append(steps, res.Steps)
+				took, steps = append(took, res.Found), append(steps, res.Steps)
 			}
 			slices.Sort(took)
 			slices.Sort(steps)
