@@ -88,6 +88,9 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 			ginkgo.AbortSuite("the run stopped: " + why)
 		}
 	})
+	// The checks register what they send ahead while Ginkgo builds its
+	// tree, in RunSpecs; the suite's first node sends it.
+	ginkgo.BeforeSuite(func() { t.sendAhead(t.stop.ctx) })
 	register(t)
 	var captured types.Report
 	ginkgo.ReportAfterSuite("conformance report", func(r ginkgo.Report) { captured = r })
@@ -98,9 +101,6 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 	reporter.Verbose = reporter.Verbose || o.Verbose
 	if _, isTest := o.T.(*standIn); isTest {
 		reporter.NoColor = true
-	}
-	if !o.DryRun {
-		t.sendAhead(t.stop.ctx)
 	}
 	passed := ginkgo.RunSpecs(o.T, SuiteName, suite, reporter)
 	out := Outcome{Report: captured, Passed: passed}
