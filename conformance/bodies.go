@@ -38,7 +38,7 @@ type Body struct {
 	ContentType string // empty: application/json
 	// Sets holds, for a Valid body, the record fields it sets and their
 	// values; the answer and the following list must show them.
-	Sets Record
+	Sets Values
 }
 
 func jsonString(s string) json.RawMessage {
@@ -81,7 +81,7 @@ func (t *Target) baseValues(cur Record) ([]string, map[string]json.RawMessage) {
 	var names []string
 	vals := map[string]json.RawMessage{}
 	for _, f := range t.inv.Body.Fields {
-		v, has := cur[f.Name]
+		v, has := cur.Field(f.Name)
 		switch {
 		case has && t.inv.Record.Field(f.Name) != nil:
 			vals[f.Name] = v
@@ -99,10 +99,12 @@ func (t *Target) baseValues(cur Record) ([]string, map[string]json.RawMessage) {
 // registration uses to name the bodies the checks will send: the bodies
 // built for it name every case any record can have.
 func (t *Target) Prototype() Record {
-	r := Record{}
+	vals := map[string]json.RawMessage{}
 	for _, f := range t.inv.Record.Fields {
-		r[f.Name] = valueFor(f, nil, 0)
+		vals[f.Name] = valueFor(f, nil, 0)
 	}
+	r := Record{JSON: encodeObject(t.inv.Record.Names(), vals)}
+	r.ID, _ = r.Int(t.inv.Key)
 	return r
 }
 
@@ -118,12 +120,13 @@ func (t *Target) Harmless(cur Record) []byte {
 // (and those the body requires), the n-th of the suite's choices.
 func (t *Target) Write(cur Record, n int) Body {
 	names, vals := t.baseValues(cur)
-	sets := Record{}
+	sets := Values{}
 	for _, f := range t.writable() {
 		if !slices.Contains(names, f.Name) {
 			continue // cur lacks it and it is optional: never added
 		}
-		vals[f.Name] = valueFor(f, cur[f.Name], n)
+		old, _ := cur.Field(f.Name)
+		vals[f.Name] = valueFor(f, old, n)
 		sets[f.Name] = vals[f.Name]
 	}
 	return Body{Name: "a valid update", Raw: encodeObject(names, vals), Kind: Valid, Sets: sets}
@@ -133,7 +136,7 @@ func (t *Target) Write(cur Record, n int) Body {
 // rest as cur has it.
 func (t *Target) WriteValue(cur Record, f *spec.Field, raw json.RawMessage) Body {
 	b := t.with(cur, f.Name, raw, fmt.Sprintf("%s %s", f.Name, raw), Valid)
-	b.Sets = Record{f.Name: raw}
+	b.Sets = Values{f.Name: raw}
 	return b
 }
 

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/petstore/inventory-kit/spec"
+	"github.com/petstore/inventory-kit/spec/exchange"
 )
 
 // A Cause names what a failure is about, so that the summary groups the
@@ -37,7 +39,7 @@ const (
 	CauseServerError       Cause = "server-error"
 	CauseWrongErrorStatus  Cause = "wrong-error-status"
 	CauseUnknownNot404     Cause = "unknown-record-not-404"
-	CauseBadIDAccepted     Cause = "malformed-identifier-not-400"
+	CauseBadIDAccepted     Cause = "malformed-identifier-not-rejected"
 	CauseValidRefused      Cause = "valid-request-refused"
 	CauseUnexpectedStatus  Cause = "unexpected-status"
 	CauseRecordMissing     Cause = "record-missing"
@@ -46,6 +48,8 @@ const (
 	CauseWriteNotStored    Cause = "write-not-stored"
 	CauseNotIdempotent     Cause = "not-idempotent"
 	CauseOtherChanged      Cause = "other-record-changed"
+	CauseUnprompted        Cause = "record-changed-without-write"
+	CauseUnstable          Cause = "records-unstable"
 	CauseRejectedChanged   Cause = "rejected-write-changed-data"
 	CauseLostUpdate        Cause = "lost-update"
 	CauseRecordAppeared    Cause = "record-appeared"
@@ -62,7 +66,7 @@ var suiteRules = map[Cause]string{
 	CauseServerError:       "a 5xx answer",
 	CauseWrongErrorStatus:  "a request the contract forbids answered with another error status",
 	CauseUnknownNot404:     "an unknown record not answered 404",
-	CauseBadIDAccepted:     "an identifier that is not a valid one not answered 400",
+	CauseBadIDAccepted:     "an identifier that is not a valid one not answered 400 or 404",
 	CauseValidRefused:      "a valid request refused",
 	CauseUnexpectedStatus:  "a status the check does not allow",
 	CauseRecordMissing:     "a record that should be listed is not",
@@ -70,7 +74,9 @@ var suiteRules = map[Cause]string{
 	CauseRecordMismatch:    "a record answered differently from the list",
 	CauseWriteNotStored:    "an update not stored as answered",
 	CauseNotIdempotent:     "the same update twice gives different records",
-	CauseOtherChanged:      "an update changed another record",
+	CauseOtherChanged:      "a request changed a record it did not address",
+	CauseUnprompted:        "a record changed though no request wrote to it",
+	CauseUnstable:          "the target does not hold its records still: lists with no write between them differ",
 	CauseRejectedChanged:   "a rejected request changed data",
 	CauseLostUpdate:        "concurrent updates lost or mixed",
 	CauseRecordAppeared:    "a record appeared without a write that creates it",
@@ -106,6 +112,13 @@ func (t *Target) because(c Cause, detail string) {
 // recording the cause.
 func (t *Target) FailBecause(c Cause, x *Exchange, want string, problems []string) {
 	ginkgo.GinkgoHelper()
+	if why, _ := t.stop.reason(); why != "" && (x == nil || x.Failure == exchange.FailureNoAnswer) {
+		// Not the target's answer: the run stopped under the check.
+		ginkgo.AbortSuite("the run stopped: " + why)
+	}
+	if len(problems) > maxExamples {
+		problems = append(problems[:maxExamples:maxExamples], fmt.Sprintf("and %d more problems", len(problems)-maxExamples))
+	}
 	detail := want + " — got " + gotLine(x)
 	if len(problems) > 0 {
 		p := problems[0]

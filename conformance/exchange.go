@@ -3,9 +3,11 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,6 +28,9 @@ type Request struct {
 	// MaxBytes caps the response body below Config.MaxResponseBytes, for
 	// answers that are one record; 0: the configured cap.
 	MaxBytes int64
+
+	restore bool // a restore: sent even after the run stopped, unless the target is gone
+	ahead   bool // sent ahead of its check (Ahead): traced when the check takes it
 }
 
 // Values of Request.Auth that send no credential.
@@ -45,19 +50,34 @@ type Exchange struct {
 	// set): why a first call found no target, for a person to act on.
 	Cause error
 
-	rd *exchange.Redactor // hides the key wherever the exchange is shown
+	secrets *Secrets // hide every secret wherever the exchange is shown
 }
 
 // Send makes the request and records the exchange. It never fails the
-// check: transport errors are in the Exchange.
+// check: transport errors are in the Exchange. A read-only check's
+// request sent ahead (Ahead) is answered from there, once.
 func (t *Target) Send(ctx context.Context, r Request) *Exchange {
-	x := &Exchange{Exchange: exchange.Exchange{Method: r.Method, URL: t.base.String() + r.Path, Header: http.Header{}, Body: r.Body, BodySize: int64(len(r.Body))}, rd: t.redactor}
+	if x := t.ahead.take(r); x != nil {
+		t.trace(x)
+		return x
+	}
+	return t.send(ctx, r)
+}
+
+// send makes the request; see Send.
+func (t *Target) send(ctx context.Context, r Request) *Exchange {
+	x := &Exchange{Exchange: exchange.Exchange{Time: time.Now(), Method: r.Method, URL: t.base.String() + r.Path, Header: http.Header{}, Body: r.Body, BodySize: int64(len(r.Body))}, secrets: t.secrets}
 	x.Op = t.operation(r.Method, r.Path)
 	x.Path = t.contract.BasePath + strings.SplitN(r.Path, "?", 2)[0]
+	for name, vs := range t.cfg.Headers {
+		x.Header[http.CanonicalHeaderKey(name)] = slices.Clone(vs)
+	}
+	key, keyGen := t.keys.current()
 	switch r.Auth {
 	case "":
-		x.Header.Set("Authorization", "Bearer "+t.cfg.APIKey)
+		x.Header.Set("Authorization", "Bearer "+key)
 	case NoAuth:
+		x.Header.Del("Authorization")
 	case emptyAuth:
 		x.Header["Authorization"] = []string{""}
 	default:
@@ -71,11 +91,37 @@ func (t *Target) Send(ctx context.Context, r Request) *Exchange {
 		x.Header.Set("Content-Type", ct)
 	}
 	x.Header.Set("Accept", "application/json")
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		t.lists.wrote() // whatever answer comes, a list read before may be stale now
+	}
+	if reason, gone := t.stop.reason(); reason != "" && (!r.restore || gone) {
+		x.Failure, x.Err = exchange.FailureNoAnswer, "not sent: the run stopped ("+reason+")"
+		x.Cause = errStopped
+		return x
+	}
+	if !r.restore {
+		// The run's stop (a gone target, --max-run-time, an interrupt)
+		// ends a request in flight; a restore is left to finish.
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		stopAfter := context.AfterFunc(t.stop.ctx, func() { cancel(errStopped) })
+		defer stopAfter()
+		defer cancel(nil)
+	}
 	limit := t.cfg.MaxResponseBytes
 	if r.MaxBytes > 0 {
 		limit = min(limit, r.MaxBytes)
 	}
+	refreshed := false
 	for attempt := 1; ; attempt++ {
+		if d := time.Until(t.paused()); d > 0 {
+			// Another request was answered 429: this one waits too.
+			if !waitFor(ctx, d) {
+				x.Failure, x.Err, x.Cause = exchange.FailureNoAnswer, "not sent: "+context.Cause(ctx).Error(), context.Cause(ctx)
+				return x
+			}
+			x.Waited += d
+		}
 		var body io.Reader
 		if r.Body != nil {
 			body = bytes.NewReader(r.Body)
@@ -87,26 +133,60 @@ func (t *Target) Send(ctx context.Context, r Request) *Exchange {
 		}
 		req.Header = x.Header.Clone()
 		t.roundTrip(req, x, limit)
-		if x.Failure != "" || x.Status != http.StatusTooManyRequests || attempt == maxAttempts {
+		if x.Failure == exchange.FailureNoAnswer && context.Cause(ctx) == errStopped {
+			x.Err = "stopped: the run stopped (" + first(t.stop.reason()) + ")"
+			x.Cause = errStopped
+		}
+		t.stop.answered(x, ctx.Err() != nil)
+		if r.Auth == "" && x.Status == http.StatusUnauthorized && !refreshed {
+			// A key that worked and is refused now may have expired: the
+			// key command gives a new one, and the request goes again.
+			if k, g, ok := t.keys.refresh(ctx, keyGen); ok {
+				refreshed, key, keyGen = true, k, g
+				x.Header.Set("Authorization", "Bearer "+key)
+				continue
+			}
+		}
+		if r.Auth == "" && x.Status != 0 && x.Status != http.StatusUnauthorized {
+			t.keys.worked.Store(true)
+		}
+		if x.Failure != "" || x.Status != http.StatusTooManyRequests || attempt >= maxAttempts {
 			break
 		}
-		// A rate limit is the target's right, not a contract failure: wait
-		// and retry, within the run's allowance.
-		d, ok := t.takeWait(retryAfter(x.RespHeader.Get("Retry-After"), time.Now()))
+		// A rate limit is the target's right, not a contract failure: the
+		// run pauses and the request goes again, within the allowance.
+		now := time.Now()
+		to, ok := t.pause(now, retryAfter(x.RespHeader.Get("Retry-After"), now))
 		if !ok {
 			break
 		}
-		select {
-		case <-ctx.Done():
-			t.trace(x)
-			return x
-		case <-time.After(d):
+		if !waitFor(ctx, to.Sub(now)) {
+			break
 		}
-		x.Waited += d
+		x.Waited += to.Sub(now)
 	}
-	t.trace(x)
+	if !r.ahead {
+		t.trace(x)
+	}
 	return x
 }
+
+// waitFor waits d, or until ctx ends; it reports whether d passed.
+func waitFor(ctx context.Context, d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
+	}
+}
+
+// errStopped is the cause of a request the run's stop ended.
+var errStopped = errors.New("the run stopped")
+
+func first(s string, _ bool) string { return s }
 
 // maxAttempts bounds the tries of a request answered 429.
 const maxAttempts = 4
@@ -128,18 +208,44 @@ func retryAfter(v string, now time.Time) time.Duration {
 	return min(max(d, 100*time.Millisecond), maxOneWait)
 }
 
-// takeWait takes d from the run's allowance for waiting on 429 answers. It
-// returns false once the allowance is spent.
-func (t *Target) takeWait(d time.Duration) (time.Duration, bool) {
+// Waited returns how long the run has waited on 429 answers.
+func (t *Target) Waited() time.Duration {
 	t.waitMu.Lock()
 	defer t.waitMu.Unlock()
+	return t.waited
+}
+
+// pause pauses the run's requests for d from now, on a 429, and returns
+// when they may go again. Only the time it adds to a pause already under
+// way is taken from the allowance (--max-retry-wait), so that requests in
+// flight at once share one wait. It returns false once the allowance is
+// spent.
+func (t *Target) pause(now time.Time, d time.Duration) (time.Time, bool) {
+	t.waitMu.Lock()
+	defer t.waitMu.Unlock()
+	to := now.Add(d)
+	from := t.pausedTo
+	if from.Before(now) {
+		from = now
+	}
+	if !to.After(from) {
+		return t.pausedTo, true // already paused as long
+	}
 	left := t.cfg.MaxRetryWait - t.waited
 	if left <= 0 {
-		return 0, false
+		return now, false
 	}
-	d = min(d, left)
-	t.waited += d
-	return d, true
+	add := min(to.Sub(from), left)
+	t.waited += add
+	t.pausedTo = from.Add(add)
+	return t.pausedTo, true
+}
+
+// paused returns when the run's requests may go again after a 429.
+func (t *Target) paused() time.Time {
+	t.waitMu.Lock()
+	defer t.waitMu.Unlock()
+	return t.pausedTo
 }
 
 // roundTrip makes one attempt of req and records it in x, reading at most
@@ -180,7 +286,7 @@ func (t *Target) readBody(r io.Reader, limit int64, x *Exchange) {
 		x.Failure, x.Err, x.Cause = exchange.FailureCut, err.Error(), err
 	case got > n:
 		// Only the start is kept, the key hidden before the cut.
-		x.RespBody = t.redactor.Cut(b, 4096)
+		x.RespBody = t.Redactor().Cut(b, 4096)
 		x.Failure, x.Err = exchange.FailureCapped, fmt.Sprintf("response body too large: the run has read %s of responses, its cap (--max-run-bytes)", byteSize(t.cfg.MaxRunBytes))
 		if n == limit {
 			x.Err = fmt.Sprintf("response body too large: more than %s (the cap per response, --max-response-bytes)", byteSize(limit))
@@ -241,11 +347,11 @@ func (t *Target) operation(method, path string) *spec.Operation {
 }
 
 // Curl renders the request as a curl command line, the key as
-// $INVENTORY_API_KEY.
-func (x *Exchange) Curl() string { return exchange.Curl(&x.Exchange, x.rd) }
+// $INVENTORY_API_KEY and each extra header's value as its variable.
+func (x *Exchange) Curl() string { return exchange.Curl(&x.Exchange, x.secrets.Redactor()) }
 
-// Got describes the response, the key hidden.
-func (x *Exchange) Got() string { return x.Exchange.Got(x.rd) }
+// Got describes the response, every secret hidden.
+func (x *Exchange) Got() string { return x.Exchange.Got(x.secrets.Redactor()) }
 
 // Want renders a failure message: what the contract wanted, the request as
 // curl and what came back.

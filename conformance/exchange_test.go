@@ -136,3 +136,52 @@ func TestKeyStraddlingACut(t *testing.T) {
 		leaks(fmt.Sprintf("the record with the key at byte %d of its status", n), x.Want("a record")+strings.Join(texts(ps), "\n"))
 	}
 }
+
+// TestRateLimitPausesTheRun: requests in flight at once that meet a 429
+// share one pause, so the allowance (--max-retry-wait) counts the time
+// the run stood still, not that time once per request.
+func TestRateLimitPausesTheRun(t *testing.T) {
+	var mu sync.Mutex
+	var limitedTo time.Time // the server answers 429 until then
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		if limitedTo.IsZero() {
+			limitedTo = time.Now().Add(200 * time.Millisecond)
+		}
+		limited := time.Now().Before(limitedTo)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if limited {
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+			io.WriteString(w, `{"code":"rate_limited","message":"slow down","status":429}`)
+			return
+		}
+		io.WriteString(w, `[]`)
+	}))
+	defer srv.Close()
+	tg, err := NewTarget(Config{BaseURL: srv.URL + "/v1", APIKey: "k", MaxRetryWait: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 16
+	var wg sync.WaitGroup
+	statuses := make([]int, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses[i] = tg.Send(context.Background(), Request{Method: "GET", Path: "/inventory"}).Status
+		}()
+	}
+	wg.Wait()
+	for i, s := range statuses {
+		if s != http.StatusOK {
+			t.Errorf("request %d: status %d; want 200 after the pause", i, s)
+		}
+	}
+	// One pause of 1 s (Retry-After), however many of the 16 met it.
+	if w := tg.Waited(); w < time.Second || w > 2*time.Second {
+		t.Errorf("the run waited %s in all; want one pause of about 1s, not one per request", w)
+	}
+}

@@ -51,12 +51,14 @@ func exploreTarget(t *testing.T, cfg ExploreConfig, wrap func(http.Handler) http
 	}
 }
 
-// TestExploreSameSeedSameRun: two explorations with the same seed against
-// targets in the same state send the very same requests, in the same
-// order, and report the same steps; another seed sends others.
+// TestExploreSameSeedSameRun: two explorations with the same seed and one
+// worker against targets in the same state send the very same requests,
+// in the same order, and report the same steps; another seed sends
+// others. With several workers, each runs the same sequences; only the
+// order in which their requests interleave differs.
 func TestExploreSameSeedSameRun(t *testing.T) {
 	run := func(seed uint64) (*exploreResult, []string) {
-		tg, log := exploreTarget(t, ExploreConfig{Steps: 60, Seed: seed, Time: time.Minute}, nil)
+		tg, log := exploreTarget(t, ExploreConfig{Steps: 60, Seed: seed, Time: time.Minute, Workers: 1}, nil)
 		res := tg.Explore(context.Background())
 		return res, log()
 	}
@@ -74,38 +76,64 @@ func TestExploreSameSeedSameRun(t *testing.T) {
 	}
 }
 
-// TestExploreShrinks: a target that fails every update to a quantity
-// above 500 (a 500 answer) is found, and the sequence is shrunk to the
-// one step that breaks it, from a longer one.
+// TestExploreShrinks: a target that fails an update to a quantity above
+// 500 right after a rejected body to the same record (a 500 answer) is
+// found, and the sequence is shrunk to the two steps that break it, from
+// a longer one.
 func TestExploreShrinks(t *testing.T) {
 	planted := func(h http.Handler) http.Handler {
+		var mu sync.Mutex // guards rejected
+		rejected := map[string]bool{}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Method == http.MethodPatch {
-				b, _ := io.ReadAll(r.Body)
-				r.Body = io.NopCloser(bytes.NewReader(b))
-				var u struct{ Quantity *int64 }
-				if json.Unmarshal(b, &u) == nil && u.Quantity != nil && *u.Quantity > 500 {
-					w.Header().Set("Content-Type", "application/json")
-					w.WriteHeader(http.StatusInternalServerError)
-					_, _ = io.WriteString(w, `{"code":"planted","message":"planted","status":500}`)
-					return
-				}
+			if r.Method != http.MethodPatch || !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer "+exploreKey) {
+				h.ServeHTTP(w, r)
+				return
 			}
-			h.ServeHTTP(w, r)
+			b, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(b))
+			var u struct{ Quantity *int64 }
+			valid := json.Unmarshal(b, &u) == nil && u.Quantity != nil
+			mu.Lock()
+			after := rejected[r.URL.Path]
+			rejected[r.URL.Path] = false
+			mu.Unlock()
+			if valid && after && *u.Quantity > 500 {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusInternalServerError)
+				_, _ = io.WriteString(w, `{"code":"planted","message":"planted","status":500}`)
+				return
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, r)
+			mu.Lock()
+			rejected[r.URL.Path] = rec.Code == http.StatusBadRequest
+			mu.Unlock()
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(rec.Code)
+			_, _ = w.Write(rec.Body.Bytes())
 		})
 	}
-	tg, _ := exploreTarget(t, ExploreConfig{Steps: 300, Seed: 7, SequenceLength: 6, Time: time.Minute, ShrinkTime: 10 * time.Second}, planted)
-	res := tg.Explore(context.Background())
-	f := res.Failure
-	if f == nil {
-		t.Fatalf("the planted failure was not found: %s", res.Summary())
+	longer := false
+	for seed := uint64(1); seed <= 8 && !longer; seed++ {
+		tg, _ := exploreTarget(t, ExploreConfig{Seed: seed, Time: time.Minute, ShrinkTime: 5 * time.Second}, planted)
+		res := tg.Explore(context.Background())
+		f := res.Failure
+		if f == nil {
+			t.Fatalf("seed %d: the planted failure was not found: %s", seed, res.Summary())
+		}
+		if !f.Shrunk || len(f.Steps) != 2 || f.Cause != CauseServerError {
+			t.Errorf("seed %d: found %d steps (shrunk %v) from %d, cause %s; want 2 steps, server-error:\n%s", seed, len(f.Steps), f.Shrunk, f.Original, f.Cause, f)
+		}
+		if !strings.Contains(f.Steps[len(f.Steps)-1], "update petId") || !strings.Contains(f.Steps[0], "invalid") || !strings.Contains(f.String(), "curl ") || !strings.Contains(f.String(), "$INVENTORY_API_KEY") {
+			t.Errorf("seed %d: the steps are not an invalid body, then an update, shown with their curl lines:\n%s", seed, f)
+		}
+		t.Logf("seed %d: %s; shrunk from %d steps to %d", seed, res.Summary(), f.Original, len(f.Steps))
+		longer = f.Original > len(f.Steps)
 	}
-	if !f.Shrunk || len(f.Steps) != 1 || f.Original < 2 || f.Cause != CauseServerError {
-		t.Errorf("found %d steps (shrunk %v) from %d, cause %s; want 1 step shrunk from a longer sequence, server-error:\n%s", len(f.Steps), f.Shrunk, f.Original, f.Cause, f)
-	}
-	t.Logf("%s; shrunk from %d steps to %d", res.Summary(), f.Original, len(f.Steps))
-	if !strings.Contains(f.Steps[0], "update petId") || !strings.Contains(f.Steps[0], "curl ") || !strings.Contains(f.String(), "$INVENTORY_API_KEY") {
-		t.Errorf("the step is not an update shown with its curl line:\n%s", f)
+	if !longer {
+		t.Error("no seed found the failure in a longer sequence than the shrunk one: shrinking was not shown")
 	}
 }
 

@@ -20,6 +20,7 @@ type RunInfo struct {
 	Mutations bool
 	Strict    bool
 	Summary   string // the summary text
+	runFacts
 }
 
 // suiteRun is the part of a suite run's report.Run that JUnit reads: one
@@ -63,6 +64,11 @@ func suiteRun(r types.Report, info RunInfo, t Tally) report.Run {
 		slices.SortStableFunc(cs, func(x, y report.Case) int { return strings.Compare(x.Name, y.Name) })
 		run.Cases = append(run.Cases, cs...)
 	}
+	if info.Stopped != "" {
+		// A run that stopped short is no green run, whatever it found.
+		run.Cases = append(run.Cases, report.Case{Suite: "run", Class: "conformance.run", Name: "the run finished", State: report.Errored,
+			Message: "the run stopped before its checks were done: " + info.Stopped, Kind: "stopped"})
+	}
 	return run
 }
 
@@ -82,6 +88,15 @@ func (info RunInfo) properties(t Tally) []report.Property {
 		{Name: "skipped", Value: fmt.Sprint(t.Skipped)},
 		{Name: "interrupted", Value: fmt.Sprint(len(t.Interrupted))},
 	}...)
+	if info.Stopped != "" {
+		ps = append(ps, report.Property{Name: "stopped", Value: info.Stopped})
+	}
+	if info.Waited > 0 {
+		ps = append(ps, report.Property{Name: "waited-on-429", Value: info.Waited.Round(time.Millisecond).String()})
+	}
+	for _, why := range t.NotJudgedOrder {
+		ps = append(ps, report.Property{Name: "not-judged", Value: fmt.Sprintf("%s (%d checks)", why, len(t.NotJudged[why]))})
+	}
 	for _, w := range dedupe(t.Warnings) {
 		ps = append(ps, report.Property{Name: "warning", Value: w})
 	}

@@ -6,22 +6,55 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/petstore/inventory-kit/spec"
 )
 
-// A Record is one listed record as the target sent it, field by field.
-// The suite does not decode it into a Go struct: its fields are the
-// loaded document's.
-type Record map[string]json.RawMessage
+// A Record is one record as the target sent it: its identifier and the
+// bytes of its JSON object, as they came (for a listed record, a slice of
+// the list's body, never copied or changed). It has the shape of
+// fixtures.Record, the mock's record, but not its rules: the bytes are
+// the target's, in its order and spacing, and may break the contract.
+// Fields are read by scanning the bytes (spec.Members); nothing is
+// decoded into a map, so a list of many records costs little more than
+// its body. The zero Record is no record.
+type Record struct {
+	ID   int64  // the value of the key field; meaningful where the decoder found one (Index.ByID)
+	JSON []byte // a JSON object; nil: no record
+}
 
-// ID returns the record's identifier in field, and whether it is an int64.
-func (r Record) ID(field string) (int64, bool) {
-	raw, ok := r[field]
+// Values are field values by name: what a body sets.
+type Values map[string]json.RawMessage
+
+// IsZero reports whether r is no record.
+func (r Record) IsZero() bool { return r.JSON == nil }
+
+// Field returns the raw value of the named field (the last, where the
+// name is given twice, as encoding/json reads it), and whether r has it.
+func (r Record) Field(name string) (json.RawMessage, bool) {
+	var out json.RawMessage
+	found := false
+	_ = spec.Members(r.JSON, func(n, raw []byte) bool {
+		if string(n) == name {
+			out, found = raw, true
+		}
+		return true
+	})
+	return out, found
+}
+
+// Int returns an integer field as an int64, and whether it is one.
+func (r Record) Int(name string) (int64, bool) {
+	raw, ok := r.Field(name)
 	if !ok {
 		return 0, false
 	}
@@ -29,53 +62,57 @@ func (r Record) ID(field string) (int64, bool) {
 	return id, err == nil
 }
 
-// Int returns an integer field as a big.Int, nil if it is not one.
-func (r Record) Int(field string) *big.Int {
-	raw, ok := r[field]
-	if !ok {
-		return nil
-	}
-	b, ok := new(big.Int).SetString(string(bytes.TrimSpace(raw)), 10)
-	if !ok {
-		return nil
-	}
-	return b
+// fields returns every field by name, canonically rendered.
+func (r Record) fields() map[string]string {
+	m := map[string]string{}
+	_ = spec.Members(r.JSON, func(n, raw []byte) bool {
+		m[string(n)] = canonical(raw)
+		return true
+	})
+	return m
 }
 
 // String renders the record on one line with its fields in name order.
 func (r Record) String() string {
-	if r == nil {
+	if r.IsZero() {
 		return "(none)"
 	}
-	names := make([]string, 0, len(r))
-	for n := range r {
-		names = append(names, n)
-	}
-	slices.Sort(names)
+	m := r.fields()
+	names := slices.Sorted(mapKeys(m))
 	parts := make([]string, len(names))
 	for i, n := range names {
-		parts[i] = fmt.Sprintf("%q:%s", n, canonical(r[n]))
+		parts[i] = fmt.Sprintf("%q:%s", n, m[n])
 	}
 	return "{" + strings.Join(parts, ",") + "}"
 }
 
 // Equal reports whether two records hold the same fields with equal JSON
-// values (numbers compared by value: 5 equals 5.0).
-func (r Record) Equal(o Record) bool { return r.EqualExcept(o, nil) }
+// values (numbers compared by value: 5 equals 5.0). The same bytes are
+// equal at once: comparing a long list with the one before costs a
+// bytes.Equal per record.
+func (r Record) Equal(o Record) bool {
+	if r.IsZero() || o.IsZero() {
+		return r.IsZero() == o.IsZero()
+	}
+	return bytes.Equal(r.JSON, o.JSON) || r.EqualExcept(o, nil)
+}
 
 // EqualExcept is Equal ignoring the named fields.
 func (r Record) EqualExcept(o Record, skip []string) bool {
-	for n, v := range r {
+	if r.IsZero() || o.IsZero() {
+		return r.IsZero() == o.IsZero()
+	}
+	a, b := r.fields(), o.fields()
+	for n, v := range a {
 		if slices.Contains(skip, n) {
 			continue
 		}
-		w, ok := o[n]
-		if !ok || canonical(v) != canonical(w) {
+		if w, ok := b[n]; !ok || v != w {
 			return false
 		}
 	}
-	for n := range o {
-		if _, ok := r[n]; !ok && !slices.Contains(skip, n) {
+	for n := range b {
+		if _, ok := a[n]; !ok && !slices.Contains(skip, n) {
 			return false
 		}
 	}
@@ -84,29 +121,32 @@ func (r Record) EqualExcept(o Record, skip []string) bool {
 
 // Diff lists the fields where two records differ, as "field: a → b".
 func (r Record) Diff(o Record) []string {
+	if r.IsZero() != o.IsZero() {
+		return []string{fmt.Sprintf("%s → %s", r, o)}
+	}
+	a, b := r.fields(), o.fields()
 	names := map[string]bool{}
-	for n := range r {
+	for n := range a {
 		names[n] = true
 	}
-	for n := range o {
+	for n := range b {
 		names[n] = true
 	}
 	var out []string
 	for _, n := range slices.Sorted(mapKeys(names)) {
-		a, b := canonicalOr(r, n), canonicalOr(o, n)
-		if a != b {
-			out = append(out, fmt.Sprintf("%s: %s → %s", exchange.Printable([]byte(n)), a, b))
+		x, ok := a[n]
+		if !ok {
+			x = "(absent)"
+		}
+		y, ok := b[n]
+		if !ok {
+			y = "(absent)"
+		}
+		if x != y {
+			out = append(out, fmt.Sprintf("%s: %s → %s", exchange.Printable([]byte(n)), x, y))
 		}
 	}
 	return out
-}
-
-func canonicalOr(r Record, n string) string {
-	v, ok := r[n]
-	if !ok {
-		return "(absent)"
-	}
-	return canonical(v)
 }
 
 func mapKeys[V any](m map[string]V) func(func(string) bool) {
@@ -167,88 +207,92 @@ func writeCanonical(b *strings.Builder, v any) {
 	}
 }
 
-// DecodeRecordsContext is decodeRecords that stops, with ctx's error,
-// when ctx ends: a list of a million records is read in pieces, so an
-// interrupt does not wait for the whole of it.
-func DecodeRecordsContext(ctx context.Context, body []byte) ([]Record, error) {
-	d := json.NewDecoder(bytes.NewReader(body))
-	tok, err := d.Token()
-	if err != nil {
-		return nil, fmt.Errorf("not a JSON array of objects: %v", err)
+// decodeRecord reads one record, an answer's body, with its identifier
+// in the key field where it has one.
+func decodeRecord(body []byte, key string) (Record, error) {
+	n := 0
+	if err := spec.Members(body, func([]byte, []byte) bool { n++; return true }); err != nil || !json.Valid(body) {
+		return Record{}, fmt.Errorf("not a JSON object")
 	}
-	if tok == nil && !d.More() { // null, as json.Unmarshal reads it: no records
-		if _, err := d.Token(); err != io.EOF {
-			return nil, fmt.Errorf("not a JSON array of objects: data after null")
-		}
-		return nil, nil
-	}
-	if tok != json.Delim('[') {
-		return nil, fmt.Errorf("not a JSON array of objects: it starts with %v", tok)
-	}
-	var rs []Record
-	for i := 0; d.More(); i++ {
-		if i%1024 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		var r Record
-		if err := d.Decode(&r); err != nil {
-			return nil, fmt.Errorf("not a JSON array of objects: item %d: %v", i, err)
-		}
-		if r == nil {
-			return nil, fmt.Errorf("item %d is null", i)
-		}
-		rs = append(rs, r)
-	}
-	if _, err := d.Token(); err != nil {
-		return nil, fmt.Errorf("not a JSON array of objects: %v", err)
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return nil, fmt.Errorf("not a JSON array of objects: data after the array")
-	}
-	return rs, nil
-}
-
-// decodeRecords decodes a list body into records. A body that is not a
-// JSON array of objects is an error.
-func decodeRecords(body []byte) ([]Record, error) {
-	var rs []Record
-	if err := json.Unmarshal(body, &rs); err != nil {
-		return nil, fmt.Errorf("not a JSON array of objects: %v", err)
-	}
-	for i, r := range rs {
-		if r == nil {
-			return nil, fmt.Errorf("item %d is null", i)
-		}
-	}
-	return rs, nil
-}
-
-// DecodeRecord decodes one record.
-func DecodeRecord(body []byte) (Record, error) {
-	var r Record
-	if err := json.Unmarshal(body, &r); err != nil || r == nil {
-		return nil, fmt.Errorf("not a JSON object: %v", err)
-	}
+	r := Record{JSON: body}
+	r.ID, _ = r.Int(key)
 	return r, nil
 }
 
-// An Index finds records by identifier in one pass over a list.
+// An Index is a list's records by identifier, read in one pass over its
+// body: each record is its identifier and a slice of the body, so an
+// index costs about 40 bytes per record beside the body it points into.
 type Index struct {
 	ByID  map[int64]Record
 	Order []int64  // identifiers in the listed order
 	Dups  []int64  // identifiers listed more than once
-	Bad   []string // records without an int64 identifier
+	Bad   []string // the first maxExamples records without an int64 identifier, by position
+	// BadCount counts every record without an int64 identifier.
+	BadCount int
 }
 
-// indexRecords indexes rs by field.
-func indexRecords(rs []Record, field string) *Index {
-	ix := &Index{ByID: make(map[int64]Record, len(rs))}
-	for i, r := range rs {
-		id, ok := r.ID(field)
+// maxExamples is how many examples of one kind of problem a message or
+// a report keeps; the rest are counted.
+const maxExamples = 10
+
+// ErrNotList says a body is not a JSON array of objects.
+var ErrNotList = errors.New("not a JSON array of objects")
+
+// DecodeList reads a list's body, a JSON array of objects (or null, which
+// lists nothing), into an Index by the key field, streaming through the
+// body: no record is decoded into a map. It stops with ctx's error when
+// ctx ends. An error wraps ErrNotList.
+func DecodeList(ctx context.Context, body []byte, key string) (*Index, error) {
+	ix := &Index{ByID: map[int64]Record{}}
+	var d jsontext.Decoder
+	d.Reset(bytes.NewReader(body))
+	notList := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrNotList, fmt.Sprintf(format, a...))
+	}
+	switch d.PeekKind() {
+	case 'n':
+		if _, err := d.ReadToken(); err != nil {
+			return nil, notList("%v", err)
+		}
+		if _, err := d.ReadToken(); err != io.EOF {
+			return nil, notList("data after null")
+		}
+		return ix, nil
+	case '[':
+		_, _ = d.ReadToken()
+	default:
+		raw, err := d.ReadValue()
+		if err != nil {
+			return nil, notList("%v", err)
+		}
+		return nil, notList("got %s, want an array", kindName(jsontext.Value(raw).Kind()))
+	}
+	for i := 0; d.PeekKind() != ']'; i++ {
+		if i%4096 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		raw, err := d.ReadValue()
+		if err != nil {
+			return nil, notList("item %d: %v", i, err)
+		}
+		end := int(d.InputOffset())
+		raw = body[end-len(raw) : end : end] // the body's own bytes, kept
+		switch raw[0] {
+		case '{':
+		case 'n':
+			return nil, notList("item %d is null", i)
+		default:
+			return nil, notList("item %d is %s, not an object", i, kindName(jsontext.Value(raw).Kind()))
+		}
+		r := Record{JSON: raw}
+		id, ok := r.Int(key)
 		if !ok {
-			ix.Bad = append(ix.Bad, fmt.Sprintf("item %d: %s is not an int64", i, field))
+			if ix.BadCount++; len(ix.Bad) < maxExamples {
+				ix.Bad = append(ix.Bad, fmt.Sprintf("item %d: %s is not an int64", i, key))
+			}
 			continue
 		}
+		r.ID = id
 		if _, dup := ix.ByID[id]; dup {
 			ix.Dups = append(ix.Dups, id)
 			continue
@@ -256,5 +300,43 @@ func indexRecords(rs []Record, field string) *Index {
 		ix.ByID[id] = r
 		ix.Order = append(ix.Order, id)
 	}
-	return ix
+	if _, err := d.ReadToken(); err != nil {
+		return nil, notList("%v", err)
+	}
+	if _, err := d.ReadToken(); err != io.EOF {
+		return nil, notList("data after the array")
+	}
+	return ix, nil
+}
+
+// kindName names a JSON value's kind as a schema's type does.
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case '0':
+		return "number"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "no JSON value"
+}
+
+// examples renders the first maxExamples of ids, and how many more.
+func examples[T any](ids []T) string {
+	var parts []string
+	for i, id := range ids {
+		if i == maxExamples {
+			parts = append(parts, fmt.Sprintf("and %d more", len(ids)-maxExamples))
+			break
+		}
+		parts = append(parts, fmt.Sprint(id))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
 )
@@ -27,6 +28,19 @@ type Tally struct {
 	Details                          map[Cause][]string // cause → what the checks saw, each once
 	Warnings, Observations, Restores []string
 	Exploration                      []string
+	// NotJudged holds the checks skipped because the target gave them
+	// nothing to judge (a list that breaks the contract, records that do
+	// not hold still), by reason.
+	NotJudged map[string][]string
+	// NotJudgedOrder lists NotJudged's reasons in the order first met.
+	NotJudgedOrder []string
+}
+
+// runFacts are what the summary says of a run beside its checks.
+type runFacts struct {
+	Stopped   string        // why the run stopped before its checks were done; "" if it did not
+	Waited    time.Duration // waited on 429 answers
+	Allowance time.Duration // --max-retry-wait
 }
 
 // checkName is a check's name without Ginkgo's prefixes: its containers'
@@ -48,7 +62,7 @@ func FullName(s types.SpecReport) string {
 // mutations says whether the run allowed writes: a mutating check skipped
 // without them is counted apart.
 func TallyReport(r types.Report, mutations bool) Tally {
-	t := Tally{ByCause: map[Cause][]string{}, Details: map[Cause][]string{}}
+	t := Tally{ByCause: map[Cause][]string{}, Details: map[Cause][]string{}, NotJudged: map[string][]string{}}
 	for _, s := range r.SpecReports {
 		if s.LeafNodeType == types.NodeTypeIt {
 			switch {
@@ -60,6 +74,12 @@ func TallyReport(r types.Report, mutations bool) Tally {
 				// label filter (which leaves no message).
 				if Mutating.In(s.Labels()) && !mutations && s.Failure.Message != "" {
 					t.SkippedMutating++
+				}
+				if why, ok := strings.CutPrefix(s.Failure.Message, NotJudged); ok {
+					if _, seen := t.NotJudged[why]; !seen {
+						t.NotJudgedOrder = append(t.NotJudgedOrder, why)
+					}
+					t.NotJudged[why] = append(t.NotJudged[why], FullName(s))
 				}
 			case s.State.Is(types.SpecStateInterrupted | types.SpecStateAborted):
 				t.Interrupted = append(t.Interrupted, FullName(s))
@@ -110,8 +130,11 @@ func causeOf(s types.SpecReport) (Cause, string) {
 // summarize writes the end-of-run summary: counts, failures grouped by
 // cause, skipped mutating checks, warnings, observations, exploration and
 // any record that could not be restored.
-func summarize(w io.Writer, t Tally) {
+func summarize(w io.Writer, t Tally, f runFacts) {
 	fmt.Fprintf(w, "\n== Conformance summary: %d passed, %d failed, %d skipped ==\n", t.Passed, len(t.Failed), t.Skipped)
+	if f.Stopped != "" {
+		fmt.Fprintf(w, "The run STOPPED before its checks were done: %s. The failures below are every one found until then.\n", f.Stopped)
+	}
 	if len(t.Causes) > 0 {
 		fmt.Fprintf(w, "Failures by cause (%d %s):\n", len(t.Causes), plural(len(t.Causes), "cause", "causes"))
 		for _, c := range t.Causes {
@@ -132,7 +155,17 @@ func summarize(w io.Writer, t Tally) {
 		}
 	}
 	if len(t.Interrupted) > 0 {
-		fmt.Fprintf(w, "Interrupted (not counted as failures): %s\n", strings.Join(t.Interrupted, "; "))
+		fmt.Fprintf(w, "Interrupted or not run since the run stopped (not counted as failures): %d %s\n", len(t.Interrupted), plural(len(t.Interrupted), "check", "checks"))
+	}
+	if len(t.NotJudgedOrder) > 0 {
+		fmt.Fprintf(w, "Not judged (the target gave these checks nothing to judge; the failure above says why):\n")
+		for _, why := range t.NotJudgedOrder {
+			n := len(t.NotJudged[why])
+			fmt.Fprintf(w, "  - %d %s: %s\n", n, plural(n, "check", "checks"), why)
+		}
+	}
+	if f.Waited > 0 {
+		fmt.Fprintf(w, "Waited %s in all on 429 answers (Retry-After), of the %s --max-retry-wait allows.\n", f.Waited.Round(time.Millisecond), f.Allowance)
 	}
 	if t.SkippedMutating > 0 {
 		fmt.Fprintf(w, "%d mutating checks were skipped (no --allow-mutations). The run sent reads, and writes a conforming target refuses, each carrying the record's own values or no body at all. Pass --allow-mutations to run them.\n", t.SkippedMutating)

@@ -37,7 +37,8 @@ func (g *guard) remember(id int64, orig Record) {
 // original record.
 func (t *Target) Protect(ctx context.Context, id int64) Record {
 	ginkgo.GinkgoHelper()
-	ix, _, x := t.List(ctx)
+	t.RequireStable()
+	ix, x := t.List(ctx)
 	orig, ok := ix.ByID[id]
 	if !ok {
 		t.FailBecause(CauseRecordMissing, x, fmt.Sprintf("%s %d to be listed before the check writes to it", t.inv.Key, id), []string{"not listed"})
@@ -63,6 +64,11 @@ func (t *Target) restore(id int64) error {
 	if !ok {
 		return nil
 	}
+	if why, gone := t.stop.reason(); gone {
+		err := fmt.Errorf("%s %d: could not restore %s: %s", t.inv.Key, id, t.restorable(orig), why)
+		fmt.Fprintf(t.cfg.Stderr, "\n!!! RESTORE FAILED: %v\n", err)
+		return err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*t.cfg.Timeout)
 	defer cancel()
 	if err := t.putBack(ctx, orig); err != nil {
@@ -80,7 +86,7 @@ func (t *Target) restore(id int64) error {
 func (t *Target) restorable(orig Record) string {
 	var parts []string
 	for _, f := range t.writable() {
-		if v, ok := orig[f.Name]; ok {
+		if v, ok := orig.Field(f.Name); ok {
 			parts = append(parts, f.Name+" "+exchange.Printable(v))
 		}
 	}
@@ -92,23 +98,37 @@ func (t *Target) restorable(orig Record) string {
 
 // putBack writes orig's values and checks the list shows them.
 func (t *Target) putBack(ctx context.Context, orig Record) error {
-	id, _ := orig.ID(t.inv.Key)
-	x := t.Send(ctx, t.Update(id, t.Harmless(orig)))
+	if err := t.writeBack(ctx, orig); err != nil {
+		return err
+	}
+	x := t.send(ctx, Request{Method: t.inv.List.Method, Path: t.inv.List.Path, restore: true})
+	ix, err := DecodeList(ctx, x.RespBody, t.inv.Key)
+	if x.Failure != "" || err != nil {
+		return fmt.Errorf("the list after the restore could not be read")
+	}
+	return t.restored(orig, ix.ByID[orig.ID])
+}
+
+// writeBack sends the update that puts orig's values back.
+func (t *Target) writeBack(ctx context.Context, orig Record) error {
+	r := t.Update(orig.ID, t.Harmless(orig))
+	r.restore = true
+	x := t.send(ctx, r)
 	if x.Failure == exchange.FailureNoAnswer {
 		return errors.New(x.Err)
 	}
 	if x.Status != http.StatusOK {
 		return fmt.Errorf("%s answered %d", t.inv.Update.Method, x.Status)
 	}
-	x = t.Send(ctx, Request{Method: t.inv.List.Method, Path: t.inv.List.Path})
-	rs, err := decodeRecords(x.RespBody)
-	if x.Failure != "" || err != nil {
-		return fmt.Errorf("the list after the restore could not be read")
-	}
-	got := indexRecords(rs, t.inv.Key).ByID[id]
+	return nil
+}
+
+// restored says whether got, the record as listed after a restore, shows
+// orig's writable values (and no writable field orig lacked).
+func (t *Target) restored(orig, got Record) error {
 	for _, f := range t.writable() {
-		v, had := orig[f.Name]
-		w, has := got[f.Name]
+		v, had := orig.Field(f.Name)
+		w, has := got.Field(f.Name)
 		switch {
 		case had && canonical(w) != canonical(v):
 			return fmt.Errorf("the list after the restore shows %s", got)

@@ -38,11 +38,11 @@ func texts(ps []Problem) []string {
 func (t *Target) ResponseProblems(x *Exchange, tolerated ...int) []Problem {
 	switch x.Failure {
 	case exchange.FailureNoAnswer:
-		return []Problem{{CauseNoAnswer, "no response: " + t.redactor.String(x.Err)}}
+		return []Problem{{CauseNoAnswer, "no response: " + t.Redactor().String(x.Err)}}
 	case exchange.FailureCapped:
-		return []Problem{{CauseTooLarge, t.redactor.String(x.Err)}}
+		return []Problem{{CauseTooLarge, t.Redactor().String(x.Err)}}
 	case exchange.FailureCut:
-		return []Problem{{Cause(spec.RuleIncomplete), "the answer ended early: " + t.redactor.String(x.Err)}}
+		return []Problem{{Cause(spec.RuleIncomplete), "the answer ended early: " + t.Redactor().String(x.Err)}}
 	}
 	var ps []Problem
 	notImplemented := x.Status == http.StatusNotImplemented && x.Op != nil && !x.Op.Shaped()
@@ -82,7 +82,7 @@ func (t *Target) judged(x *Exchange) []spec.Violation {
 		name = op.Name()
 		vs = t.judge.Answer(&x.Exchange, op, name)
 	}
-	rd := t.redactor
+	rd := t.Redactor()
 	if len(vs) == 0 || !rd.Contains(string(x.RespBody)) && !rd.Contains(fmt.Sprint(x.RespHeader)) {
 		for i := range vs {
 			vs[i].Message = exchange.Printable([]byte(rd.String(vs[i].Message)))

@@ -58,6 +58,9 @@ type Outcome struct {
 	Tally  Tally
 	Run    report.Run // what every report is written from
 	Passed bool       // every check passed, and the coverage reaches MinCoverage
+	// Stopped says why the run stopped before its checks were done (the
+	// target gone, --max-run-time, an interrupt); "" if it did not.
+	Stopped string
 }
 
 // standIn is the testing.T stand-in RunSpecs reports to in a binary.
@@ -71,7 +74,7 @@ func (s *standIn) Fail() { s.failed = true }
 // summary and the reports. It can run once per process, as Ginkgo can.
 func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 	if o.Stdout == nil {
-		o.Stdout = t.redactor.Writer(os.Stdout)
+		o.Stdout = t.secrets.Writer(os.Stdout)
 	}
 	if o.T == nil {
 		o.T = &standIn{}
@@ -80,14 +83,35 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 	// through the caller's (redacting) writer, without the working
 	// directory Ginkgo names the suite by.
 	formatter.ColorableStdOut = hideCwd(o.Stdout)
-	register(t)
-	var captured types.Report
-	ginkgo.ReportAfterSuite("conformance report", func(r ginkgo.Report) { captured = r })
-
 	suite, reporter := ginkgo.GinkgoConfiguration()
 	if o.LabelFilter != "" {
 		suite.LabelFilter = o.LabelFilter
 	}
+	// The requests sent ahead are those of the checks the filter selects
+	// (Ginkgo's own -ginkgo.label-filter included): a check left out, such
+	// as one that puts the key in a URL, sends nothing.
+	if suite.LabelFilter != "" {
+		f, err := types.ParseLabelFilter(suite.LabelFilter)
+		if err != nil {
+			return Outcome{}, err
+		}
+		t.ahead.filter = f
+	}
+	// Once the run has stopped (the target gone, --max-run-time), no
+	// check starts: each is aborted, which the summary counts apart from
+	// failures.
+	ginkgo.BeforeEach(func() {
+		if why, _ := t.Stopped(); why != "" {
+			ginkgo.AbortSuite("the run stopped: " + why)
+		}
+	})
+	// The checks register what they send ahead while Ginkgo builds its
+	// tree, in RunSpecs; the suite's first node sends it.
+	ginkgo.BeforeSuite(func() { t.sendAhead(t.stop.ctx) })
+	register(t)
+	var captured types.Report
+	ginkgo.ReportAfterSuite("conformance report", func(r ginkgo.Report) { captured = r })
+
 	suite.RandomSeed = 1 // a stable order; exploration has its own --seed
 	suite.RandomizeAllSpecs = false
 	suite.DryRun = o.DryRun
@@ -98,17 +122,23 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 	passed := ginkgo.RunSpecs(o.T, SuiteName, suite, reporter)
 	out := Outcome{Report: captured, Passed: passed}
 	out.Tally = TallyReport(captured, t.cfg.AllowMutations)
+	out.Stopped, _ = t.Stopped()
 	if o.DryRun {
 		return out, nil
 	}
+	facts := runFacts{Stopped: out.Stopped, Waited: t.Waited(), Allowance: t.cfg.MaxRetryWait}
 	if len(out.Tally.Exploration) > 0 {
 		o.Info.Seed = t.cfg.Explore.Seed
 	}
 	o.Info.Mutations = t.cfg.AllowMutations
 	o.Info.Strict = t.cfg.Strict
+	o.Info.runFacts = facts
+	if out.Stopped != "" {
+		captured.SpecialSuiteFailureReasons = append(captured.SpecialSuiteFailureReasons, "the run stopped before its checks were done: "+out.Stopped)
+	}
 	out.Run = t.results(captured, o.Info, o)
 	var summary bytes.Buffer
-	summarize(&summary, out.Tally)
+	summarize(&summary, out.Tally, facts)
 	if len(out.Tally.Exploration) > 0 { // the exploration ran: its seed replays it
 		fmt.Fprintf(&summary, "Exploration seed: %d (replay with --seed %d)\n", t.cfg.Explore.Seed, t.cfg.Explore.Seed)
 	}
@@ -120,9 +150,9 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 	out.Run.Summary = summary.String()
 	out.Passed = passed && out.Run.Coverage.Met()
 	outputs := report.Outputs{JUnit: o.JUnitReport, Markdown: o.MarkdownReport, HTML: o.HTMLReport, StepSummary: o.StepSummary, Annotations: o.Annotations}
-	err := outputs.Write(out.Run, t.redactor)
+	err := outputs.Write(out.Run, t.Redactor())
 	if o.JSONReport != "" {
-		b, jerr := jsonReport(captured, t.redactor)
+		b, jerr := jsonReport(captured, t.Redactor())
 		if jerr == nil {
 			jerr = report.WriteFile(o.JSONReport, b)
 		}

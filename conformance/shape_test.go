@@ -169,7 +169,7 @@ func TestProbesBreakTheBounds(t *testing.T) {
 // optional field never sets it; only the required ones are invented.
 func TestNoInventedOptionalFields(t *testing.T) {
 	s := loadFields(t, "3.0.3")
-	cur := Record{"id": json.RawMessage("7"), "lots": json.RawMessage("10")} // no price (required in the body), no note
+	cur := Record{ID: 7, JSON: []byte(`{"id":7,"lots":10}`)} // no price (required in the body), no note
 	has := func(b []byte, field string) bool {
 		var m map[string]json.RawMessage
 		_ = json.Unmarshal(b, &m)

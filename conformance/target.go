@@ -26,14 +26,24 @@ const (
 	DefaultMaxResponseBytes = 16 << 20 // 16 MiB decompressed per response
 	DefaultMaxRunBytes      = 2 << 30  // 2 GiB decompressed over a run
 	DefaultMaxRetryWait     = 30 * time.Second
+	// DefaultWorkers is how many requests the suite has in flight at
+	// once where it may: the exploration's workers and the read-only
+	// checks' requests sent ahead. Against a target 30 ms away, 8 keep a
+	// run of the whole suite under 20 s.
+	DefaultWorkers = 8
 	// ItemMaxBytes caps answers that are one record or an Error: 1 MiB.
 	ItemMaxBytes = 1 << 20
+	// goneAfter is how many requests in a row may go unanswered before
+	// the target is declared gone and the run stops.
+	goneAfter = 3
 )
 
 // Config says which implementation to check and how far the suite may go.
 type Config struct {
 	BaseURL        string         // the environment address, ending in the contract's base path (/v1)
 	APIKey         string         // sent as "Authorization: Bearer <key>"; never shown
+	KeyCommand     string         // a shell command that prints the key: run at the start (APIKey unused) and again when the target answers 401 to a key that worked
+	Headers        http.Header    // extra headers sent with every request (a tenant, a version, a cookie); their values are never shown
 	Contract       *spec.Contract // nil: the embedded contract
 	AllowMutations bool           // run the checks that write
 	PetID          int64          // the one record the run writes to (checks and exploration); 0: the checks the first listed, the exploration any
@@ -42,6 +52,8 @@ type Config struct {
 	CACertFile     string         // extra PEM roots for the target's certificate
 	InsecureTLS    bool           // skip verification of the target's certificate
 	Client         *http.Client   // nil: one built from Timeout, CACertFile and InsecureTLS
+	Workers        int            // requests in flight at once where the suite may; 0: DefaultWorkers
+	MaxRunTime     time.Duration  // the whole run at most, then it stops (the reports say so); 0: no bound
 
 	MaxResponseBytes int64         // cap on one decompressed response body; 0: DefaultMaxResponseBytes
 	MaxRunBytes      int64         // cap on all decompressed response bodies of a run; 0: DefaultMaxRunBytes
@@ -49,11 +61,15 @@ type Config struct {
 
 	Explore ExploreConfig
 
+	// Secrets are the values no output shows; nil: the key and the
+	// header values. Whatever it holds, the key and the header values
+	// are added.
+	Secrets *Secrets
 	// Trace, if set, receives every exchange as it happens (--verbose).
 	Trace io.Writer
 	// Stderr receives messages that must be seen at once (a failed
 	// restore); nil: os.Stderr. Either way it is written through the
-	// target's Redactor.
+	// secrets' redactor.
 	Stderr io.Writer
 }
 
@@ -66,19 +82,36 @@ type Target struct {
 	contract *spec.Contract
 	inv      *spec.Inventory
 	judge    *spec.Judge
-	redactor *exchange.Redactor
-	first    []Record // the records as first listed
-	petID    int64    // the record mutating checks touch; 0 when none is known
+	secrets  *Secrets
+	keys     *keySource
+	first    *Index // the records as first listed; nil when the list broke the contract
+	petID    int64  // the record mutating checks touch; 0 when none is known
+
+	// listBroken says why the first list broke the contract, and
+	// unstable why the target does not hold a record still (two lists
+	// with no write between them differ); "" when it did not. The checks
+	// that need records skip, naming the reason, and one check fails for
+	// it.
+	listBroken, unstable string
+	unstableX            *Exchange // the second list, which differed
 
 	read    atomic.Int64  // decompressed response bytes read so far
 	answers *spec.Answers // answers by operation and status, for coverage
 
-	waitMu sync.Mutex    // guards waited
-	waited time.Duration // time spent waiting on 429 answers
+	waitMu sync.Mutex    // guards waited and pausedTo
+	waited time.Duration // the run's time paused on 429 answers, counted once however many requests waited
+	// pausedTo is when the target's rate limit lets requests go again:
+	// a 429 pauses every request of the run, not only its own, so that
+	// concurrent workers back off together instead of each spending the
+	// allowance.
+	pausedTo time.Time
 
 	traceMu sync.Mutex // serialises writes to cfg.Trace
 
 	guard guard
+	stop  stopper
+	ahead ahead
+	lists listCache
 }
 
 // A SetupError says why a run could not be made: bad configuration, an
@@ -122,16 +155,31 @@ func NewTarget(cfg Config) (*Target, error) {
 	if cfg.MaxRetryWait <= 0 {
 		cfg.MaxRetryWait = DefaultMaxRetryWait
 	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = DefaultWorkers
+	}
 	if cfg.Stderr == nil {
 		cfg.Stderr = os.Stderr
 	}
-	rd := KeyRedactor(cfg.APIKey)
-	if _, ok := cfg.Stderr.(*exchange.RedactingWriter); !ok {
-		cfg.Stderr = rd.Writer(cfg.Stderr)
+	if cfg.Secrets == nil {
+		cfg.Secrets = NewSecrets()
+	}
+	cfg.Secrets.Add(KeySecret(cfg.APIKey))
+	for name, vs := range cfg.Headers {
+		for _, v := range vs {
+			cfg.Secrets.Add(HeaderSecret(name, v))
+		}
+	}
+	switch cfg.Stderr.(type) {
+	case *Output, *exchange.RedactingWriter:
+	default:
+		cfg.Stderr = cfg.Secrets.Writer(cfg.Stderr)
 	}
 	cfg.Explore = cfg.Explore.withDefaults()
-	t := &Target{cfg: cfg, base: base, client: cfg.Client, contract: contract, inv: inv, judge: spec.NewJudge(contract, nil), redactor: rd, answers: spec.NewAnswers(contract)}
+	t := &Target{cfg: cfg, base: base, client: cfg.Client, contract: contract, inv: inv, judge: spec.NewJudge(contract, nil), secrets: cfg.Secrets, answers: spec.NewAnswers(contract)}
+	t.keys = &keySource{key: cfg.APIKey, command: cfg.KeyCommand, timeout: max(cfg.Timeout, 30*time.Second), secrets: cfg.Secrets}
 	t.guard.pending = map[int64]Record{}
+	t.stop.init(cfg.MaxRunTime)
 	if t.client == nil {
 		if t.client, err = newClient(cfg); err != nil {
 			return nil, err
@@ -142,42 +190,117 @@ func NewTarget(cfg Config) (*Target, error) {
 
 // Prepare checks cfg, reads the contract's inventory, builds the HTTP client
 // and makes one plain list call with the key. Any error it returns is a
-// *SetupError. A list call that answers but breaks the contract is not a
-// setup error: the checks report it.
+// *SetupError: the configuration, the target's address or the key is
+// wrong. A list that answers but breaks the contract is no setup error:
+// the run is made, the list checks fail, and the checks that need a
+// listed record say they could not be judged. A target whose list changes
+// with no write (a second list differs) is judged the same way: one check
+// fails, and the checks that compare records are not judged.
 func Prepare(ctx context.Context, cfg Config) (*Target, error) {
 	t, err := NewTarget(cfg)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.APIKey == "" {
-		return nil, setupErrorf("no API key: pass --api-key or set INVENTORY_API_KEY")
+	if cfg.KeyCommand != "" {
+		if err := t.keys.fetch(ctx); err != nil {
+			t.stop.end()
+			return nil, setupErrorf("%v", err)
+		}
 	}
+	if t.Key() == "" {
+		t.stop.end()
+		return nil, setupErrorf("no API key: pass --api-key, set INVENTORY_API_KEY or pass --api-key-command")
+	}
+	if err := t.prepareList(ctx); err != nil {
+		t.stop.end()
+		return nil, err
+	}
+	return t, nil
+}
+
+// prepareList makes the first list calls: the first decides whether a
+// run can be made and which record the checks write to, the second
+// whether the target holds its records still.
+func (t *Target) prepareList(ctx context.Context) error {
 	cfg, inv, contract := t.cfg, t.inv, t.contract
 	x := t.Send(ctx, Request{Method: inv.List.Method, Path: inv.List.Path})
 	switch {
 	case x.Failure == exchange.FailureNoAnswer:
-		return nil, setupErrorf("%s", unreachable(x))
+		return setupErrorf("%s", unreachable(x))
 	case x.Status == http.StatusUnauthorized || x.Status == http.StatusForbidden:
-		return nil, setupErrorf("the API key was rejected: a plain GET %s answered %d", x.URL, x.Status)
+		return setupErrorf("the API key was rejected: a plain GET %s answered %d", x.URL, x.Status)
 	case x.Status == http.StatusNotFound:
-		return nil, setupErrorf("GET %s answered 404: check --base-url, which should end in %s", x.URL, contract.BasePath)
+		return setupErrorf("GET %s answered 404: check --base-url, which should end in %s", x.URL, contract.BasePath)
 	}
-	if x.Status == http.StatusOK && x.Failure == "" {
-		t.first, _ = decodeRecords(x.RespBody) // a broken list is the list checks' business
+	what := fmt.Sprintf("GET %s answered %d", x.URL, x.Status)
+	switch ix, err := DecodeList(ctx, x.RespBody, inv.Key); {
+	case x.Failure != "":
+		t.listBroken = fmt.Sprintf("%s, then the answer failed (%s: %s)", what, x.Failure, x.Err)
+	case x.Status != http.StatusOK:
+		t.listBroken = what + ", not 200"
+	case err != nil:
+		t.listBroken = fmt.Sprintf("%s with no JSON array of records: %s", what, strings.TrimPrefix(err.Error(), ErrNotList.Error()+": "))
+	case len(ix.Order) == 0 && ix.BadCount > 0:
+		t.listBroken = fmt.Sprintf("%s with %d records, none with an int64 %s", what, ix.BadCount, inv.Key)
+	default:
+		t.first = ix
 	}
-	ix := indexRecords(t.first, inv.Key)
+	if t.listBroken != "" {
+		t.listBroken = "the list breaks the contract: " + t.listBroken
+	}
 	t.petID = cfg.PetID
 	switch {
+	case t.first == nil:
+		return nil // the list checks fail; the checks that need a record say why they were not judged
 	case cfg.PetID != 0:
-		if _, ok := ix.ByID[cfg.PetID]; !ok {
-			return nil, setupErrorf("--pet-id %d is not in the target's list", cfg.PetID)
+		if _, ok := t.first.ByID[cfg.PetID]; !ok {
+			return setupErrorf("--pet-id %d is not in the target's list", cfg.PetID)
 		}
-	case len(ix.Order) > 0:
-		t.petID = ix.Order[0]
+	case len(t.first.Order) > 0:
+		t.petID = t.first.Order[0]
 	case cfg.AllowMutations:
-		return nil, setupErrorf("--allow-mutations: the target lists no record (GET %s answered %d with %d bytes); the mutating checks need at least one pet to write to and restore: add one, or run without --allow-mutations", x.URL, x.Status, len(x.RespBody))
+		return setupErrorf("--allow-mutations: the target lists no record (GET %s answered %d with %d bytes: an empty list); the mutating checks need at least one pet to write to and restore: add one, or run without --allow-mutations", x.URL, x.Status, len(x.RespBody))
 	}
-	return t, nil
+	// A second list, with no write between: a target that cannot hold a
+	// record still cannot be judged on what a write did.
+	y := t.Send(ctx, Request{Method: inv.List.Method, Path: inv.List.Path})
+	if y.Failure != "" || y.Status == 0 {
+		return nil // no answer is the checks' business (and the gone count's)
+	}
+	var diffs []string
+	switch ix, err := DecodeList(ctx, y.RespBody, inv.Key); {
+	case y.Status != http.StatusOK:
+		diffs = append(diffs, fmt.Sprintf("the second list answered %d", y.Status))
+	case err != nil:
+		diffs = append(diffs, fmt.Sprintf("the second list is no list (%v)", err))
+	default:
+		diffs = listDiff(t.first, ix, inv.Key)
+	}
+	if len(diffs) > 0 {
+		t.unstable = "the target does not hold its records still: two lists with no write between them differ (" + examples(diffs) + ")"
+		t.unstableX = y
+	}
+	return nil
+}
+
+// listDiff lists how list b differs from list a, record by record.
+func listDiff(a, b *Index, key string) []string {
+	var out []string
+	for _, id := range a.Order {
+		w, ok := b.ByID[id]
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("%s %d vanished", key, id))
+		case !w.Equal(a.ByID[id]):
+			out = append(out, fmt.Sprintf("%s %d: %s", key, id, strings.Join(a.ByID[id].Diff(w), ", ")))
+		}
+	}
+	for _, id := range b.Order {
+		if _, ok := a.ByID[id]; !ok {
+			out = append(out, fmt.Sprintf("%s %d appeared", key, id))
+		}
+	}
+	return out
 }
 
 // unreachable says why the first request got no answer, naming the flag
@@ -239,14 +362,28 @@ func (t *Target) Contract() *spec.Contract { return t.contract }
 // Config returns the target's configuration, defaults filled in.
 func (t *Target) Config() Config { return t.cfg }
 
-// Redactor returns the redactor of the target's key.
-func (t *Target) Redactor() *exchange.Redactor { return t.redactor }
+// Redactor returns the redactor of every secret known now.
+func (t *Target) Redactor() *exchange.Redactor { return t.secrets.Redactor() }
 
-// KeyRedactor returns the redactor of an API key, shown as
-// $INVENTORY_API_KEY so that a curl line replays where it is set.
-func KeyRedactor(key string) *exchange.Redactor {
-	return exchange.NewRedactor(exchange.Secret{Value: key, Var: "INVENTORY_API_KEY"})
-}
+// Secrets returns the values no output shows.
+func (t *Target) Secrets() *Secrets { return t.secrets }
+
+// Key returns the API key in use.
+func (t *Target) Key() string { k, _ := t.keys.current(); return k }
+
+// ListBroken says why the first list broke the contract, such as "the
+// list breaks the contract: GET URL answered 500, not 200"; "" if it did
+// not.
+func (t *Target) ListBroken() string { return t.listBroken }
+
+// Unstable says why the target cannot be judged on what a write did (two
+// lists with no write between them differ), and the second list; "" if
+// it held its records still.
+func (t *Target) Unstable() (string, *Exchange) { return t.unstable, t.unstableX }
+
+// Listed returns the records as first listed, nil when the list broke the
+// contract.
+func (t *Target) Listed() *Index { return t.first }
 
 // Mutations reports whether checks may write.
 func (t *Target) Mutations() bool { return t.cfg.AllowMutations }

@@ -202,6 +202,15 @@ func (o *Operation) CheckResponse(status int, header http.Header, body []byte) [
 	if !isJSON(mt) || r.Schema == nil {
 		return ps
 	}
+	if items, ok := r.Schema.validateArrayJSON(body); ok {
+		// A list checked one item at a time: a long one is never held
+		// decoded whole.
+		for _, p := range items {
+			p.Kind = KindResponse
+			ps = append(ps, p)
+		}
+		return ps
+	}
 	v, err := DecodeJSON(body)
 	if err != nil {
 		je := err.(*JSONError)

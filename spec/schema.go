@@ -36,6 +36,11 @@ type Schema struct {
 	props    sync.Map // property name to its *Schema, compiled on first use
 	rules    string   // the rendered schema without annotations, canonical JSON: equal rules, equal strings
 	bits     int      // 32 or 64 where the schema is a plain integer of that format (0: not one)
+	purpose  schema_validation.SchemaValidationPurpose
+
+	itemsOnce sync.Once
+	items     *Schema    // where the schema is a plain array (type and items only), its items' schema; see items.go
+	valid     validItems // items of a plain array found valid
 }
 
 // compiler holds what every compilation of one document shares.
@@ -113,7 +118,7 @@ func (c *compiler) build(proxy *base.SchemaProxy, purpose schema_validation.Sche
 	if err != nil {
 		return nil, err
 	}
-	s := &Schema{Model: model, compiled: compiled.CompiledSchema, compiler: c}
+	s := &Schema{Model: model, compiled: compiled.CompiledSchema, compiler: c, purpose: purpose}
 	var rules map[string]any
 	s.rules, s.bits, rules = rulesOf(compiled.RenderedJSON)
 	// readOnly and writeOnly change what the validator accepts in one

@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"syscall"
@@ -37,7 +38,18 @@ import (
 // cli.Version reads the build information.
 var version = ""
 
-func main() { cli.Main("inventory-conformance", run) }
+// memoryLimit is the heap Go's collector is asked to stay under, unless
+// GOMEMLIMIT says otherwise: the suite's live memory is about 20 bytes
+// per byte of the longest list, and without a limit the collector lets
+// the heap grow to twice that between collections.
+const memoryLimit = 400 << 20
+
+func main() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(memoryLimit)
+	}
+	cli.Main("inventory-conformance", run)
+}
 
 // run runs the checks, or the HAR check (a cli.Run). It says itself, on
 // stdout and stderr through the redactor of the key, why it ends, so the
@@ -74,14 +86,14 @@ func conform(ctx context.Context, args []string, getenv func(string) string, std
 		// survives a bad flag either.
 		key := o.apiKey
 		if key == "" {
-			key = getenv("INVENTORY_API_KEY")
+			key = getenv(conformance.KeyVar)
 		}
-		rd := conformance.KeyRedactor(key)
-		errOut := rd.Writer(stderr)
+		secrets := conformance.NewSecrets(append(o.headers.secrets(), conformance.KeySecret(key))...)
+		errOut := secrets.Writer(stderr)
 		defer errOut.Flush()
 		msg := doubleDash(err.Error())
 		fmt.Fprintf(errOut, "inventory-conformance: %s\n", msg)
-		if err := newReportFiles(reportPaths(args), getenv, stdout, rd).cannotRun(msg); err != nil {
+		if err := newReportFiles(reportPaths(args), getenv, stdout, secrets).cannotRun(msg); err != nil {
 			fmt.Fprintf(errOut, "inventory-conformance: %v\n", err)
 		}
 		return cli.ExitCannotRun
@@ -90,14 +102,14 @@ func conform(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprintf(stdout, "inventory-conformance %s\n", cli.Version(version))
 		return cli.ExitOK
 	}
-	if o.apiKey == "" {
-		o.apiKey = getenv("INVENTORY_API_KEY")
+	if o.apiKey == "" && o.apiKeyCommand == "" {
+		o.apiKey = getenv(conformance.KeyVar)
 	}
-	rd := conformance.KeyRedactor(o.apiKey)
-	out, errOut := rd.Writer(stdout), rd.Writer(stderr)
+	secrets := conformance.NewSecrets(append(o.headers.secrets(), conformance.KeySecret(o.apiKey))...)
+	out, errOut := secrets.Writer(stdout), secrets.Writer(stderr)
 	defer out.Flush()
 	defer errOut.Flush()
-	reports := newReportFiles(reportPathsOf(o), getenv, out, rd)
+	reports := newReportFiles(reportPathsOf(o), getenv, out, secrets)
 	cannot := func(format string, a ...any) int {
 		msg := fmt.Sprintf(format, a...)
 		fmt.Fprintf(errOut, "inventory-conformance: cannot run: %s\n", msg)
@@ -107,7 +119,7 @@ func conform(ctx context.Context, args []string, getenv func(string) string, std
 		return cli.ExitCannotRun
 	}
 	if o.list {
-		reports = reportFiles{rd: rd} // --list runs nothing: it writes no report, and tells GitHub nothing
+		reports = reportFiles{secrets: secrets} // --list runs nothing: it writes no report, and tells GitHub nothing
 	}
 	// Before anything else can fail, replace any old report: a stale green
 	// one must never survive a run that stops short.
@@ -118,15 +130,24 @@ func conform(ctx context.Context, args []string, getenv func(string) string, std
 	if o.baseURL == "" && !o.list {
 		return cannot("--base-url is required (see --help)")
 	}
+	if err := o.headers.check(); err != nil {
+		return cannot("%v", err)
+	}
 	switch {
 	case o.timeout <= 0:
 		return cannot("--timeout must be positive")
-	case o.exploreSteps < 0:
+	case o.exploreSteps < -1:
 		return cannot("--explore-steps must not be negative")
-	case o.exploreTime <= 0:
-		return cannot("--explore-time must be positive")
+	case o.exploreTime < 0:
+		return cannot("--explore-time must not be negative")
 	case o.maxRetryWait < 0:
 		return cannot("--max-retry-wait must not be negative")
+	case o.workers <= 0 || o.workers > 256:
+		return cannot("--workers must be from 1 to 256")
+	case o.maxRunTime < 0:
+		return cannot("--max-run-time must not be negative")
+	case o.apiKey != "" && o.apiKeyCommand != "":
+		return cannot("--api-key and --api-key-command: give one")
 	}
 	if _, err := types.ParseLabelFilter(o.labelFilter); err != nil {
 		return cannot("--label-filter %s: %s", exchange.Quote(o.labelFilter), plain(err.Error()))
@@ -138,6 +159,11 @@ func conform(ctx context.Context, args []string, getenv func(string) string, std
 	cfg := conformance.Config{
 		BaseURL:          o.baseURL,
 		APIKey:           o.apiKey,
+		KeyCommand:       o.apiKeyCommand,
+		Headers:          o.headers.h,
+		Secrets:          secrets,
+		Workers:          o.workers,
+		MaxRunTime:       o.maxRunTime,
 		Contract:         contract,
 		AllowMutations:   o.allowMutations,
 		PetID:            o.petID,
@@ -148,8 +174,13 @@ func conform(ctx context.Context, args []string, getenv func(string) string, std
 		MaxResponseBytes: int64(o.maxResponseBytes),
 		MaxRunBytes:      int64(o.maxRunBytes),
 		MaxRetryWait:     o.maxRetryWait,
-		Explore:          conformance.ExploreConfig{Steps: o.exploreSteps, Time: o.exploreTime, Seed: o.seed},
-		Stderr:           errOut,
+		Explore: conformance.ExploreConfig{
+			Off:   o.exploreSteps == 0 || o.exploreTime == 0,
+			Steps: max(o.exploreSteps, 0),
+			Time:  o.exploreTime,
+			Seed:  o.seed,
+		},
+		Stderr: errOut,
 	}
 	if o.maxRetryWait == 0 {
 		cfg.MaxRetryWait = time.Nanosecond // no waiting at all
@@ -164,24 +195,35 @@ func conform(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return cannot("%v", err)
 	}
+	defer target.Close()
 	mode := "read-only (mutating checks are skipped)"
-	if o.allowMutations {
+	switch {
+	case o.allowMutations && target.ListBroken() != "":
+		mode = "mutations allowed, but " + target.ListBroken() + ": no record to write to"
+	case o.allowMutations:
 		mode = fmt.Sprintf("mutations allowed on %s %d, restored afterwards", target.Inventory().Key, target.PetID())
 	}
 	fmt.Fprintf(out, "Checking %s against %s: %s\n", o.baseURL, contractName, mode)
 
-	outcome, runErr, interrupted := runChecks(target, o, reports, out, errOut, contractName)
+	outcome, runErr, finished := runChecks(target, o, reports, out, errOut, contractName)
 	if failed := target.RestoreAll(); len(failed) > 0 {
 		fmt.Fprintf(errOut, "\n!!! inventory-conformance: %d records could NOT be restored; set them back by hand:\n  %s\n", len(failed), strings.Join(failed, "\n  "))
 		outcome.Passed = false
 	}
 	switch {
-	case interrupted:
+	case !finished:
+		// Interrupted, and the checks did not stop in time: no report
+		// of them could be written.
 		fmt.Fprintln(errOut, "inventory-conformance: interrupted: the run is incomplete; every record written to was restored unless reported above")
 		_ = reports.cannotRun("interrupted: the run is incomplete (" + firstLine(summaryLine(outcome)) + ")")
 		return cli.ExitCannotRun
 	case runErr != nil:
 		return cannot("writing the reports: %v", runErr)
+	case outcome.Stopped != "":
+		// The reports hold every failure found until then, and why the
+		// run stopped.
+		fmt.Fprintf(errOut, "inventory-conformance: the run stopped before its checks were done: %s; every record written to was restored unless reported above\n", outcome.Stopped)
+		return cli.ExitCannotRun
 	case !outcome.Passed:
 		return cli.ExitFailed
 	}
@@ -232,10 +274,12 @@ func list(cfg conformance.Config, o options, out, errOut io.Writer, cannot func(
 	return cli.ExitOK
 }
 
-// runChecks runs the checks. On SIGINT or SIGTERM, Ginkgo stops the current
-// check and runs its cleanups, which restore what the check changed; run
+// runChecks runs the checks. On SIGINT or SIGTERM, the run stops: Ginkgo
+// stops the current check and runs its cleanups, which restore what the
+// check changed, and the reports say the run was interrupted; run
 // restores anything left after it returns. A second signal, or checks that
-// do not stop within a grace period, give up waiting.
+// do not stop within a grace period, give up waiting: then it reports the
+// run not finished.
 func runChecks(target *conformance.Target, o options, reports reportFiles, out, errOut io.Writer, contractName string) (conformance.Outcome, error, bool) {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -263,9 +307,10 @@ func runChecks(target *conformance.Target, o options, reports reportFiles, out, 
 	}()
 	select {
 	case r := <-done:
-		return r.outcome, r.err, false
+		return r.outcome, r.err, true
 	case <-sigs:
 	}
+	target.Halt("interrupted: the run is incomplete")
 	fmt.Fprintln(errOut, "\ninventory-conformance: interrupted; stopping the current check and restoring what it changed")
 	select {
 	case r := <-done:
@@ -273,7 +318,7 @@ func runChecks(target *conformance.Target, o options, reports reportFiles, out, 
 	case <-sigs:
 	case <-time.After(2*o.timeout + 5*time.Second):
 	}
-	return conformance.Outcome{}, nil, true
+	return conformance.Outcome{}, nil, false
 }
 
 // summaryLine is the outcome's counts on one line.
@@ -291,15 +336,15 @@ func firstLine(s string) string {
 // GitHub's step summary and annotations where the run is a GitHub
 // Actions job.
 type reportFiles struct {
-	out  report.Outputs
-	json string
-	rd   *exchange.Redactor
+	out     report.Outputs
+	json    string
+	secrets *conformance.Secrets
 }
 
 // newReportFiles returns the reports at paths, with GitHub's from getenv
 // (annotations to w).
-func newReportFiles(paths reportFlags, getenv func(string) string, w io.Writer, rd *exchange.Redactor) reportFiles {
-	r := reportFiles{out: report.Outputs{JUnit: paths.junit, Markdown: paths.markdown, HTML: paths.html}, json: paths.json, rd: rd}
+func newReportFiles(paths reportFlags, getenv func(string) string, w io.Writer, secrets *conformance.Secrets) reportFiles {
+	r := reportFiles{out: report.Outputs{JUnit: paths.junit, Markdown: paths.markdown, HTML: paths.html}, json: paths.json, secrets: secrets}
 	r.out.GitHub(getenv, w)
 	return r
 }
@@ -309,12 +354,12 @@ func newReportFiles(paths reportFlags, getenv func(string) string, w io.Writer, 
 // report never survives a run that stops short. It appends and annotates
 // nothing.
 func (r reportFiles) stale() error {
-	return conformance.WriteCannotRun(r.out.Files(), r.json, "the run did not finish (it stopped before writing its report)", r.rd)
+	return conformance.WriteCannotRun(r.out.Files(), r.json, "the run did not finish (it stopped before writing its report)", r.secrets.Redactor())
 }
 
 // cannotRun writes reports saying the run could not be made, and why.
 func (r reportFiles) cannotRun(reason string) error {
-	return conformance.WriteCannotRun(r.out, r.json, reason, r.rd)
+	return conformance.WriteCannotRun(r.out, r.json, reason, r.secrets.Redactor())
 }
 
 // plain strips terminal colour codes and blank lines from a Ginkgo error.

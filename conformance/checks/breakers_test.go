@@ -69,6 +69,30 @@ func lists(f func([]map[string]any) []map[string]any) func(http.Handler) http.Ha
 	})
 }
 
+// copyRecorded writes a recorded response to w.
+func copyRecorded(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(rec.Body.Bytes())
+}
+
+// withLatency delays every request by d before the server sees it: a
+// target d away.
+func withLatency(d time.Duration) func(http.Handler) http.Handler {
+	return func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-time.After(d):
+			case <-r.Context().Done():
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	}
+}
+
 // rewriteJSON decodes the recorded object body, lets f change it and
 // writes it back.
 func rewriteJSON(rec *httptest.ResponseRecorder, f func(map[string]any)) {

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/petstore/inventory-kit/conformance"
 )
 
 // A brokenServer is the mock with one rule of the contract broken. The
@@ -24,6 +27,11 @@ type brokenServer struct {
 	warns    []string
 	restores []string
 	timeout  time.Duration // per request in the child; 0: the default
+	// exactly says the run fails the specs in fails and no other: one
+	// defect, one failure.
+	exactly bool
+	// cause is the cause the exploration must name, where one is given.
+	cause conformance.Cause
 }
 
 var brokenServers = []brokenServer{
@@ -142,8 +150,11 @@ var brokenServers = []brokenServer{
 		wrap: func(h http.Handler) http.Handler {
 			const huge, real = "9007199254740993", "64"
 			inner := requests(func(r *http.Request) {
-				if rest, ok := strings.CutPrefix(r.URL.Path, "/v1/inventory/"); ok && rest == huge {
+				switch rest, _ := strings.CutPrefix(r.URL.Path, "/v1/inventory/"); rest {
+				case huge:
 					r.URL.Path, r.URL.RawPath = "/v1/inventory/"+real, ""
+				case real: // listed as huge only: 64 is no pet's
+					r.URL.Path, r.URL.RawPath = "/v1/inventory/999999999", ""
 				}
 			})(h)
 			return responses(func(_ *http.Request, rec *httptest.ResponseRecorder) {
@@ -402,8 +413,9 @@ var brokenServers = []brokenServer{
 		}),
 		// "400: the Error body" sends no body with its malformed identifier
 		// (nothing a loose reading could write), so the mock's own 400 for
-		// the missing body answers it here.
-		fails: []string{"petId abc gives 400", "petId 1.5 gives 400", "petId 9223372036854775808 gives 400"},
+		// the missing body answers it here. 2^63, read as the largest
+		// int64, addresses no pet: its 404 is right.
+		fails: []string{"petId abc gives 400", "petId 1.5 gives 400"},
 	},
 	{
 		name: "silent-cases-crash",
@@ -419,6 +431,53 @@ var brokenServers = []brokenServer{
 			})
 		},
 		fails: []string{"quantity -1 (negative)", "quantity 2147483648", "quantity 9007199254740993", "quantity written as a decimal", "an unknown extra field", "a field given twice"},
+	},
+	{
+		// Allowed: a path segment that is no identifier addresses no pet,
+		// so 404 with an Error body is as right as 400.
+		name: "malformed-id-404",
+		wrap: func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if rest, ok := strings.CutPrefix(r.URL.Path, "/v1/inventory/"); ok && authorized(r) {
+					if _, err := strconv.ParseInt(rest, 10, 64); err != nil {
+						writeError(w, http.StatusNotFound, "not_found")
+						return
+					}
+				}
+				h.ServeHTTP(w, r)
+			})
+		},
+	},
+	{
+		// The list breaks the contract before any check starts: the run
+		// is made (exit 1, not 2), the list check fails, and the checks
+		// that need a listed record are not judged.
+		name: "list-wrapped",
+		wrap: responses(func(r *http.Request, rec *httptest.ResponseRecorder) {
+			if r.Method == http.MethodGet && r.URL.Path == "/v1/inventory" && rec.Code == http.StatusOK {
+				rec.Body = bytes.NewBuffer(append(append([]byte(`{"items":`), rec.Body.Bytes()...), '}'))
+			}
+		}),
+		fails:   []string{"200 with an array of records valid against the contract"},
+		exactly: true,
+	},
+	{
+		// Every list shows a new random record: the target cannot hold a
+		// record still. One check says so; the ones that compare records
+		// are not judged, and nothing is written or restored.
+		name: "list-random-record",
+		wrap: func(h http.Handler) http.Handler {
+			var mu sync.Mutex // guards rng
+			rng := rand.New(rand.NewPCG(1, 2))
+			return lists(func(items []map[string]any) []map[string]any {
+				mu.Lock()
+				id, q := 1_000_000+rng.Int64N(1_000_000), rng.Int64N(1000)
+				mu.Unlock()
+				return append(items, map[string]any{"petId": id, "quantity": q, "status": "available"})
+			})(h)
+		},
+		fails:   []string{"two lists with no write between them show the same records"},
+		exactly: true,
 	},
 	{
 		name: "patch-answers-201",
@@ -536,7 +595,114 @@ func orders(authIgnored, wrongShape bool) func(http.Handler) http.Handler {
 	}
 }
 
+// deepServers break a rule only in a sequence or at a value: the fixed
+// checks may miss them, the exploration must find each of them, every
+// run (TestExplorationProof), and name what happened. They are the bugs
+// real backends have.
+var deepServers = []brokenServer{
+	{
+		// Every fifth accepted update is answered as stored and dropped.
+		name: "write-lost-every-fifth",
+		wrap: func(h http.Handler) http.Handler {
+			var mu sync.Mutex // guards n
+			n := 0
+			drop := patchNotPersisted(h)
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var u struct{ Quantity *int64 }
+				if _, ok := patchedPet(r); ok && authorized(r) && json.Unmarshal(peekBody(r), &u) == nil && u.Quantity != nil && *u.Quantity >= 0 {
+					mu.Lock()
+					n++
+					fifth := n%5 == 0
+					mu.Unlock()
+					if fifth {
+						drop.ServeHTTP(w, r)
+						return
+					}
+				}
+				h.ServeHTTP(w, r)
+			})
+		},
+		fails: []string{"random sequences of calls keep the model"},
+		cause: conformance.CauseWriteNotStored,
+	},
+	{
+		// An update of a quantity above 700 also writes it to the record
+		// listed next.
+		name: "big-write-touches-next",
+		wrap: func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				id, ok := patchedPet(r)
+				body := peekBody(r)
+				var u struct{ Quantity *int64 }
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, r)
+				if ok && authorized(r) && rec.Code == http.StatusOK && json.Unmarshal(body, &u) == nil && u.Quantity != nil && *u.Quantity > 700 {
+					items := listItemsOf(h)
+					for i, it := range items {
+						if it.PetID == id && i+1 < len(items) {
+							serve(h, http.MethodPatch, "/v1/inventory/"+strconv.FormatInt(items[i+1].PetID, 10), []byte(fmt.Sprintf(`{"quantity":%d}`, *u.Quantity)))
+						}
+					}
+				}
+				copyRecorded(w, rec)
+			})
+		},
+		fails: []string{"random sequences of calls keep the model"},
+		cause: conformance.CauseOtherChanged,
+	},
+	{
+		// An identifier past 2^53 (which a double cannot hold) crashes
+		// the lookup.
+		name: "huge-id-crashes",
+		wrap: func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				seg := r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]
+				if id, err := strconv.ParseInt(seg, 10, 64); err == nil && id > 1<<53 && authorized(r) && strings.Count(r.URL.Path, "/") == 3 {
+					http.Error(w, "lookup: float64 overflow", http.StatusInternalServerError)
+					return
+				}
+				h.ServeHTTP(w, r)
+			})
+		},
+		fails: []string{"random sequences of calls keep the model"},
+		cause: conformance.CauseServerError,
+	},
+	{
+		// A rejected body right after an accepted update of the same
+		// record zeroes that record.
+		name: "rejected-after-write-corrupts",
+		wrap: func(h http.Handler) http.Handler {
+			var mu sync.Mutex // guards wrote
+			wrote := map[int64]bool{}
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				id, ok := patchedPet(r)
+				if !ok || !authorized(r) {
+					h.ServeHTTP(w, r)
+					return
+				}
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, r)
+				mu.Lock()
+				after := wrote[id]
+				wrote[id] = rec.Code == http.StatusOK
+				mu.Unlock()
+				if after && rec.Code == http.StatusBadRequest {
+					serve(h, http.MethodPatch, "/v1/inventory/"+strconv.FormatInt(id, 10), []byte(`{"quantity":0}`))
+				}
+				copyRecorded(w, rec)
+			})
+		},
+		fails: []string{"random sequences of calls keep the model"},
+		cause: conformance.CauseRejectedChanged,
+	},
+}
+
 func brokenServerNamed(name string) (brokenServer, bool) {
+	for _, b := range deepServers {
+		if b.name == name {
+			return b, true
+		}
+	}
 	for _, b := range variantServers {
 		if b.name == name {
 			return b, true

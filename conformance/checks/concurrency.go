@@ -44,7 +44,7 @@ func registerConcurrency(t *conformance.Target) {
 				}
 				written = append(written, t.ExpectWritten(x, id, bodies[i]))
 			}
-			ix, _, lx := t.List(ctx)
+			ix, lx := t.List(ctx)
 			final := ix.ByID[id]
 			for _, w := range written {
 				if w.EqualExcept(final, t.Timestamps()) {

@@ -31,6 +31,7 @@ const (
 	labelEnv       = "CONFORMANCE_LABEL_FILTER"  // the checks a child runs; empty: all
 	seedEnv        = "CONFORMANCE_SEED"          // the exploration seed of a child; empty: childSeed
 	exploreTimeEnv = "CONFORMANCE_EXPLORE_TIME"  // the exploration's time budget; empty: 5s
+	latencyEnv     = "CONFORMANCE_LATENCY"       // the delay the server adds to each request, a target that far away; empty: none
 	childSeed      = 7                           // the exploration seed of a child by default
 	defaultChecks  = 80                          // exploration steps of a child by default
 )
@@ -86,6 +87,13 @@ func TestConformance(t *testing.T) {
 		}
 		h = b.wrap(h)
 	}
+	if v := os.Getenv(latencyEnv); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("%s: %v", latencyEnv, err)
+		}
+		h = withLatency(d)(h)
+	}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	suiteSpec := loadSpec(t, os.Getenv(suiteSpecEnv))
@@ -93,21 +101,27 @@ func TestConformance(t *testing.T) {
 	if b, ok := brokenServerNamed(os.Getenv(brokenEnv)); ok {
 		timeout = b.timeout
 	}
+	// The step budget: a number, "none" for the time alone, "0" for no
+	// exploration.
 	steps := defaultChecks
-	if v := os.Getenv(exploreEnv); v != "" {
+	if v := os.Getenv(exploreEnv); v == "none" {
+		steps = 0
+	} else if v != "" {
 		steps, _ = strconv.Atoi(v)
 	}
 	seed := uint64(childSeed)
 	if v := os.Getenv(seedEnv); v != "" {
 		seed, _ = strconv.ParseUint(v, 10, 64)
 	}
-	budget := 5 * time.Second
-	if v := os.Getenv(exploreTimeEnv); v != "" {
+	budget, shrink := 5*time.Second, 300*time.Millisecond
+	if v := os.Getenv(exploreTimeEnv); v == "default" {
+		budget, shrink = 0, 0 // the binary's defaults
+	} else if v != "" {
 		budget, _ = time.ParseDuration(v)
 	}
 	tg, err := conformance.Prepare(context.Background(), conformance.Config{
 		BaseURL: srv.URL + loadSpec(t, os.Getenv(mockSpecEnv)).BasePath, APIKey: testKey, Contract: suiteSpec, AllowMutations: true, Timeout: timeout,
-		Explore: conformance.ExploreConfig{Steps: steps, Seed: seed, Time: budget, ShrinkTime: 300 * time.Millisecond},
+		Explore: conformance.ExploreConfig{Off: os.Getenv(exploreEnv) == "0", Steps: steps, Seed: seed, Time: budget, ShrinkTime: shrink},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 // from the schemas, checked against a model after every step (see
 // Target.Explore). It writes only with --allow-mutations.
 func registerExplore(t *conformance.Target) {
-	if t.Config().Explore.Steps <= 0 {
+	if t.Config().Explore.Off {
 		return
 	}
 	// It writes (and is labelled mutating) only with --allow-mutations.
@@ -20,6 +20,10 @@ func registerExplore(t *conformance.Target) {
 	}
 	ginkgo.Describe(string(conformance.AreaExplore), labels, func() {
 		ginkgo.It("random sequences of calls keep the model: read after write, no other record changed, rejected writes change nothing, documented statuses and bodies only", func(ctx ginkgo.SpecContext) {
+			if why := t.ListBroken(); why != "" {
+				ginkgo.Skip(conformance.NotJudged + why)
+			}
+			t.RequireStable()
 			res := t.Explore(ctx)
 			ginkgo.AddReportEntry(conformance.EntryExploration, res.Summary(), ginkgo.ReportEntryVisibilityFailureOrVerbose)
 			if f := res.Failure; f != nil {

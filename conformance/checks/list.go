@@ -10,11 +10,16 @@ import (
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/petstore/inventory-kit/conformance"
+	"github.com/petstore/inventory-kit/spec"
 )
 
 // maxSafeInteger is 2^53-1, the largest integer an IEEE 754 double (a
 // JavaScript number) holds exactly.
 const maxSafeInteger = 1<<53 - 1
+
+// maxExamples is how many examples a message gives of one thing seen in
+// many records; the rest are counted.
+const maxExamples = 5
 
 func registerList(t *conformance.Target) {
 	s := t.Inventory()
@@ -23,20 +28,21 @@ func registerList(t *conformance.Target) {
 		ginkgo.It(name+": 200 with an array of records valid against the contract", func(ctx ginkgo.SpecContext) {
 			x := t.Do(ctx, conformance.Request{Method: s.List.Method, Path: s.List.Path})
 			t.ExpectStatus(x, "200 and the list", http.StatusOK)
-			rs, err := conformance.DecodeRecordsContext(ctx, x.RespBody)
+			ix, err := conformance.DecodeList(ctx, x.RespBody, s.Key)
 			if err != nil {
 				t.FailBecause(conformance.CauseResponseSchema, x, "a JSON array of records", []string{err.Error()})
 			}
 			extra := map[string]bool{}
-			for i, r := range rs {
+			for i, id := range ix.Order {
 				if i%4096 == 0 && ctx.Err() != nil {
 					return
 				}
-				for f := range r {
-					if s.Record.Field(f) == nil {
-						extra[f] = true
+				_ = spec.Members(ix.ByID[id].JSON, func(f, _ []byte) bool {
+					if s.Record.Field(string(f)) == nil && len(extra) < 100 {
+						extra[string(f)] = true
 					}
-				}
+					return true
+				})
 			}
 			if len(extra) > 0 {
 				names := make([]string, 0, len(extra))
@@ -49,27 +55,64 @@ func registerList(t *conformance.Target) {
 		})
 
 		ginkgo.It(name+": identifiers are unique", func(ctx ginkgo.SpecContext) {
-			ix, _, x := t.List(ctx)
+			ix, x := t.List(ctx)
 			var ps []string
-			for _, id := range ix.Dups {
+			for i, id := range ix.Dups {
+				if i == maxExamples {
+					ps = append(ps, fmt.Sprintf("and %d more listed more than once", len(ix.Dups)-maxExamples))
+					break
+				}
 				ps = append(ps, fmt.Sprintf("%s %d is listed more than once", s.Key, id))
 			}
 			ps = append(ps, ix.Bad...)
+			if ix.BadCount > len(ix.Bad) {
+				ps = append(ps, fmt.Sprintf("and %d more records without an int64 %s", ix.BadCount-len(ix.Bad), s.Key))
+			}
 			if len(ps) > 0 {
 				t.FailBecause(conformance.CauseDuplicateIDs, x, "one record per "+s.Key, ps)
 			}
 		})
 
+		ginkgo.It(name+": two lists with no write between them show the same records", func(ctx ginkgo.SpecContext) {
+			if why := t.ListBroken(); why != "" {
+				ginkgo.Skip(conformance.NotJudged + why)
+			}
+			if why, x := t.Unstable(); why != "" {
+				t.FailBecause(conformance.CauseUnstable, x, "a record changes only when a request changes it: two lists with no write between them show the same records", []string{why})
+			}
+		})
+
 		ginkgo.It(name+": identifiers fit a JavaScript number (warning only)", conformance.Labels(conformance.AreaList, conformance.RFC), func(ctx ginkgo.SpecContext) {
-			ix, _, _ := t.List(ctx)
+			ix, _ := t.List(ctx)
+			var past []int64
 			for _, id := range ix.Order {
 				if id > maxSafeInteger || id < -maxSafeInteger {
-					t.Warn("RFC 8259 section 6", "%s %d exceeds 2^53-1: JavaScript clients lose its last digits", s.Key, id)
+					past = append(past, id)
 				}
 				if ctx.Err() != nil {
 					return
 				}
 			}
+			switch {
+			case len(past) == 1:
+				t.Warn("RFC 8259 section 6", "%s %d exceeds 2^53-1: JavaScript clients lose its last digits", s.Key, past[0])
+			case len(past) > 1:
+				// One warning for all of them: a list of many such records
+				// gives one line, not one per record.
+				t.Warn("RFC 8259 section 6", "%d %ss exceed 2^53-1 (such as %s): JavaScript clients lose their last digits", len(past), s.Key, firstOf(past))
+			}
 		})
 	})
+}
+
+// firstOf renders the first maxExamples of ids.
+func firstOf(ids []int64) string {
+	var out string
+	for i, id := range ids[:min(len(ids), maxExamples)] {
+		if i > 0 {
+			out += ", "
+		}
+		out += fmt.Sprint(id)
+	}
+	return out
 }

@@ -2,8 +2,11 @@ package checks
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,9 +31,15 @@ const correctServer = "correct"
 // exploration check fail; every server that breaks none must not.
 var exploreBlind = map[string]string{
 	"query-key-accepted": "exploration never puts the key in a URL (the key-in-url checks do, and production runs leave them out)",
-	"lost-updates":       "exploration sends one request at a time; the concurrency check finds it",
 	"huge-body-crashes":  "exploration sends no body past 1 MiB; the 4 MiB check finds it",
+	"list-wrapped":       "the list breaks the contract, so the exploration has no list to start from (not judged); the list check fails",
+	"list-random-record": "the target does not hold a record still, so the exploration is not judged; the stability check fails",
 }
+
+// proofSteps is the exploration's step budget in TestExplorationProof:
+// enough for every server it must find with each seed, and a bound on
+// the runs against the servers it must pass (which spend it all).
+const proofSteps = 1000
 
 // warningOnly lists specs that report warnings and cannot fail on their
 // own; a broken server proves each by making it warn.
@@ -135,6 +144,16 @@ func TestBrokenServers(t *testing.T) {
 				t.Errorf("%s: no failed spec matches %q; failed: %q", b.name, want, failed)
 			}
 		}
+		if b.exactly {
+			for _, f := range failed {
+				if !slices.ContainsFunc(b.fails, func(want string) bool { return strings.Contains(f, want) }) {
+					t.Errorf("%s: %q failed too; one defect, one failure: want only %q\n%s", b.name, f, b.fails, tail(r.output))
+				}
+			}
+			if restores := conformance.TallyReport(r.report, true).Restores; len(restores) > 0 {
+				t.Errorf("%s: %d failed restores reported; want none: %q", b.name, len(restores), restores)
+			}
+		}
 		for _, want := range b.warns {
 			if !slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, want) }) {
 				t.Errorf("%s: no warning matches %q; warnings: %q", b.name, want, warnings)
@@ -169,12 +188,15 @@ func TestBrokenServers(t *testing.T) {
 var proofSeeds = []string{"7", "12345", "2024"}
 
 // TestExplorationProof runs the exploration alone (--label-filter explore),
-// at the default budget of conformance.DefaultExploreSteps steps, against
-// every broken server and the correct mock, once per seed of proofSeeds.
-// For every seed, the exploration must fail against every server that
-// breaks a rule, except the ones it cannot see (exploreBlind), and must
-// pass against every server that breaks none. It logs, per server, how
-// many steps each seed needed and how long it took.
+// with proofSteps steps at most and the default workers, against every
+// broken server, every deep one and the correct mock, once per seed of
+// proofSeeds. For every seed, the exploration must fail against every
+// server that breaks a rule, except the ones it cannot see
+// (exploreBlind), naming the cause a deep server's bug is, and must pass
+// against every server that breaks none. It logs, per server, how many
+// steps each seed needed and how long it took. Then it runs the
+// exploration in this process against each deep server, with deepRuns
+// seeds at the default budget, and requires every run to find it.
 func TestExplorationProof(t *testing.T) {
 	if os.Getenv(brokenEnv) != "" {
 		t.Skip("in a child process")
@@ -193,7 +215,7 @@ func TestExplorationProof(t *testing.T) {
 		seeds = strings.Split(v, ",")
 	}
 	names := []string{correctServer}
-	for _, b := range brokenServers {
+	for _, b := range append(slices.Clone(brokenServers), deepServers...) {
 		names = append(names, b.name)
 	}
 	type job struct{ seed, name string }
@@ -215,7 +237,7 @@ func TestExplorationProof(t *testing.T) {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			runs[i] = runChildEnv(t, j.name, filepath.Join(dir, j.seed+"-"+j.name), labelEnv+"=explore", seedEnv+"="+j.seed,
-				exploreEnv+"="+strconv.Itoa(conformance.DefaultExploreSteps), exploreTimeEnv+"="+conformance.DefaultExploreTime.String())
+				exploreEnv+"="+strconv.Itoa(proofSteps), exploreTimeEnv+"="+conformance.DefaultExploreTime.String())
 		}()
 	}
 	wg.Wait()
@@ -232,14 +254,21 @@ func TestExplorationProof(t *testing.T) {
 		breaks := j.name != correctServer && len(b.fails) > 0
 		switch {
 		case breaks && !blind && !hit:
-			t.Errorf("seed %s: %s: exploration alone did not find it in %d steps", j.seed, j.name, conformance.DefaultExploreSteps)
+			t.Errorf("seed %s: %s: exploration alone did not find it in %d steps", j.seed, j.name, proofSteps)
 		case !breaks && hit:
 			t.Errorf("seed %s: %s breaks no rule, but exploration failed: %q\n%s", j.seed, j.name, failed, tail(r.output))
+		case hit && b.cause != "":
+			if causes := conformance.TallyReport(r.report, true).Causes; !slices.Contains(causes, b.cause) {
+				t.Errorf("seed %s: %s: the exploration named %v; want %s\n%s", j.seed, j.name, causes, b.cause, tail(r.output))
+			}
 		}
 		for _, e := range conformance.TallyReport(r.report, true).Exploration {
 			var steps int
 			_, _ = fmt.Sscanf(e, "%d steps", &steps)
 			took, _, _ := strings.Cut(strings.SplitN(e, " in ", 3)[2], ",")
+			if _, after, ok := strings.Cut(e, "found after "); ok {
+				took, _, _ = strings.Cut(after, ":")
+			}
 			found[j.name] = append(found[j.name], fmt.Sprintf("seed %s: %d steps, %s", j.seed, steps, took))
 			if hit && steps > maxSteps {
 				maxSteps, slowest = steps, j.name+" (seed "+j.seed+")"
@@ -257,7 +286,60 @@ func TestExplorationProof(t *testing.T) {
 		lines = append(lines, fmt.Sprintf("%s (%s): %s", name, what, strings.Join(found[name], "; ")))
 	}
 	t.Logf("exploration alone, %d seeds x %d servers, %d steps each at most, in %s; a rule-breaking server took at most %d steps (%s):\n  %s",
-		len(seeds), len(names), conformance.DefaultExploreSteps, wall.Round(time.Second), maxSteps, slowest, strings.Join(lines, "\n  "))
+		len(seeds), len(names), proofSteps, wall.Round(time.Second), maxSteps, slowest, strings.Join(lines, "\n  "))
+	t.Run("deep", testDeepBugs)
+}
+
+// deepRuns is how many seeds TestExplorationProof's deep part runs the
+// exploration with against each deep server; CONFORMANCE_DEEP_RUNS
+// replaces it.
+const deepRuns = 20
+
+// testDeepBugs runs the exploration in this process, at the default
+// budget (time, workers) without shrinking, against each deep server with
+// deepRuns seeds (2 under -race), and requires every run to find the bug
+// and name its cause. It logs how long each took to find.
+func testDeepBugs(t *testing.T) {
+	runs := deepRuns
+	if raceDetector {
+		runs = 2
+	}
+	if v := os.Getenv("CONFORMANCE_DEEP_RUNS"); v != "" {
+		runs, _ = strconv.Atoi(v)
+	}
+	for _, b := range deepServers {
+		t.Run(b.name, func(t *testing.T) {
+			var took []time.Duration
+			var steps []int
+			for seed := 1; seed <= runs; seed++ {
+				srv := httptest.NewServer(b.wrap(newMock(t)))
+				tg, err := conformance.Prepare(context.Background(), conformance.Config{
+					BaseURL: srv.URL + "/v1", APIKey: testKey, AllowMutations: true, Stderr: io.Discard,
+					Explore: conformance.ExploreConfig{Seed: uint64(seed), ShrinkTime: -1},
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				res := tg.Explore(context.Background())
+				tg.Close()
+				srv.Close()
+				if res.Failure == nil {
+					t.Errorf("seed %d: not found: %s", seed, res.Summary())
+					continue
+				}
+				if res.Failure.Cause != b.cause {
+					t.Errorf("seed %d: found %s; want %s:\n%s", seed, res.Failure.Cause, b.cause, res.Failure)
+				}
+				took, steps = append(took, res.Found), append(steps, res.Steps)
+			}
+			slices.Sort(took)
+			slices.Sort(steps)
+			if len(took) > 0 {
+				t.Logf("%s: found in %d of %d runs; steps %d to %d (median %d); %s to %s (median %s)", b.name, len(took), runs,
+					steps[0], steps[len(steps)-1], steps[len(steps)/2], took[0].Round(time.Millisecond), took[len(took)-1].Round(time.Millisecond), took[len(took)/2].Round(time.Millisecond))
+			}
+		})
+	}
 }
 
 // outcome lists the full texts of the failed specs, the warnings and the
@@ -272,4 +354,59 @@ func tail(b []byte) []byte {
 		return b[len(b)-4000:]
 	}
 	return b
+}
+
+// TestRemoteRuns measures whole runs, every check and the exploration at
+// the binary's defaults (time-bounded, 8 workers), against a target far
+// away: each request is delayed by CONFORMANCE_REMOTE_LATENCY (30ms if
+// unset). The correct mock must pass within 20 s, and the server with the
+// "rejected body after a write" bug must fail within 60 s, the exploration
+// naming it, in each of CONFORMANCE_REMOTE_RUNS runs, one at a time. It is
+// a measurement, skipped unless CONFORMANCE_REMOTE_RUNS is set:
+//
+//	CONFORMANCE_REMOTE_RUNS=5 go test -run '^TestRemoteRuns$' -v ./conformance/checks
+func TestRemoteRuns(t *testing.T) {
+	if os.Getenv(brokenEnv) != "" {
+		t.Skip("in a child process")
+	}
+	runs, _ := strconv.Atoi(os.Getenv("CONFORMANCE_REMOTE_RUNS"))
+	if runs <= 0 {
+		t.Skip("a measurement: set CONFORMANCE_REMOTE_RUNS to run it")
+	}
+	latency := "30ms"
+	if v := os.Getenv("CONFORMANCE_REMOTE_LATENCY"); v != "" {
+		latency = v
+	}
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		name   string
+		within time.Duration
+		pass   bool
+	}{
+		{correctServer, 20 * time.Second, true},
+		{"rejected-after-write-corrupts", 60 * time.Second, false},
+	} {
+		var took []string
+		for i := 1; i <= runs; i++ {
+			start := time.Now()
+			r := runChildEnv(t, tt.name, filepath.Join(dir, fmt.Sprintf("%s-%d", tt.name, i)), latencyEnv+"="+latency,
+				exploreEnv+"=none", exploreTimeEnv+"=default", seedEnv+"="+strconv.Itoa(1000+i))
+			d := time.Since(start)
+			tally := conformance.TallyReport(r.report, true)
+			explored := "exploration: " + strings.Join(tally.Exploration, "; ")
+			switch {
+			case tt.pass && (r.err != nil || len(tally.Failed) > 0):
+				t.Errorf("%s run %d failed %q\n%s", tt.name, i, tally.Failed, tail(r.output))
+			case !tt.pass && r.err == nil:
+				t.Errorf("%s run %d passed; %s", tt.name, i, explored)
+			case !tt.pass && !slices.Contains(tally.ByCause[conformance.CauseRejectedChanged], "explore: random sequences of calls keep the model: read after write, no other record changed, rejected writes change nothing, documented statuses and bodies only"):
+				t.Errorf("%s run %d: the exploration did not name %s; causes %v; %s", tt.name, i, conformance.CauseRejectedChanged, tally.Causes, explored)
+			}
+			if d > tt.within {
+				t.Errorf("%s run %d took %s; want under %s", tt.name, i, d.Round(time.Millisecond), tt.within)
+			}
+			took = append(took, fmt.Sprintf("%s (%d failed; %s)", d.Round(100*time.Millisecond), len(tally.Failed), explored))
+		}
+		t.Logf("%s, %s away, %d runs:\n  %s", tt.name, latency, runs, strings.Join(took, "\n  "))
+	}
 }

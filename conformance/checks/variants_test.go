@@ -60,7 +60,11 @@ func TestVariants(t *testing.T) {
 		run{name: "disagree/update-status", suite: v("update-status.yaml"), fails: []string{"the answer has the same identifier and the values sent"}},
 		run{name: "disagree/wide-bounds", suite: v("wide-bounds.yaml"), fails: []string{"quantity -100 (a bound the schema states) is accepted"}},
 		run{name: "disagree/quantity-multiple-of", suite: v("quantity-multiple-of.yaml"), fails: []string{"quantity 1 (not a multiple of 5) gives 400"}},
-		run{name: "disagree/id-bounds", suite: v("id-bounds.yaml"), fails: []string{"petId 101 gives 400"}},
+		// Not a disagreement the contract lets the suite see: the mock,
+		// which reads any int64, answers petId 101 (past the variant's
+		// bound, 100) 404, and an identifier outside the bounds addresses
+		// no pet, so 404 is as right as 400.
+		run{name: "bounds-answered-404/id-bounds", suite: v("id-bounds.yaml")},
 	)
 	dir := t.TempDir()
 	sem := make(chan struct{}, 4)

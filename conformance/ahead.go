@@ -1,0 +1,118 @@
+package conformance
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/onsi/ginkgo/v2/types"
+)
+
+// ahead holds the requests of the read-only checks, sent before the checks
+// run, Config.Workers at a time, and their answers: Ginkgo runs checks one
+// after the other, so against a target far away the waits of the checks
+// that only read would add up. Each check still judges its own answer,
+// taken from here once; one whose request is not here sends it as usual.
+type ahead struct {
+	mu     sync.Mutex // guards reqs and got
+	reqs   []Request
+	got    map[string][]*Exchange // by aheadKey, in the order sent
+	filter types.LabelFilter      // the run's --label-filter; nil: every check
+}
+
+// aheadKey identifies a request as a check sends it.
+func aheadKey(r Request) string {
+	return r.Method + "\x00" + r.Path + "\x00" + r.Auth + "\x00" + r.ContentType + "\x00" + strconv.FormatInt(r.MaxBytes, 10) + "\x00" + strconv.FormatBool(r.Body != nil) + string(r.Body)
+}
+
+// Ahead registers r, the first request of a check with these labels that
+// only reads (or sends what a conforming target refuses, carrying the
+// record's own values), to be sent before the checks run; it returns r.
+// A check that --label-filter leaves out is not sent. Call it while
+// registering checks; a mutating check must not.
+func (t *Target) Ahead(labels []string, r Request) Request {
+	t.ahead.mu.Lock()
+	defer t.ahead.mu.Unlock()
+	if t.ahead.filter == nil || t.ahead.filter(labels) {
+		t.ahead.reqs = append(t.ahead.reqs, r)
+	}
+	return r
+}
+
+// sendAhead sends the registered requests, Config.Workers at a time.
+func (t *Target) sendAhead(ctx context.Context) {
+	t.ahead.mu.Lock()
+	reqs := t.ahead.reqs
+	t.ahead.reqs = nil
+	t.ahead.got = map[string][]*Exchange{}
+	t.ahead.mu.Unlock()
+	xs := make([]*Exchange, len(reqs))
+	sem := make(chan struct{}, t.cfg.Workers)
+	var wg sync.WaitGroup
+	for i, r := range reqs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			r.ahead = true // traced when a check takes it
+			xs[i] = t.send(ctx, r)
+		}()
+	}
+	wg.Wait()
+	t.ahead.mu.Lock()
+	defer t.ahead.mu.Unlock()
+	for i, r := range reqs {
+		k := aheadKey(r)
+		t.ahead.got[k] = append(t.ahead.got[k], xs[i])
+	}
+}
+
+// take returns the answer to r sent ahead, once, or nil.
+func (a *ahead) take(r Request) *Exchange {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	k := aheadKey(r)
+	xs := a.got[k]
+	if len(xs) == 0 {
+		return nil
+	}
+	a.got[k] = xs[1:]
+	return xs[0]
+}
+
+// A listCache keeps the last list a check read with List while no request
+// that could write was sent since: checks that only read the records (are
+// the identifiers unique, in which order) share one list. Every request
+// other than a GET or HEAD, whatever its answer, makes the next List a
+// new one.
+type listCache struct {
+	writes atomic.Uint64 // requests sent that could write
+
+	mu  sync.Mutex // guards x, ix and gen
+	x   *Exchange
+	ix  *Index
+	gen uint64 // writes when x was sent
+}
+
+// wrote notes a request that could write.
+func (c *listCache) wrote() { c.writes.Add(1) }
+
+// get returns the list kept, if no request that could write was sent
+// since it was.
+func (c *listCache) get() (*Exchange, *Index) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.x == nil || c.gen != c.writes.Load() {
+		return nil, nil
+	}
+	return c.x, c.ix
+}
+
+// put keeps a list sent when writes was gen.
+func (c *listCache) put(x *Exchange, ix *Index, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.x, c.ix, c.gen = x, ix, gen
+}

@@ -1,0 +1,937 @@
+package conformance
+
+import (
+	"github.com/petstore/inventory-kit/spec/exchange"
+
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/petstore/inventory-kit/spec"
+)
+
+// A worker runs sequences of the exploration, one at a time, on records
+// of its own: of the sequences rapid draws from the run's seed, those
+// whose number is the worker's modulo the number of workers, so the same
+// seed gives each worker the same sequences.
+type worker struct {
+	e        *explorer
+	n        int
+	own      []int64 // the records it writes to, sorted; none: it only reads
+	tb       *rapidTB
+	iter     int // sequences rapid has drawn in this worker's Check
+	run      *sequenceRun
+	seqStart time.Time
+	touched  []int64        // every record it wrote to in the run
+	restored map[int64]bool // the records the last sequence's restore wrote back
+}
+
+// A sequenceRun is one sequence as it runs: the records written to, what
+// each step sent, and, where it failed, how.
+type sequenceRun struct {
+	orig  map[int64]Record // records written to, as they were
+	lines []string         // one per step
+	step  []*Exchange      // the current step's exchanges
+	// What the current step did: the records it wrote to, each with
+	// whether the write was accepted; whether it sent anything that could
+	// write; the unknown identifiers it reserved.
+	addressed map[int64]bool
+	wrote     bool
+	reserved  []int64
+	last      int64 // the record the sequence last wrote to; 0 and !hasLast: none
+	hasLast   bool
+
+	worker int
+	length int
+	rule   string
+	cause  Cause
+	detail string
+}
+
+// explore runs rapid.Check, over and over with seeds derived from the
+// run's, until the budget is spent or a failure is found and shrunk.
+func (w *worker) explore() {
+	e := w.e
+	for round := uint64(0); ; round++ {
+		s := rapidSettings{
+			checks:     exploreChecks,
+			steps:      e.cfg.SequenceLength,
+			seed:       batchSeed(e.cfg.Seed, round),
+			shrinkTime: max(e.cfg.ShrinkTime, 0),
+		}
+		w.iter = 0
+		withRapid(s, func() { rapid.Check(w.tb, w.sequence) })
+		e.mu.Lock()
+		found := e.first != nil
+		e.mu.Unlock()
+		if found || e.idleFor(w) {
+			return
+		}
+	}
+}
+
+// sequence is rapid's property: one sequence of steps.
+func (w *worker) sequence(rt *rapid.T) {
+	e := w.e
+	shrinking := e.shrinking(w)
+	if !shrinking {
+		i := w.iter
+		w.iter++
+		if i%len(e.workers) != w.n {
+			return // another worker's sequence
+		}
+	}
+	if e.idleFor(w) {
+		return
+	}
+	if !shrinking {
+		e.sequences.Add(1)
+	}
+	run := &sequenceRun{orig: map[int64]Record{}, worker: w.n}
+	w.run = run
+	w.seqStart = time.Now()
+	if shrinking {
+		e.mu.Lock()
+		checked := e.reproChecked
+		e.mu.Unlock()
+		if !checked {
+			// rapid first replays the failing sequence to see it fail again.
+			defer func() {
+				e.mu.Lock()
+				e.reproChecked = true
+				e.reproduced = run.rule == e.first.rule
+				e.mu.Unlock()
+			}()
+		}
+	}
+	defer w.restore(rt, run)
+	w.load(rt, run)
+	rt.Repeat(w.actions())
+}
+
+// actions are the steps a sequence draws from; rapid draws each key
+// alike, so a step listed twice is drawn twice as often. Writes are
+// drawn most: the bugs real backends have need a sequence of them.
+func (w *worker) actions() map[string]func(*rapid.T) {
+	a := map[string]func(*rapid.T){
+		"":                  w.check,
+		"list":              w.list,
+		"call an operation": w.callOperation,
+		"bad credential":    w.badCredential,
+		"malformed id":      w.malformedID,
+	}
+	if len(w.own) > 0 {
+		a["write"] = w.write
+		a["write again"] = w.write
+		a["write once more"] = w.write
+		a["write an invalid body"] = w.writeInvalid
+		a["write an invalid body again"] = w.writeInvalid
+		a["write a body the contract is silent on"] = w.writeSilent
+		a["write to an unknown id"] = w.writeUnknown
+	}
+	return a
+}
+
+// load lists the records and judges the list against the model: the
+// previous sequence's restore put every record back.
+func (w *worker) load(rt *rapid.T, run *sequenceRun) {
+	e := w.e
+	n := e.lists.enter()
+	size := int64(0)
+	defer func() { e.lists.leave(n, size) }()
+	since := e.reg.now()
+	x := w.send(Request{Method: e.t.inv.List.Method, Path: e.t.inv.List.Path})
+	size = int64(len(x.RespBody))
+	w.expectStatus(rt, x, "the list answers 200", http.StatusOK)
+	ix := w.decodeList(rt, x)
+	w.judge(rt, x, ix, since, true)
+	w.restored = nil
+	e.reg.setBusy(w.n, false)
+	run.lines, run.step = nil, nil // the loading list is not a step
+}
+
+// decodeList reads a list, failing on one that is no list or lists a
+// record twice.
+func (w *worker) decodeList(rt *rapid.T, x *Exchange) *Index {
+	ix, err := DecodeList(w.e.ctx, x.RespBody, w.e.t.inv.Key)
+	if err != nil {
+		w.fail(rt, CauseResponseSchema, "the list is an array of records", x, err.Error())
+	}
+	if len(ix.Dups) > 0 || ix.BadCount > 0 {
+		w.fail(rt, CauseDuplicateIDs, "one record per identifier", x, fmt.Sprintf("listed more than once: %s; %s", examples(ix.Dups), strings.Join(ix.Bad, "; ")))
+	}
+	return ix
+}
+
+// judge fails on the first way ix differs from the model, naming the
+// cause by what the step did to that record: an accepted write not
+// stored, a rejected one that changed it, a write elsewhere that changed
+// it, or a change no request of the step asked for.
+func (w *worker) judge(rt *rapid.T, x *Exchange, ix *Index, since uint64, afterRestore bool) {
+	e, run := w.e, w.run
+	var ms []mismatch
+	for _, m := range e.reg.judge(w.n, ix, since) {
+		if _, addressed := run.addressed[m.id]; !addressed && !run.wrote && m.othersBusy > 0 && !(afterRestore && w.restored[m.id]) {
+			// Not this step's doing, and other workers wrote meanwhile:
+			// the one whose step did it sees it in its own next list and
+			// names it; a worker that only read would misname it.
+			continue
+		}
+		ms = append(ms, m)
+	}
+	if len(ms) == 0 {
+		return
+	}
+	m := ms[0]
+	key := e.t.inv.Key
+	if m.kind != "appeared" {
+		w.touchWith(m.id, m.want) // put it back when the sequence ends
+	}
+	more := ""
+	if len(ms) > 1 {
+		more = fmt.Sprintf(" (and %d more differences)", len(ms)-1)
+	}
+	problem := m.describe(key) + more
+	accepted, addressed := run.addressed[m.id]
+	switch {
+	case m.kind == "appeared":
+		w.fail(rt, CauseRecordAppeared, "no record appears without a write that creates it", x, problem)
+	case afterRestore && w.restored[m.id]:
+		// The update that put it back was answered 200 (restore checks
+		// that), yet the list shows otherwise.
+		run.lines = append(run.lines, fmt.Sprintf("(the update that put %s %d back when the previous sequence ended, answered 200)", key, m.id))
+		w.fail(rt, CauseWriteNotStored, fmt.Sprintf("the list shows the %s as the accepted update left it", key), x, problem)
+	case m.kind == "vanished":
+		w.fail(rt, CauseRecordVanished, "no record vanishes", x, problem)
+	case addressed && accepted:
+		w.fail(rt, CauseWriteNotStored, fmt.Sprintf("the list shows the %s as the accepted update left it", key), x, problem)
+	case addressed:
+		w.fail(rt, CauseRejectedChanged, "a rejected update leaves the record it addressed unchanged", x, problem)
+	case run.wrote:
+		w.fail(rt, CauseOtherChanged, "a request changes no record it does not address", x, problem)
+	default:
+		w.fail(rt, CauseUnprompted, "a record changes only by a write to it", x, problem)
+	}
+}
+
+// restore puts back every record the sequence wrote to, when it ends. The
+// next sequence's first list checks that it worked; the last one's is
+// checked when the exploration ends.
+func (w *worker) restore(rt *rapid.T, run *sequenceRun) {
+	e := w.e
+	var failed []string
+	w.restored = map[int64]bool{}
+	for _, id := range slices.Sorted(mapKeysInt(run.orig)) {
+		orig := run.orig[id]
+		if cur, ok := e.reg.get(id); ok && cur.Equal(orig) && !rt.Failed() {
+			continue // the model says it is as it was
+		}
+		e.reg.setBusy(w.n, true)
+		w.restored[id] = true
+		ctx, cancel := context.WithTimeout(context.Background(), 2*e.t.cfg.Timeout)
+		err := e.t.writeBack(ctx, orig)
+		cancel()
+		if err != nil {
+			failed = append(failed, fmt.Sprintf("%s %d: %v", e.t.inv.Key, id, err))
+			continue
+		}
+		if owned, _ := e.reg.get(id); !owned.IsZero() || slices.Contains(w.own, id) {
+			e.reg.set(id, orig)
+		}
+	}
+	if len(failed) > 0 && !rt.Failed() && e.ctx.Err() == nil && !e.halted() {
+		run.lines = append(run.lines, "(the restore at the end of the sequence)")
+		w.fail(rt, CauseRestoreFailed, "a record written to can be restored", nil, strings.Join(failed, "; "))
+	}
+}
+
+func mapKeysInt[V any](m map[int64]V) func(func(int64) bool) {
+	return func(yield func(int64) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// send makes a request as part of the current step.
+func (w *worker) send(r Request) *Exchange {
+	x := w.e.t.Send(w.e.ctx, r)
+	w.run.step = append(w.run.step, x)
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.run.wrote = true
+	}
+	return x
+}
+
+// begin starts a step, described by what.
+func (w *worker) begin(what string) {
+	if !w.e.shrinking(w) {
+		w.e.steps.Add(1)
+	}
+	run := w.run
+	run.lines = append(run.lines, what)
+	run.step, run.addressed, run.wrote, run.reserved = nil, map[int64]bool{}, false, nil
+}
+
+// writing notes that the step writes to record id, one of the worker's:
+// the worker is busy until its next list is judged, and the record's
+// value before the sequence is kept for the restore.
+func (w *worker) writing(id int64) {
+	w.e.reg.setBusy(w.n, true)
+	run := w.run
+	if _, ok := run.orig[id]; !ok {
+		if r, ok := w.e.reg.get(id); ok {
+			run.orig[id] = r
+			w.e.t.guard.remember(id, r)
+			if !slices.Contains(w.touched, id) {
+				w.touched = append(w.touched, id)
+			}
+		}
+	}
+	run.last, run.hasLast = id, true
+}
+
+// wrote records how the target answered a write to record id.
+func (w *worker) wrote(id int64, x *Exchange) {
+	w.run.addressed[id] = x.Status >= 200 && x.Status < 300
+}
+
+// touchWith records want as the values to put record id back to: a
+// record that changed where no step of the worker wrote to it.
+func (w *worker) touchWith(id int64, want Record) {
+	if want.IsZero() {
+		return
+	}
+	w.e.t.guard.remember(id, want)
+	if slices.Contains(w.own, id) {
+		if _, ok := w.run.orig[id]; !ok {
+			w.run.orig[id] = want
+		}
+	}
+}
+
+// fail ends the sequence: rapid gets a stable message (the rule), so that
+// shrinking keeps to the same failure; the details go to the report.
+func (w *worker) fail(rt *rapid.T, c Cause, rule string, x *Exchange, problem string) {
+	e, run := w.e, w.run
+	if e.ctx.Err() != nil || e.halted() {
+		rt.SkipNow() // an interrupt is not a finding
+	}
+	for _, sx := range run.step {
+		if sx.Status == http.StatusTooManyRequests {
+			// Still rate limited after the run's waits: the step tells
+			// nothing of the model (the checks report the 429 itself).
+			rt.SkipNow()
+		}
+	}
+	run.rule, run.cause = rule, c
+	w.stepCurls()
+	if x != nil {
+		run.detail = x.Want("%s", rule) + "problem: " + problem + "\n"
+	} else {
+		run.detail = "contract: " + rule + "\nproblem: " + problem + "\n"
+	}
+	if len(e.workers) > 1 {
+		run.detail += fmt.Sprintf("(worker %d of %d; the others ran sequences on records of their own at the same time)\n", w.n+1, len(e.workers))
+	}
+	run.length = len(run.lines)
+	if !e.failed(w, run, time.Since(w.seqStart)) {
+		rt.SkipNow() // another worker's failure came first: it is the one reported
+	}
+	rt.Fatalf("%s", rule)
+}
+
+// stepCurls records the curl lines of the step's exchanges on its line.
+func (w *worker) stepCurls() {
+	run := w.run
+	if len(run.lines) == 0 || len(run.step) == 0 {
+		return
+	}
+	var parts []string
+	for _, x := range run.step {
+		parts = append(parts, "     "+x.Curl())
+	}
+	run.lines[len(run.lines)-1] += "\n" + strings.Join(parts, "\n")
+	run.step = nil
+}
+
+// expectStatus fails unless x's status is one of want.
+func (w *worker) expectStatus(rt *rapid.T, x *Exchange, rule string, want ...int) {
+	if !slices.Contains(want, x.Status) {
+		w.fail(rt, statusCause(x, want), rule, x, fmt.Sprintf("status %s; want %s", gotLine(x), joinInts(want, " or ")))
+	}
+}
+
+// check is the invariant, run after every step: each response of the
+// step keeps the rules every response keeps, and a fresh list equals the
+// model (read after write, no other record changed, rejected writes
+// changed nothing, no record appeared or vanished).
+func (w *worker) check(rt *rapid.T) {
+	e, run := w.e, w.run
+	if e.idleFor(w) || run == nil || len(run.lines) == 0 || run.step == nil && run.addressed == nil {
+		return
+	}
+	for _, x := range run.step {
+		if ps := e.t.ResponseProblems(x, http.StatusUnsupportedMediaType); len(ps) > 0 {
+			w.fail(rt, ps[0].Cause, "every response: a documented status, no 5xx, a body valid against the contract, an Error body whose status is the HTTP status", x, problemsText(ps))
+		}
+	}
+	w.stepCurls()
+	n := e.lists.enter()
+	size := int64(0)
+	defer func() { e.lists.leave(n, size) }()
+	since := e.reg.now()
+	x := e.t.Send(e.ctx, Request{Method: e.t.inv.List.Method, Path: e.t.inv.List.Path})
+	size = int64(len(x.RespBody))
+	run.step = []*Exchange{x}
+	if ps := e.t.ResponseProblems(x); len(ps) > 0 {
+		w.fail(rt, ps[0].Cause, "every response: a documented status, no 5xx, a body valid against the contract", x, problemsText(ps))
+	}
+	w.expectStatus(rt, x, "the list answers 200", http.StatusOK)
+	ix := w.decodeList(rt, x)
+	w.judge(rt, x, ix, since, false)
+	e.reg.release(run.reserved)
+	e.reg.setBusy(w.n, false)
+	run.step, run.addressed, run.reserved = nil, nil, nil
+}
+
+// problemsText joins problems' words, the first maxExamples of them.
+func problemsText(ps []Problem) string {
+	ts := texts(ps)
+	if len(ts) > maxExamples {
+		ts = append(ts[:maxExamples:maxExamples], fmt.Sprintf("and %d more", len(ps)-maxExamples))
+	}
+	return strings.Join(ts, "; ")
+}
+
+// list: a plain list with the key; the invariant compares it.
+func (w *worker) list(rt *rapid.T) {
+	e := w.e
+	if e.idleFor(w) {
+		return
+	}
+	w.begin("list")
+	x := w.send(Request{Method: e.t.inv.List.Method, Path: e.t.inv.List.Path})
+	w.expectStatus(rt, x, "the list with the key answers 200", http.StatusOK)
+}
+
+// drawWriteID draws the worker's record a step writes to: as often as
+// not the one the sequence last wrote to (bugs hide in repeated calls on
+// one record), else any of its own.
+func (w *worker) drawWriteID(rt *rapid.T) (int64, bool) {
+	if len(w.own) == 0 {
+		return 0, false
+	}
+	if w.run.hasLast && rapid.Bool().Draw(rt, "the same record") {
+		return w.run.last, true
+	}
+	id := rapid.SampledFrom(w.own).Draw(rt, "id")
+	_, ok := w.e.reg.get(id)
+	return id, ok
+}
+
+// drawListedID draws any listed record.
+func (w *worker) drawListedID(rt *rapid.T) (int64, bool) {
+	ix := w.e.t.first
+	if ix == nil || len(ix.Order) == 0 {
+		return 0, false
+	}
+	id := ix.Order[rapid.IntRange(0, len(ix.Order)-1).Draw(rt, "listed")]
+	_, ok := w.e.reg.get(id)
+	return id, ok
+}
+
+// specialInts are the numbers bugs gather at: powers of two and their
+// neighbours (2^31 and 2^53 among them), and the ends of int64.
+var specialInts = func() []*big.Int {
+	var out []*big.Int
+	add := func(v *big.Int) {
+		for _, d := range []int64{-1, 0, 1} {
+			out = append(out, new(big.Int).Add(v, big.NewInt(d)))
+		}
+	}
+	for k := uint(1); k <= 64; k++ {
+		add(new(big.Int).Lsh(big.NewInt(1), k))
+	}
+	add(big.NewInt(0))
+	add(big.NewInt(10))
+	add(big.NewInt(100))
+	add(big.NewInt(1000))
+	return out
+}()
+
+// drawUnknownID draws a valid identifier the model does not hold, half
+// the time one where bugs gather (a power of two and its neighbours,
+// 2^31, 2^53, the largest int64, the ends of the stated bounds), and
+// reserves it for the worker where a write is sent to it. It returns
+// false where the draw hit a held one.
+func (w *worker) drawUnknownID(rt *rapid.T, reserve bool) (int64, bool) {
+	e := w.e
+	lo, hi := big.NewInt(-1<<63), big.NewInt(1<<63-1)
+	if l := e.t.inv.ID.Lowest(); l != nil {
+		lo = l
+	}
+	if h := e.t.inv.ID.Highest(); h != nil {
+		hi = h
+	}
+	var id int64
+	if rapid.Bool().Draw(rt, "a special id") {
+		var cands []int64
+		for _, v := range append(slices.Clone(specialInts), lo, hi, new(big.Int).Neg(big.NewInt(1))) {
+			if v.Cmp(lo) >= 0 && v.Cmp(hi) <= 0 && v.IsInt64() {
+				cands = append(cands, v.Int64())
+			}
+		}
+		if len(cands) == 0 {
+			return 0, false
+		}
+		id = rapid.SampledFrom(cands).Draw(rt, "unknown id")
+	} else {
+		id = rapid.Int64Range(clampInt64(lo), clampInt64(hi)).Draw(rt, "unknown id")
+	}
+	if !accepts(e.t.inv.ID, json.RawMessage(strconv.FormatInt(id, 10))) {
+		return 0, false
+	}
+	if !reserve {
+		return id, !e.reg.has(id)
+	}
+	e.reg.setBusy(w.n, true)
+	if !e.reg.reserve(id, w.n) {
+		return 0, false
+	}
+	w.run.reserved = append(w.run.reserved, id)
+	return id, true
+}
+
+// drawValidBody draws a valid update body for record cur: each writable
+// field cur has within its bounds or enum, optional fields sometimes left
+// out, and never an optional field cur lacks (no update could take it
+// away again).
+func (w *worker) drawValidBody(rt *rapid.T, cur Record) Body {
+	t := w.e.t
+	inv := t.inv
+	names, vals := t.baseValues(cur)
+	sets := Values{}
+	var kept []string
+	for i, n := range names {
+		f := inv.Body.Field(n)
+		last := i == len(names)-1
+		if !f.Required && !(last && len(kept) == 0) && !rapid.Bool().Draw(rt, "include "+n) {
+			continue
+		}
+		kept = append(kept, n)
+		if inv.Record.Field(n) != nil && n != inv.Key {
+			vals[n] = drawValue(rt, f)
+			sets[n] = vals[n]
+		}
+	}
+	b := Body{Raw: encodeObject(kept, vals), Kind: Valid, Sets: sets}
+	b.Name = "valid " + string(b.Raw)
+	return b
+}
+
+// drawValue draws a valid value of a field: from its enum, or its grid of
+// numbers (bounds and multipleOf), half the time one where bugs gather
+// (the ends of the grid, powers of two and their neighbours), or the
+// suite's choices for the rest.
+func drawValue(rt *rapid.T, f *spec.Field) []byte {
+	switch {
+	case len(f.Enum) > 0:
+		return rapid.SampledFrom(f.Enum).Draw(rt, f.Name)
+	case f.Type == "integer" || f.Type == "number":
+		if g, ok := gridOf(f, true); ok {
+			var k *big.Int
+			if rapid.Bool().Draw(rt, f.Name+" special") {
+				k = rapid.SampledFrom(g.specials()).Draw(rt, f.Name)
+			} else {
+				k = new(big.Int).Add(g.Lo, big.NewInt(rapid.Int64Range(0, min(g.Size(), 1<<62)-1).Draw(rt, f.Name)))
+			}
+			if v := numberJSON(g.Value(k)); accepts(f, v) {
+				return v
+			}
+		}
+	}
+	return valueFor(f, nil, rapid.IntRange(0, 50).Draw(rt, f.Name))
+}
+
+// specials lists the grid's steps where bugs gather: its ends and the
+// ones next to them, and those whose value is a special integer.
+func (g Grid) specials() []*big.Int {
+	var out []*big.Int
+	add := func(k *big.Int) {
+		if k.Cmp(g.Lo) >= 0 && k.Cmp(g.Hi) <= 0 && !slices.ContainsFunc(out, func(o *big.Int) bool { return o.Cmp(k) == 0 }) {
+			out = append(out, k)
+		}
+	}
+	one := big.NewInt(1)
+	for _, k := range []*big.Int{g.Lo, g.Hi, new(big.Int).Add(g.Lo, one), new(big.Int).Sub(g.Hi, one)} {
+		add(k)
+	}
+	for _, v := range specialInts {
+		if q := new(big.Rat).Quo(new(big.Rat).SetInt(v), g.Step); q.IsInt() {
+			add(q.Num())
+		}
+	}
+	return out
+}
+
+// write: a valid update of one of the worker's records, sometimes sent
+// twice; 200 with the values sent, and the model takes the answer.
+func (w *worker) write(rt *rapid.T) {
+	e := w.e
+	if e.idleFor(w) {
+		return
+	}
+	id, ok := w.drawWriteID(rt)
+	if !ok {
+		return
+	}
+	cur, _ := e.reg.get(id)
+	b := w.drawValidBody(rt, cur)
+	twice := rapid.Bool().Draw(rt, "twice")
+	w.begin(fmt.Sprintf("update %s %d: %s", e.t.inv.Key, id, b.Name) + map[bool]string{true: ", twice"}[twice])
+	w.writing(id)
+	var first Record
+	for range map[bool]int{false: 1, true: 2}[twice] {
+		x := w.send(e.t.Update(id, b.Raw))
+		w.wrote(id, x)
+		w.expectStatus(rt, x, "a valid update answers 200", http.StatusOK)
+		r, err := decodeRecord(x.RespBody, e.t.inv.Key)
+		if err != nil {
+			w.fail(rt, CauseWriteAnswer, "a valid update answers the updated record", x, err.Error())
+		}
+		if got, ok := r.Int(e.t.inv.Key); !ok || got != id {
+			v, _ := r.Field(e.t.inv.Key)
+			w.fail(rt, CauseWriteAnswer, "the answer to an update is the record updated", x, fmt.Sprintf("%s is %s, want %d", e.t.inv.Key, exchange.Printable(v), id))
+		}
+		for _, f := range slices.Sorted(mapKeys(b.Sets)) {
+			if got, _ := r.Field(f); canonical(got) != canonical(b.Sets[f]) {
+				w.fail(rt, CauseWriteAnswer, "the answer to an update shows the values sent", x, fmt.Sprintf("%s is %s, want %s", f, exchange.Printable(got), b.Sets[f]))
+			}
+		}
+		if !first.IsZero() && !first.EqualExcept(r, e.t.Timestamps()) {
+			w.fail(rt, CauseNotIdempotent, "the same update twice gives the same record", x, strings.Join(first.Diff(r), ", "))
+		}
+		first = r
+		r.ID = id
+		e.reg.set(id, r)
+	}
+}
+
+// writeInvalid: a body the schema forbids, as often as not right after a
+// write to the same record; 400 with an Error body, and the invariant
+// checks nothing changed.
+func (w *worker) writeInvalid(rt *rapid.T) {
+	e := w.e
+	if e.idleFor(w) {
+		return
+	}
+	id, ok := w.drawWriteID(rt)
+	if !ok {
+		return
+	}
+	cur, _ := e.reg.get(id)
+	b := rapid.SampledFrom(e.t.InvalidBodies(cur)).Draw(rt, "invalid body")
+	w.begin(fmt.Sprintf("update %s %d with %s (invalid)", e.t.inv.Key, id, b.Name))
+	w.writing(id)
+	x := w.send(e.t.Update(id, b.Raw))
+	w.wrote(id, x)
+	w.expectStatus(rt, x, "an update whose body the schema forbids answers 400", http.StatusBadRequest)
+}
+
+// writeSilent: a body the contract is silent on (numbers past its
+// unstated bounds, drawn where bugs gather, 5.0, an extra field, a field
+// twice, another content type); 200 (the model takes the answer) or 400
+// (nothing changes).
+func (w *worker) writeSilent(rt *rapid.T) {
+	e := w.e
+	if e.idleFor(w) {
+		return
+	}
+	id, ok := w.drawWriteID(rt)
+	if !ok {
+		return
+	}
+	cur, _ := e.reg.get(id)
+	bodies := e.t.SilentBodies(cur)
+	if ints := w.silentInts(cur); len(ints) > 0 && rapid.Bool().Draw(rt, "a number where bugs gather") {
+		bodies = ints
+	}
+	if rapid.Bool().Draw(rt, "another content type") {
+		ct := rapid.SampledFrom([]string{"text/plain", "application/x-www-form-urlencoded", "application/xml"}).Draw(rt, "content type")
+		bodies = []Body{{Name: "a valid body sent as " + ct, Raw: e.t.Harmless(cur), Kind: Silent, ContentType: ct}}
+	}
+	b := rapid.SampledFrom(bodies).Draw(rt, "silent body")
+	w.begin(fmt.Sprintf("update %s %d with %s (the contract is silent)", e.t.inv.Key, id, b.Name))
+	w.writing(id)
+	r := e.t.Update(id, b.Raw)
+	r.ContentType = b.ContentType
+	x := w.send(r)
+	w.wrote(id, x)
+	w.expectStatus(rt, x, "an update the contract is silent on answers 200 or 400 (or 415 for a content type)", http.StatusOK, http.StatusBadRequest, http.StatusUnsupportedMediaType)
+	if x.Status == http.StatusOK {
+		rec, err := decodeRecord(x.RespBody, e.t.inv.Key)
+		if err != nil {
+			w.fail(rt, CauseWriteAnswer, "an accepted update answers the updated record", x, err.Error())
+		}
+		if got, ok := rec.Int(e.t.inv.Key); !ok || got != id {
+			v, _ := rec.Field(e.t.inv.Key)
+			w.fail(rt, CauseWriteAnswer, "the answer to an update is the record updated", x, fmt.Sprintf("%s is %s, want %d", e.t.inv.Key, exchange.Printable(v), id))
+		}
+		rec.ID = id
+		e.reg.set(id, rec)
+	}
+}
+
+// silentInts are bodies setting an integer field cur has to a special
+// integer the contract neither allows nor forbids: past the range the
+// suite expects accepted, inside any stated bound and on the multipleOf.
+func (w *worker) silentInts(cur Record) []Body {
+	t := w.e.t
+	var bs []Body
+	for _, f := range t.intFields() {
+		if _, ok := t.valueOf(cur, f.Name); !ok {
+			continue
+		}
+		lo, hi := f.Lowest(), f.Highest()
+		safeLo, safeHi := safeRange(f)
+		for _, v := range specialInts {
+			switch {
+			case lo != nil && v.Cmp(lo) < 0, hi != nil && v.Cmp(hi) > 0:
+				continue
+			case f.MultipleOf != nil && !new(big.Rat).Quo(new(big.Rat).SetInt(v), f.MultipleOf).IsInt():
+				continue
+			case v.IsInt64() && v.Int64() >= safeLo && v.Int64() <= safeHi:
+				continue
+			}
+			bs = append(bs, t.with(cur, f.Name, json.RawMessage(v.String()), fmt.Sprintf("%s %s", f.Name, v), Silent))
+		}
+	}
+	return bs
+}
+
+// writeUnknown: a valid update of an identifier nobody lists; 404, and the
+// invariant checks no record appeared.
+func (w *worker) writeUnknown(rt *rapid.T) {
+	e := w.e
+	if e.idleFor(w) {
+		return
+	}
+	id, ok := w.drawUnknownID(rt, true)
+	if !ok {
+		return
+	}
+	cur, _ := e.reg.get(w.own[0])
+	b := e.t.Harmless(cur)
+	w.begin(fmt.Sprintf("update the unknown %s %d", e.t.inv.Key, id))
+	x := w.send(e.t.Update(id, b))
+	w.expectStatus(rt, x, "an update of an identifier nobody lists answers 404", http.StatusNotFound)
+}
+
+// malformedID: an identifier that is not one; 400 or 404 (it addresses no
+// record) with an Error body. Without --allow-mutations it carries no
+// body, so a target that reads identifiers loosely (abc as 1) has no
+// values to write anywhere. With it, the body is one of the worker's
+// records' own values; should the target write them to another record,
+// the invariant finds the change.
+func (w *worker) malformedID(rt *rapid.T) {
+	e := w.e
+	if e.idleFor(w) || e.t.first == nil || len(e.t.first.Order) == 0 {
+		return
+	}
+	raw := rapid.SampledFrom(e.t.MalformedIDs()).Draw(rt, "malformed id")
+	r := Request{Method: e.t.inv.Update.Method, Path: e.t.ItemPath(raw)}
+	if len(w.own) > 0 {
+		id, ok := w.drawWriteID(rt)
+		if !ok {
+			return
+		}
+		cur, _ := e.reg.get(id)
+		r.Body = e.t.Harmless(cur)
+	}
+	w.begin(fmt.Sprintf("update %s %q (not an identifier)", e.t.inv.Key, raw))
+	if r.Body != nil {
+		w.e.reg.setBusy(w.n, true)
+	}
+	x := w.send(r)
+	if x.Status != http.StatusBadRequest && x.Status != http.StatusNotFound {
+		w.fail(rt, CauseBadIDAccepted, "an identifier that is not a valid "+e.t.inv.ID.Type+" answers 400 or 404 (it addresses no record)", x, fmt.Sprintf("status %s; want 400 or 404", gotLine(x)))
+	}
+}
+
+// A credential is one way of failing to authenticate.
+type credential struct {
+	Name string
+	Auth func(key string) string
+}
+
+// BadCredentials lists the ways of failing to authenticate that the
+// contract answers with 401.
+var BadCredentials = []credential{
+	{"no Authorization header", func(string) string { return NoAuth }},
+	{"Bearer without a token", func(string) string { return "Bearer" }},
+	{"an empty Authorization header", func(string) string { return emptyAuth }},
+	{"an unknown key", func(string) string { return "Bearer conformance-unknown-key-0f9e8d7c" }},
+	{"another scheme (Basic with the key)", func(key string) string { return "Basic " + key }},
+}
+
+// badCredential: any operation with a credential that is missing or
+// invalid, on a listed, unknown or malformed identifier, with a harmless
+// or malformed body; 401 before anything else.
+func (w *worker) badCredential(rt *rapid.T) {
+	e := w.e
+	if e.idleFor(w) {
+		return
+	}
+	t := e.t
+	c := rapid.SampledFrom(BadCredentials).Draw(rt, "credential")
+	op := rapid.SampledFrom(t.contract.Operations).Draw(rt, "operation")
+	path := op.Path
+	// The record a wrongly accepted update would write to, with its own
+	// values: the worker's, or, for a worker that owns none, a listed
+	// record no worker writes to.
+	var cur Record
+	curID, hasCur := w.drawWriteID(rt)
+	malformed, unknown := false, false
+	what := ""
+	if len(op.PathParams()) > 0 {
+		kinds := []string{"listed", "malformed"}
+		if len(w.own) > 0 {
+			kinds = append(kinds, "unknown")
+		}
+		var id string
+		switch kind := rapid.SampledFrom(kinds).Draw(rt, "id kind"); {
+		case kind == "listed":
+			if !hasCur {
+				// Only where the run may write anywhere: --pet-id names
+				// the one record a request with a body may address.
+				n, ok := w.drawListedID(rt)
+				if !ok || e.reg.owner(n) >= 0 || (t.cfg.PetID != 0 && n != t.cfg.PetID) {
+					return
+				}
+				curID, hasCur = n, true
+			}
+			id = strconv.FormatInt(curID, 10)
+		case kind == "unknown":
+			n, ok := w.drawUnknownID(rt, true)
+			if !ok {
+				return
+			}
+			id, unknown = strconv.FormatInt(n, 10), true
+		default:
+			id = rapid.SampledFrom(t.MalformedIDs()).Draw(rt, "malformed id")
+			malformed = true
+		}
+		for _, name := range op.PathParams() {
+			path = strings.ReplaceAll(path, "{"+name+"}", id)
+		}
+		what = " on " + id
+	}
+	if hasCur {
+		cur, _ = e.reg.get(curID)
+	}
+	r := Request{Method: op.Method, Path: path, Auth: c.Auth(t.Key())}
+	switch {
+	case op == t.inv.Update && !hasCur:
+		// A worker that owns no record sends no body: nothing a target
+		// that ignores the credential could write.
+		if !malformed {
+			return
+		}
+	case op == t.inv.Update:
+		r.Body = t.Harmless(cur)
+		if rapid.Bool().Draw(rt, "malformed body") {
+			r.Body = r.Body[:len(r.Body)-1]
+			what += " with malformed JSON"
+		}
+	case op.Writes() && op.Body != nil:
+		// Another write: a body valid against its schema, which a target
+		// that ignores the credential would act on; only with
+		// --allow-mutations.
+		if !t.cfg.AllowMutations || len(w.own) == 0 {
+			return
+		}
+		b, ok := t.ValidBody(op, rapid.IntRange(0, 50).Draw(rt, "body"))
+		if !ok {
+			return
+		}
+		r.Body = b
+	case op.Writes() && (!t.cfg.AllowMutations || len(w.own) == 0):
+		return
+	}
+	w.begin(fmt.Sprintf("%s with %s%s", op.Name(), c.Name, what))
+	mine := hasCur && slices.Contains(w.own, curID)
+	if op.Writes() {
+		w.e.reg.setBusy(w.n, true)
+		if mine && !malformed && !unknown && r.Body != nil {
+			w.writing(curID)
+		}
+	}
+	x := w.send(r)
+	if mine && !malformed && !unknown && r.Body != nil && op == t.inv.Update {
+		w.wrote(curID, x)
+	}
+	w.expectStatus(rt, x, "a missing or invalid credential answers 401 before anything else", http.StatusUnauthorized)
+}
+
+// callOperation: any reading operation with the key; a documented status,
+// no 5xx (501 where no shape is given), a valid body, and where it
+// answers a record, the model's.
+func (w *worker) callOperation(rt *rapid.T) {
+	e := w.e
+	if e.idleFor(w) {
+		return
+	}
+	t := e.t
+	var ops []*spec.Operation
+	for _, o := range t.contract.Operations {
+		if !o.Writes() {
+			ops = append(ops, o)
+		}
+	}
+	op := rapid.SampledFrom(ops).Draw(rt, "operation")
+	var id int64
+	known := true
+	if len(op.PathParams()) > 0 {
+		var ok bool
+		if rapid.Bool().Draw(rt, "unknown") {
+			id, ok = w.drawUnknownID(rt, false)
+			known = false
+		} else {
+			id, ok = w.drawListedID(rt)
+		}
+		if !ok {
+			return
+		}
+	}
+	path := PathFor(op, id)
+	w.begin(fmt.Sprintf("%s %s", op.Method, path))
+	x := w.send(Request{Method: op.Method, Path: path})
+	if !t.ReturnsRecord(op) || len(op.PathParams()) == 0 {
+		return // the invariant checks the response's rules
+	}
+	if !known {
+		if op.Documents(http.StatusNotFound) {
+			w.expectStatus(rt, x, op.Name()+" of an identifier nobody lists answers 404", http.StatusNotFound)
+		}
+		return
+	}
+	w.expectStatus(rt, x, op.Name()+" of a listed record answers 200", http.StatusOK)
+	r, err := decodeRecord(x.RespBody, t.inv.Key)
+	if err != nil {
+		w.fail(rt, CauseResponseSchema, op.Name()+" answers the record", x, err.Error())
+	}
+	if want, ok := e.reg.get(id); ok && e.reg.settled(id, w.n) && !want.Equal(r) {
+		w.fail(rt, CauseRecordMismatch, op.Name()+" answers the record as listed", x, strings.Join(want.Diff(r), ", "))
+	}
+}

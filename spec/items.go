@@ -1,0 +1,141 @@
+package spec
+
+import (
+	"hash/maphash"
+	"io"
+	"strconv"
+	"sync"
+)
+
+// validItems remembers items found valid, by a hash of their bytes, so a
+// list checked again (a long list polled between writes, which changes
+// one record at a time) decodes only the items it has not seen. It
+// forgets everything past maxValidItems.
+type validItems struct {
+	mu   sync.Mutex // guards seen
+	seed maphash.Seed
+	seen map[uint64]struct{}
+}
+
+const maxValidItems = 1 << 20
+
+func (v *validItems) has(h uint64) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	_, ok := v.seen[h]
+	return ok
+}
+
+func (v *validItems) add(h uint64) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.seen == nil || len(v.seen) >= maxValidItems {
+		v.seen = map[uint64]struct{}{}
+	}
+	v.seen[h] = struct{}{}
+}
+
+// plainItems returns the compiled schema of the items where s is a plain
+// array schema: its rules are a type of array and items, nothing else
+// (no minItems, uniqueItems, contains, ...). Then an array is valid
+// exactly when each item is valid against the items' schema, and a long
+// list can be checked one item at a time. nil otherwise.
+func (s *Schema) plainItems() *Schema {
+	if s == nil || s.Model == nil || s.compiler == nil {
+		return nil
+	}
+	s.itemsOnce.Do(func() {
+		s.valid.seed = maphash.MakeSeed()
+		v, err := DecodeJSON([]byte(s.rules))
+		m, ok := v.(map[string]any)
+		if err != nil || !ok || len(m) != 2 || m["items"] == nil || s.Model.Items == nil || !s.Model.Items.IsA() {
+			return
+		}
+		switch t := m["type"].(type) {
+		case string:
+			if t != "array" {
+				return
+			}
+		case []any:
+			if len(t) != 1 || t[0] != "array" {
+				return
+			}
+		default:
+			return
+		}
+		items, err := s.compiler.compile(s.Model.Items.A, s.purpose)
+		if err == nil {
+			s.items = items
+		}
+	})
+	return s.items
+}
+
+// validateArrayJSON validates body, a JSON array, against s, a plain
+// array schema, one item at a time: each item is decoded and validated
+// alone, so checking a list of many records holds one record decoded at a
+// time rather than the whole list. Its problems are the ones Validate
+// finds on the whole array, each field prefixed with the item's index
+// ("[3].status"). It returns false, having decided nothing, where s is no
+// plain array schema or body is not a well-formed JSON array whose items
+// DecodeJSON reads: the caller then decodes the whole body, whose error
+// says what is wrong.
+func (s *Schema) validateArrayJSON(body []byte) ([]Problem, bool) {
+	items := s.plainItems()
+	if items == nil {
+		return nil, false
+	}
+	d := decoders.Get().(*decoder)
+	defer func() {
+		d.r.Reset(nil)
+		decoders.Put(d)
+	}()
+	d.r.Reset(body)
+	d.dec.Reset(&d.r)
+	if tok, err := d.dec.ReadToken(); err != nil || tok.Kind() != '[' {
+		return nil, false
+	}
+	var ps []Problem
+	for i := 0; d.dec.PeekKind() != ']'; i++ {
+		raw, err := d.dec.ReadValue()
+		if err != nil {
+			return nil, false
+		}
+		h := maphash.Bytes(s.valid.seed, raw)
+		if s.valid.has(h) {
+			continue
+		}
+		v, err := DecodeJSON(raw)
+		if err != nil {
+			return nil, false
+		}
+		found := items.Validate(v)
+		for _, p := range found {
+			p.Field = itemField(i, p.Field)
+			ps = append(ps, p)
+		}
+		if len(found) == 0 {
+			s.valid.add(h)
+		}
+	}
+	if _, err := d.dec.ReadToken(); err != nil {
+		return nil, false
+	}
+	if _, err := d.dec.ReadToken(); err != io.EOF {
+		return nil, false // data after the array: DecodeJSON words it
+	}
+	return ps, true
+}
+
+// itemField names a field of the i-th item as the validator does on the
+// whole array: "[3]" for the item itself, "[3].status" for its field.
+func itemField(i int, field string) string {
+	idx := "[" + strconv.Itoa(i) + "]"
+	switch {
+	case field == "":
+		return idx
+	case field[0] == '[':
+		return idx + field
+	}
+	return idx + "." + field
+}
