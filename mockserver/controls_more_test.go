@@ -222,7 +222,7 @@ func (p *pieceCounter) Write(b []byte) (int, error) {
 	return p.ResponseRecorder.Write(b)
 }
 
-// TestSlowPieces checks what the README and the admin document say of a
+// TestSlowPieces checks what mockserver/README.md and the admin document say of a
 // slow body: 20 pieces, one every 100 ms, so 1.9 s for a body of 20 bytes
 // or more (an update's answer is about 46), a byte every 100 ms for a
 // shorter one.

@@ -240,7 +240,7 @@ func TestFaults(t *testing.T) {
 				t.Errorf("status fault body = %s; want an Error", body)
 			}
 			if tt.rule == `{"fault": "slow"}` && (string(body) != `{"petId":3,"quantity":123,"status":"available"}`+"\n" || time.Since(start) < 1900*time.Millisecond) {
-				t.Errorf("slow body = %q after %s; want the whole record, in 20 pieces over 1.9 s as the README says", body, time.Since(start))
+				t.Errorf("slow body = %q after %s; want the whole record, in 20 pieces over 1.9 s as mockserver/README.md says", body, time.Since(start))
 			}
 			if after := stored(t, s, 3); (after.Quantity == 123) != tt.written || (!tt.written && after != before) {
 				t.Errorf("pet 3 after the fault = %+v; written want %v", after, tt.written)

@@ -63,7 +63,7 @@ func usage(w io.Writer) {
 Both run as child processes with the same client, concurrency and duration;
 rounds alternate between them, and the report gives medians and the ratio
 mock/baseline of requests per second and of p50 and p99 latency, then the
-mock's start-up time and resident memory. See the README, Performance.
+mock's start-up time and resident memory. See cmd/inventory-bench/README.md.
 
 Usage:
   inventory-bench [flags]                 run the scenarios
@@ -455,7 +455,7 @@ func (b *bench) startup(ctx context.Context) error {
 	return nil
 }
 
-// summary prints the figures as a Markdown table, for the README.
+// summary prints the figures as Markdown tables, for cmd/inventory-bench/README.md.
 func (b *bench) summary() {
 	mockRows := slices.DeleteFunc(slices.Clone(b.rows), func(r row) bool { return r.s.proxy })
 	if len(b.rows) > 0 {

@@ -136,7 +136,7 @@ An operation the spec labels with x-stability (updateInventory is
 experimental) answers with that label in an X-Stability header, such as
 X-Stability: experimental, and the start-up log lists those operations.
 With --proxy-to URL it is a validating proxy in front of a real backend
-instead, checking the traffic against the spec (see README).
+instead, checking the traffic against the spec (see mockserver/proxy/README.md).
 
 Usage: inventory-mock [flags]
 

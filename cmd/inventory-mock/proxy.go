@@ -163,7 +163,7 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 		return err
 	}
 	if len(o.apiKeys) == 0 && o.adminKey == "" {
-		logger.Warn("no --admin-key or --api-key: /__admin/violations takes the development key (see README, The validating proxy)")
+		logger.Warn("no --admin-key or --api-key: /__admin/violations takes the development key (see mockserver/proxy/README.md)")
 	}
 	tuneGC(lookupEnv, 0, 0)
 	upstream := p.to

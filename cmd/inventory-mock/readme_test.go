@@ -8,15 +8,18 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/pb33f/go-yaml"
 )
@@ -156,7 +159,7 @@ func runCIScript(t *testing.T, script string) {
 		t.Skip("no bash")
 	}
 	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("no curl: the script uses it")
+		missing(t, "INVENTORY_REQUIRE_CURL", "curl is not installed: the script uses it")
 	}
 	bin := buildAsDockerfile(t, "v-ci")
 	backend, _ := start(t, nil, env(nil), &bytes.Buffer{})
@@ -266,7 +269,7 @@ func TestCIShellRecipeStops(t *testing.T) {
 		t.Skip("builds the command")
 	}
 	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("no curl: the script uses it")
+		missing(t, "INVENTORY_REQUIRE_CURL", "curl is not installed: the script uses it")
 	}
 	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
 	if err != nil {
@@ -323,5 +326,300 @@ func TestActionVersionsAgree(t *testing.T) {
 	}
 	if len(seen) == 0 {
 		t.Error("no recipe uses an action")
+	}
+}
+
+// readmeLineBudget is the most lines the top README may have: it is a
+// newcomer's page, and the reference lives in the READMEs of the packages.
+const readmeLineBudget = 400
+
+// TestReadmeLineBudget keeps the top README within its budget.
+func TestReadmeLineBudget(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(b, []byte("\n")); n > readmeLineBudget {
+		t.Errorf("README.md has %d lines; want at most %d: move reference to the README of the package it describes and link it", n, readmeLineBudget)
+	}
+}
+
+// TestReadmeQuickStart runs the top README's commands from its text, as a
+// newcomer pastes them: the mock command of its first block, then, against
+// that mock on a free port, every curl line of its sh blocks (each must exit
+// 0 with the status its comment gives, such as "# 404: ..."), the
+// dashboard's address, and the conformance command (its comment gives the
+// exit status, such as "# exit 0"). The recipes under In CI are left to
+// TestCIRecipe and TestCIShellRecipeStops. Assignments (K=..., export ...)
+// carry from line to line and block to block, as in one terminal.
+func TestReadmeQuickStart(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	blocks := shBlocks(readme)
+	if len(blocks) == 0 {
+		t.Fatal("README.md holds no sh block")
+	}
+	first := blocks[0]
+	if len(first) < 2 || !strings.HasPrefix(first[0].cmd, "go run ./cmd/inventory-mock") || first[1].cmd != "go test -race ./..." {
+		t.Fatalf("the README's first block is %q; want the mock's go run command, then go test -race ./...", first)
+	}
+	mockArgs := strings.Fields(strings.TrimPrefix(first[0].cmd, "go run ./cmd/inventory-mock"))
+
+	// Every inventory-mock command of the README names only flags it has.
+	fs := flags(&options{})
+	mockCmd := regexp.MustCompile(`(^|\s)(go run \./cmd/|\./)?inventory-mock\s`)
+	for _, block := range blocks {
+		for _, l := range block {
+			if !mockCmd.MatchString(l.cmd) {
+				continue
+			}
+			for _, m := range regexp.MustCompile(`(?:^|\s)--([a-z][a-z-]*)`).FindAllStringSubmatch(l.cmd, -1) {
+				if fs.Lookup(m[1]) == nil {
+					t.Errorf("the README runs %q; inventory-mock has no --%s", l.cmd, m[1])
+				}
+			}
+		}
+	}
+
+	// The commands that address the mock, outside In CI.
+	notCI := readme
+	if before, after, ok := strings.Cut(notCI, "\n### In CI\n"); ok {
+		_, rest, _ := strings.Cut(after, "\n## ")
+		notCI = before + "\n## " + rest
+	}
+	var curls, conformance []line
+	var prelude []string
+	assign := regexp.MustCompile(`^(export\s+)?[A-Za-z_][A-Za-z0-9_]*=`)
+	for _, block := range shBlocks(notCI) {
+		for _, l := range block {
+			switch {
+			case assign.MatchString(l.cmd):
+				prelude = append(prelude, l.cmd)
+			case strings.HasPrefix(l.cmd, "curl "):
+				l.prelude = slices.Clone(prelude)
+				curls = append(curls, l)
+			case strings.Contains(l.cmd, "inventory-conformance --base-url http://127.0.0.1:8080/v1"):
+				l.prelude = slices.Clone(prelude)
+				conformance = append(conformance, l)
+			}
+		}
+	}
+	if len(curls) < 5 {
+		t.Errorf("the README has %d curl lines for the mock; want the quick start's", len(curls))
+	}
+	if len(conformance) == 0 {
+		t.Error("the README has no inventory-conformance --base-url http://127.0.0.1:8080/v1 command")
+	}
+	const dashboard = "http://127.0.0.1:8080/__admin/"
+	if !strings.Contains(readme, "<"+dashboard+">") {
+		t.Errorf("the README does not link the dashboard, <%s>", dashboard)
+	}
+	if testing.Short() {
+		t.Skip("starts the mock and builds inventory-conformance")
+	}
+	if _, err := exec.LookPath("curl"); err != nil {
+		missing(t, "INVENTORY_REQUIRE_CURL", "curl is not installed: the README's commands use it")
+	}
+
+	var logs syncBuffer
+	addr, _ := start(t, mockArgs, env(nil), &logs)
+	defer func() {
+		if t.Failed() {
+			t.Logf("the mock's log:\n%s", logs.String())
+		}
+	}()
+	// sh runs a line as a terminal would, after the assignments before it,
+	// in an environment without the developer's INVENTORY_* settings.
+	environ := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "INVENTORY_") })
+	sh := func(l line, cmd string) (string, int) {
+		t.Helper()
+		script := strings.ReplaceAll(strings.Join(append(l.prelude, cmd), "\n"), "127.0.0.1:8080", addr)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		c := exec.CommandContext(ctx, "sh", "-c", script)
+		c.Dir, c.Env = t.TempDir(), environ
+		var out, stderr bytes.Buffer
+		c.Stdout, c.Stderr = &out, &stderr
+		err := c.Run()
+		if ctx.Err() != nil {
+			t.Fatalf("%s did not end in 2 minutes", l.cmd)
+		}
+		status := processStatus(t, err)
+		if status != 0 {
+			out.WriteString(stderr.String())
+		}
+		return out.String(), status
+	}
+	wantStatus := regexp.MustCompile(`^(\d{3})\b`)
+	for _, l := range curls {
+		m := wantStatus.FindStringSubmatch(l.comment)
+		if m == nil {
+			t.Errorf("%s: its comment %q does not start with the status it answers", l.cmd, l.comment)
+			continue
+		}
+		out, status := sh(l, "curl -sS -o /dev/null -w '%{http_code}' "+strings.TrimPrefix(l.cmd, "curl "))
+		if status != 0 || out != m[1] {
+			t.Errorf("%s\n  exit status %d, answered %q; want exit 0 and %s, as the README says", l.cmd, status, out, m[1])
+		}
+	}
+	resp, err := http.Get(strings.ReplaceAll(dashboard, "127.0.0.1:8080", addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+		t.Errorf("GET %s = %d %s; want the dashboard's page", dashboard, resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+
+	bin := buildAsDockerfileCmd(t, "", "inventory-conformance")
+	command := regexp.MustCompile(`^(go run \./cmd/|\./)?inventory-conformance\b`)
+	wantExit := regexp.MustCompile(`^exit (\d)\b`)
+	for _, l := range conformance {
+		m := wantExit.FindStringSubmatch(l.comment)
+		if m == nil || !command.MatchString(l.cmd) {
+			t.Errorf("%s: want a command starting inventory-conformance, go run ./cmd/inventory-conformance or ./inventory-conformance, commented with its exit status (# exit 0: ...)", l.cmd)
+			continue
+		}
+		out, status := sh(l, command.ReplaceAllString(l.cmd, bin))
+		if strconv.Itoa(status) != m[1] {
+			t.Errorf("%s\n  exit status %d; want %s, as the README says:\n%s", l.cmd, status, m[1], out)
+		}
+	}
+}
+
+// A line is one command of a README's sh block: continuation lines joined,
+// its comment apart, and the assignments before it.
+type line struct {
+	cmd, comment string
+	prelude      []string
+}
+
+// shBlocks returns the commands of each sh block of a Markdown document.
+func shBlocks(doc string) [][]line {
+	var blocks [][]line
+	for _, m := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(doc, -1) {
+		var block []line
+		joined := strings.ReplaceAll(m[1], "\\\n", " ")
+		for _, text := range strings.Split(joined, "\n") {
+			cmd, comment := splitComment(text)
+			if cmd != "" {
+				block = append(block, line{cmd: cmd, comment: comment})
+			}
+		}
+		blocks = append(blocks, block)
+	}
+	return blocks
+}
+
+// splitComment splits a shell line at the # that starts its comment: one
+// outside quotes, at the start or after a space.
+func splitComment(text string) (cmd, comment string) {
+	var quote rune
+	for i, r := range text {
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			}
+		case r == '\'' || r == '"':
+			quote = r
+		case r == '#' && (i == 0 || text[i-1] == ' ' || text[i-1] == '\t'):
+			return strings.TrimSpace(text[:i]), strings.TrimSpace(text[i+1:])
+		}
+	}
+	return strings.TrimSpace(text), ""
+}
+
+// TestReadmeLinks checks every relative link of every README.md: the file
+// it names exists, and so does the heading its #anchor names (as GitHub
+// makes anchors of headings).
+func TestReadmeLinks(t *testing.T) {
+	anchors := map[string][]string{} // file: its headings' anchors
+	headings := func(file string) []string {
+		if a, ok := anchors[file]; ok {
+			return a
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]int{}
+		var a []string
+		fence := false
+		for _, text := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(text, "```") {
+				fence = !fence
+			}
+			m := regexp.MustCompile(`^#{1,6} (.*)$`).FindStringSubmatch(text)
+			if fence || m == nil {
+				continue
+			}
+			slug := strings.Map(func(r rune) rune {
+				switch {
+				case r == ' ':
+					return '-'
+				case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+					return unicode.ToLower(r)
+				}
+				return -1
+			}, strings.TrimSpace(m[1]))
+			if n := seen[slug]; n > 0 {
+				a = append(a, fmt.Sprintf("%s-%d", slug, n))
+			} else {
+				a = append(a, slug)
+			}
+			seen[slug]++
+		}
+		anchors[file] = a
+		return a
+	}
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	err := filepath.WalkDir(root, func(file string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || d.Name() != "README.md" {
+			return nil
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return err
+		}
+		fence := false
+		for _, text := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(text, "```") {
+				fence = !fence
+			}
+			if fence {
+				continue
+			}
+			for _, m := range link.FindAllStringSubmatch(text, -1) {
+				target, anchor, _ := strings.Cut(m[1], "#")
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				to := file
+				if target != "" {
+					to = filepath.Join(filepath.Dir(file), target)
+				}
+				if _, err := os.Stat(to); err != nil {
+					t.Errorf("%s links %s, which does not exist", file, m[1])
+					continue
+				}
+				if anchor != "" && strings.HasSuffix(to, ".md") && !slices.Contains(headings(to), anchor) {
+					t.Errorf("%s links %s: %s has no heading with the anchor #%s", file, m[1], to, anchor)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -82,7 +82,7 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 			"source", data.source, "schema", data.shape.Schema.Name, "fields", strings.Join(data.unknown, ", "))
 	}
 	if len(o.apiKeys) == 0 {
-		logger.Warn("no API key configured: accepting the published development key; fine on your own machine, where /__admin/ answers only its own dashboard, by loopback names and IP addresses (see README, Security)")
+		logger.Warn("no API key configured: accepting the published development key; fine on your own machine, where /__admin/ answers only its own dashboard, by loopback names and IP addresses (see mockserver/README.md, Security)")
 	}
 	chaos, err := chaosOf(o)
 	if err != nil {

@@ -521,30 +521,31 @@ func TestTuneGC(t *testing.T) {
 	}
 }
 
-// TestReadmeFlagTable keeps the README's table of flags the same as
-// --help, row for row: both come from the same FlagSet. On a difference it
-// names the rows missing and the rows extra, and prints the table to paste.
+// TestReadmeFlagTable keeps the table of flags in this command's README.md
+// the same as --help, row for row: both come from the same FlagSet. On a
+// difference it names the rows missing and the rows extra, and prints the
+// table to paste.
 func TestReadmeFlagTable(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := strings.Split(strings.TrimSuffix(cli.MarkdownTable(flags(&options{}), envName), "\n"), "\n")
-	got := tableUnder(string(readme), "### Flags and environment")
+	got := tableUnder(string(readme), "## Flags and environment")
 	if slices.Equal(got, want) {
 		return
 	}
 	for _, row := range want {
 		if !slices.Contains(got, row) {
-			t.Errorf("README.md lacks the row %s", row)
+			t.Errorf("cmd/inventory-mock/README.md lacks the row %s", row)
 		}
 	}
 	for _, row := range got {
 		if !slices.Contains(want, row) {
-			t.Errorf("README.md has a row --help does not: %s", row)
+			t.Errorf("cmd/inventory-mock/README.md has a row --help does not: %s", row)
 		}
 	}
-	t.Errorf("README.md's flag table is not the one --help gives; paste this under \"Flags and environment\":\n\n%s", strings.Join(want, "\n"))
+	t.Errorf("cmd/inventory-mock/README.md's flag table is not the one --help gives; paste this under \"Flags and environment\":\n\n%s", strings.Join(want, "\n"))
 }
 
 // tableUnder returns the rows of the first Markdown table after heading.

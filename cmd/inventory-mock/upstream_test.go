@@ -202,7 +202,7 @@ func TestFixturesFromLimit(t *testing.T) {
 		srv.Close()
 	}
 	if maxUpstreamList != 256<<20 {
-		t.Errorf("maxUpstreamList = %d; the README and --help say 256 MiB", maxUpstreamList)
+		t.Errorf("maxUpstreamList = %d; mockserver/README.md and --help say 256 MiB", maxUpstreamList)
 	}
 }
 

@@ -194,7 +194,7 @@ func (tb *tab) checkClean(origin string) {
 }
 
 // screenshot captures the viewport; it writes it to testdata when
-// UPDATE_SCREENSHOT=1 (the README's picture), and to DASHBOARD_SHOTS, a
+// UPDATE_SCREENSHOT=1 (the READMEs' picture), and to DASHBOARD_SHOTS, a
 // folder, when that is set, for a look at every layout.
 func (tb *tab) screenshot(name string) {
 	tb.t.Helper()

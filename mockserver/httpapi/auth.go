@@ -10,7 +10,7 @@ import (
 )
 
 // DevKey is the API key the kit's servers accept when given none. It is
-// published in the README: it protects nothing.
+// published in the README.md files: it protects nothing.
 const DevKey = "inventory-dev-key"
 
 // A Keyring holds the accepted keys and their hashes under a seed made

@@ -19,7 +19,7 @@ import (
 
 // The codes of the Error bodies the kit's servers send. The contract does
 // not give a set of codes; these are the kit's, small and stable, listed
-// in the README.
+// in mockserver/README.md (Errors).
 const (
 	CodeUnauthorized         = "unauthorized"           // 401: the API key is missing or invalid
 	CodeAdminKeyRequired     = "admin_key_required"     // 401 on admin endpoints: an API key, where the admin key is required

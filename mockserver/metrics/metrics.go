@@ -116,7 +116,7 @@ func New() *Metrics {
 	}, []string{"operation"})
 	m.violations = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "proxy_violations_total",
-		Help: "Contract violations the validating proxy saw, by contract operation and rule (see the README, Rules).",
+		Help: "Contract violations the validating proxy saw, by contract operation and rule (see mockserver/proxy/README.md, Rules).",
 	}, []string{"operation", "rule"})
 	m.reg.MustRegister(m.requests, m.duration, m.forced, m.faults, m.storeErrors, m.reloads,
 		m.exchanges, m.exchangeDuration, m.violations,

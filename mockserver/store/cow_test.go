@@ -18,7 +18,7 @@ func heapInUse() uint64 {
 	return ms.HeapAlloc
 }
 
-// TestCopyOnWriteMemory checks what the README says of sessions: 1,000
+// TestCopyOnWriteMemory checks what store/README.md says of sessions: 1,000
 // sessions over 10,000 pets do not copy 10 million records. A session that
 // only reads shares the fixtures' snapshot; one that writes a record
 // copies that record's chunk and the list of chunks, not the records.
