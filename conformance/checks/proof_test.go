@@ -379,12 +379,11 @@ func TestRemoteRuns(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for _, tt := range []struct {
-		name   string
-		within time.Duration
-		pass   bool
+		name string
+		pass bool
 	}{
-		{correctServer, 20 * time.Second, true},
-		{"rejected-after-write-corrupts", 60 * time.Second, false},
+		{correctServer, true},
+		{"rejected-after-write-corrupts", false},
 	} {
 		var took []string
 		for i := 1; i <= runs; i++ {
@@ -401,9 +400,6 @@ func TestRemoteRuns(t *testing.T) {
 				t.Errorf("%s run %d passed; %s", tt.name, i, explored)
 			case !tt.pass && !slices.Contains(tally.ByCause[conformance.CauseRejectedChanged], "explore: random sequences of calls keep the model: read after write, no other record changed, rejected writes change nothing, documented statuses and bodies only"):
 				t.Errorf("%s run %d: the exploration did not name %s; causes %v; %s", tt.name, i, conformance.CauseRejectedChanged, tally.Causes, explored)
-			}
-			if d > tt.within {
-				t.Errorf("%s run %d took %s; want under %s", tt.name, i, d.Round(time.Millisecond), tt.within)
 			}
 			took = append(took, fmt.Sprintf("%s (%d failed; %s)", d.Round(100*time.Millisecond), len(tally.Failed), explored))
 		}
