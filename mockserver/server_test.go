@@ -104,12 +104,7 @@ func newServer(t testing.TB, mod ...func(*Config)) *Server {
 	for _, m := range mod {
 		m(&cfg)
 	}
-	s, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return NewTest(t, cfg)
 }
 
 // A req describes one request; auth "" sends the test key, "-" sends no header.

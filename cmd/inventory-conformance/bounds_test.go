@@ -17,7 +17,6 @@ import (
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
 	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/mockserver"
-	"github.com/petstore/inventory-kit/mockserver/mocktest"
 )
 
 // childRun is the command run in a child process: its exit status, its
@@ -183,7 +182,7 @@ func TestLargeList(t *testing.T) {
 		id := int64(1<<53 + 1 + i)
 		records[i] = fixtures.Record{ID: id, JSON: fmt.Appendf(nil, `{"petId":%d,"quantity":%d,"status":"available"}`, id, i%1000)}
 	}
-	_, srv := mocktest.Start(t, mockserver.Config{APIKeys: []string{testKey}, Records: records}, nil)
+	_, srv := mockserver.StartTest(t, mockserver.Config{APIKeys: []string{testKey}, Records: records}, nil)
 	dir := t.TempDir()
 	junit, js := filepath.Join(dir, "junit.xml"), filepath.Join(dir, "report.json")
 	r := runMeasured(t, "--base-url", srv.URL+"/v1", "--allow-mutations", "--label-filter", "list || update || explore", "--explore-time", "3s",

@@ -14,7 +14,6 @@ import (
 
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
 	"github.com/petstore/inventory-kit/mockserver"
-	"github.com/petstore/inventory-kit/mockserver/mocktest"
 )
 
 // TestHeadersNeverPrinted: a backend that needs headers besides the key
@@ -65,7 +64,7 @@ func TestHeadersNeverPrinted(t *testing.T) {
 func TestKeyCommandRefreshes(t *testing.T) {
 	const first, second = "first-key-6a1d93c07e", "second-key-2b8e47f5a1"
 	var firstUses atomic.Int64
-	_, srv := mocktest.Start(t, mockserver.Config{APIKeys: []string{first, second}}, func(h http.Handler) http.Handler {
+	_, srv := mockserver.StartTest(t, mockserver.Config{APIKeys: []string{first, second}}, func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Header.Get("Authorization") == "Bearer "+first && firstUses.Add(1) > 40 {
 				r.Header.Set("Authorization", "Bearer expired") // the first key expires

@@ -22,7 +22,6 @@ import (
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
 	"github.com/petstore/inventory-kit/conformance"
 	"github.com/petstore/inventory-kit/mockserver"
-	"github.com/petstore/inventory-kit/mockserver/mocktest"
 	"github.com/petstore/inventory-kit/mockserver/store"
 )
 
@@ -57,7 +56,7 @@ func listed(t *testing.T, m *mockserver.Server) []byte {
 // newMock starts the mock, optionally wrapped, and returns its /v1 address.
 func newMock(t *testing.T, wrap func(http.Handler) http.Handler) (string, *mockserver.Server) {
 	t.Helper()
-	m, srv := mocktest.Start(t, mockserver.Config{APIKeys: []string{testKey}}, wrap)
+	m, srv := mockserver.StartTest(t, mockserver.Config{APIKeys: []string{testKey}}, wrap)
 	return srv.URL + "/v1", m
 }
 

@@ -7,7 +7,6 @@ import (
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
 	"github.com/petstore/inventory-kit/mockserver"
 	"github.com/petstore/inventory-kit/mockserver/metrics"
-	"github.com/petstore/inventory-kit/mockserver/mocktest"
 )
 
 // TestPassesAgainstARateLimitedMock runs the suite against the mock with
@@ -18,7 +17,7 @@ func TestPassesAgainstARateLimitedMock(t *testing.T) {
 		t.Skip("-short: the run waits on the rate limit")
 	}
 	m := metrics.New()
-	_, srv := mocktest.Start(t, mockserver.Config{APIKeys: []string{testKey}, Metrics: m, RateLimit: mockserver.RateLimit{Rate: "100/s", Burst: 20}}, nil)
+	_, srv := mockserver.StartTest(t, mockserver.Config{APIKeys: []string{testKey}, Metrics: m, RateLimit: mockserver.RateLimit{Rate: "100/s", Burst: 20}}, nil)
 	code, out := runChild(t, "--base-url", srv.URL+"/v1", "--allow-mutations", "--explore-steps", "100")
 	if code != cli.ExitOK || !strings.Contains(out, "0 failed") {
 		t.Fatalf("exit %d; want 0 and 0 failed\n%s", code, out)

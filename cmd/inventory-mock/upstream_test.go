@@ -20,7 +20,6 @@ import (
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
 	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/mockserver"
-	"github.com/petstore/inventory-kit/mockserver/mocktest"
 	"github.com/petstore/inventory-kit/spec"
 )
 
@@ -46,7 +45,7 @@ func TestFixturesFrom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, backend := mocktest.Start(t, mockserver.Config{APIKeys: []string{upstreamKey}, Records: records}, nil)
+	_, backend := mockserver.StartTest(t, mockserver.Config{APIKeys: []string{upstreamKey}, Records: records}, nil)
 	want := string(fixtures.Encode(records))
 
 	var logs syncBuffer

@@ -12,7 +12,6 @@ import (
 	"github.com/petstore/inventory-kit/conformance"
 	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/mockserver"
-	"github.com/petstore/inventory-kit/mockserver/mocktest"
 	"github.com/petstore/inventory-kit/spec"
 )
 
@@ -71,7 +70,7 @@ func newMock(tb testing.TB) *mockserver.Server {
 			tb.Fatal(err)
 		}
 	}
-	return mocktest.New(tb, mockserver.Config{Contract: c, Records: records, APIKeys: []string{testKey}})
+	return mockserver.NewTest(tb, mockserver.Config{Contract: c, Records: records, APIKeys: []string{testKey}})
 }
 
 // TestConformance runs the whole suite, mutating checks and a short

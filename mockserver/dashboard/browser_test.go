@@ -23,7 +23,6 @@ import (
 	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/mockserver"
 	"github.com/petstore/inventory-kit/mockserver/dashboard/chromiumtest"
-	"github.com/petstore/inventory-kit/mockserver/mocktest"
 )
 
 // The keys of the mocks under test. The admin key is not an API key, as
@@ -38,7 +37,7 @@ const (
 // given, replaces the fixtures.
 func startMock(t *testing.T, wrap func(http.Handler) http.Handler, records ...fixtures.Record) (*mockserver.Server, *httptest.Server) {
 	t.Helper()
-	return mocktest.Start(t, mockserver.Config{Records: records, APIKeys: []string{apiKey}, AdminKey: adminKey, JournalSize: mockserver.DefaultJournalSize}, wrap)
+	return mockserver.StartTest(t, mockserver.Config{Records: records, APIKeys: []string{apiKey}, AdminKey: adminKey, JournalSize: mockserver.DefaultJournalSize}, wrap)
 }
 
 // A tab is one headless Chromium, started for one test, with one tab that

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"github.com/petstore/inventory-kit/mockserver/httpapi"
-	"github.com/petstore/inventory-kit/mockserver/mocktest"
 
 	"bytes"
 	"encoding/json"
@@ -23,7 +22,7 @@ const testKey = "px-test-key-4b9e1c7a2d"
 // newMock returns the mock with the default fixtures, serving testKey.
 func newMock(tb testing.TB) *mockserver.Server {
 	tb.Helper()
-	return mocktest.New(tb, mockserver.Config{APIKeys: []string{testKey}})
+	return mockserver.NewTest(tb, mockserver.Config{APIKeys: []string{testKey}})
 }
 
 // startProxy starts a proxy in front of upstream (an address with its
