@@ -208,6 +208,13 @@ func (t *Target) Explore(ctx context.Context) *exploreResult {
 		case last == nil || last.rule != f.rule:
 			last, shrunk = f, false
 			why = "shrinking ran out of time"
+		case len(last.lines) >= f.length:
+			// Replayed, but no shorter sequence failed the same way.
+			last, shrunk = f, false
+			why = "no shorter sequence fails the same way"
+			if time.Now().After(e.shrinkUntil) {
+				why = "shrinking ran out of time before it found a shorter sequence"
+			}
 		}
 		res.Found = e.found
 		res.Failure = &exploreFailure{Rule: last.rule, Cause: last.cause, Detail: last.detail, Steps: last.lines, Original: f.length, Shrunk: shrunk, Worker: f.worker, Why: why}

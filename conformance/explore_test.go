@@ -80,44 +80,48 @@ func TestExploreSameSeedSameRun(t *testing.T) {
 // 500 right after a rejected body to the same record (a 500 answer) is
 // found, and the sequence is shrunk to the two steps that break it, from
 // a longer one.
+// plantedServerError wraps the mock: an update above 500 right after a
+// rejected body to the same record answers 500, a failure that needs two
+// steps.
+func plantedServerError(h http.Handler) http.Handler {
+	var mu sync.Mutex // guards rejected
+	rejected := map[string]bool{}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPatch || !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer "+exploreKey) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		var u struct{ Quantity *int64 }
+		valid := json.Unmarshal(b, &u) == nil && u.Quantity != nil
+		mu.Lock()
+		after := rejected[r.URL.Path]
+		rejected[r.URL.Path] = false
+		mu.Unlock()
+		if valid && after && *u.Quantity > 500 {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = io.WriteString(w, `{"code":"planted","message":"planted","status":500}`)
+			return
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		mu.Lock()
+		rejected[r.URL.Path] = rec.Code == http.StatusBadRequest
+		mu.Unlock()
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+	})
+}
+
 func TestExploreShrinks(t *testing.T) {
-	planted := func(h http.Handler) http.Handler {
-		var mu sync.Mutex // guards rejected
-		rejected := map[string]bool{}
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Method != http.MethodPatch || !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer "+exploreKey) {
-				h.ServeHTTP(w, r)
-				return
-			}
-			b, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(b))
-			var u struct{ Quantity *int64 }
-			valid := json.Unmarshal(b, &u) == nil && u.Quantity != nil
-			mu.Lock()
-			after := rejected[r.URL.Path]
-			rejected[r.URL.Path] = false
-			mu.Unlock()
-			if valid && after && *u.Quantity > 500 {
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusInternalServerError)
-				_, _ = io.WriteString(w, `{"code":"planted","message":"planted","status":500}`)
-				return
-			}
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, r)
-			mu.Lock()
-			rejected[r.URL.Path] = rec.Code == http.StatusBadRequest
-			mu.Unlock()
-			for k, v := range rec.Header() {
-				w.Header()[k] = v
-			}
-			w.WriteHeader(rec.Code)
-			_, _ = w.Write(rec.Body.Bytes())
-		})
-	}
 	longer := false
 	for seed := uint64(1); seed <= 8 && !longer; seed++ {
-		tg, _ := exploreTarget(t, ExploreConfig{Seed: seed, Time: time.Minute, ShrinkTime: 5 * time.Second}, planted)
+		tg, _ := exploreTarget(t, ExploreConfig{Seed: seed, Time: time.Minute, ShrinkTime: 5 * time.Second}, plantedServerError)
 		res := tg.Explore(context.Background())
 		f := res.Failure
 		if f == nil {
@@ -134,6 +138,29 @@ func TestExploreShrinks(t *testing.T) {
 	}
 	if !longer {
 		t.Error("no seed found the failure in a longer sequence than the shrunk one: shrinking was not shown")
+	}
+}
+
+// TestExploreShrinkOutOfTime: a failure whose shrinking has no time is
+// reported as it was first found, saying why, with the seed that replays
+// it.
+func TestExploreShrinkOutOfTime(t *testing.T) {
+	tg, _ := exploreTarget(t, ExploreConfig{Seed: 1, Time: time.Minute, ShrinkTime: time.Nanosecond}, plantedServerError)
+	res := tg.Explore(context.Background())
+	f := res.Failure
+	if f == nil {
+		t.Fatalf("the planted failure was not found: %s", res.Summary())
+	}
+	// Which reason depends on how far the replay got in its nanosecond;
+	// that the failure is kept as found, and why, does not.
+	if f.Shrunk || f.Why == "" || len(f.Steps) != f.Original || f.Cause != CauseServerError {
+		t.Errorf("got %d of %d steps (shrunk %v, why %q), cause %s; want the sequence first found, not shrunk, saying why, server-error", len(f.Steps), f.Original, f.Shrunk, f.Why, f.Cause)
+	}
+	if !strings.Contains(f.String(), f.Why) {
+		t.Errorf("the failure as printed does not say why it is not shrunk (%q):\n%s", f.Why, f)
+	}
+	if !strings.Contains(res.Summary(), "seed 1") {
+		t.Errorf("the summary does not give the seed that replays it: %s", res.Summary())
 	}
 }
 
