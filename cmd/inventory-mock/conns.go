@@ -38,11 +38,13 @@ type connLimiter struct {
 
 	mu   sync.Mutex // guards idle
 	idle map[net.Conn]time.Time
+
+	pressureIdle time.Duration // pressureIdle, shorter in tests
 }
 
 // limitConns returns ln serving at most max connections.
 func limitConns(ln net.Listener, max int) *connLimiter {
-	return &connLimiter{Listener: ln, slots: make(chan struct{}, max), done: make(chan struct{}), idle: map[net.Conn]time.Time{}}
+	return &connLimiter{Listener: ln, slots: make(chan struct{}, max), done: make(chan struct{}), idle: map[net.Conn]time.Time{}, pressureIdle: pressureIdle}
 }
 
 // Accept waits for a connection and a free place for it.
@@ -64,7 +66,7 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 		}
 	}
 	if float64(len(l.slots)) >= pressureShare*float64(cap(l.slots)) {
-		l.closeIdle(pressureIdle, true)
+		l.closeIdle(l.pressureIdle, true)
 	}
 	return &limitedConn{Conn: c, release: func() { <-l.slots }}, nil
 }
