@@ -42,7 +42,7 @@ func TestConnsUnderPressure(t *testing.T) {
 	l.track(s1, http.StateIdle)
 	l.track(s2, http.StateActive)
 	time.Sleep(150 * time.Millisecond) // s1 idle past the pressure time
-	newIdle, s3 := accept() // 3 of 4 open, three quarters: the sweep closes s1
+	newIdle, s3 := accept()            // 3 of 4 open, three quarters: the sweep closes s1
 	l.track(s3, http.StateIdle)
 	_, _ = accept() // 3 open again: the sweep runs, s3 idle for less
 	if !closed(oldIdle) {
