@@ -19,7 +19,6 @@ type RunInfo struct {
 	Seed      uint64 // the exploration seed; 0 where it did not run
 	Mutations bool
 	Strict    bool
-	Summary   string // the summary text
 	runFacts
 }
 
@@ -29,7 +28,7 @@ type RunInfo struct {
 // check's output, and the run's facts and summary as properties (the
 // last testsuite). The key is hidden in every value when it is rendered.
 func suiteRun(r types.Report, info RunInfo, t Tally) report.Run {
-	run := report.Run{Name: SuiteName, Start: r.StartTime, Duration: r.RunTime, Summary: info.Summary, Properties: info.properties(t)}
+	run := report.Run{Name: SuiteName, Start: r.StartTime, Duration: r.RunTime, Properties: info.properties(t)}
 	byArea := map[Area][]report.Case{}
 	for _, s := range r.SpecReports {
 		if s.LeafNodeType != types.NodeTypeIt {
