@@ -365,9 +365,6 @@ func (t *Target) Config() Config { return t.cfg }
 // Redactor returns the redactor of every secret known now.
 func (t *Target) Redactor() *exchange.Redactor { return t.secrets.Redactor() }
 
-// Secrets returns the values no output shows.
-func (t *Target) Secrets() *Secrets { return t.secrets }
-
 // Key returns the API key in use.
 func (t *Target) Key() string { k, _ := t.keys.current(); return k }
 
