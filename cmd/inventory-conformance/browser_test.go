@@ -2,20 +2,14 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/page"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
@@ -52,85 +46,17 @@ func lostStatus(h http.Handler) http.Handler {
 	}))
 }
 
-// A browser is one headless Chromium with one tab, started for one test,
-// that records every request the tab sends, every exception a script
-// throws and every refusal of the page's Content-Security-Policy.
+// A browser is a report open in one headless Chromium
+// (chromiumtest.Tab), started for one test.
 type browser struct {
-	t   *testing.T
-	ctx context.Context
-
-	mu         sync.Mutex // guards requests and exceptions
-	requests   []string
-	exceptions []string
+	*chromiumtest.Tab
+	t *testing.T
 }
 
-// openBrowser starts Chromium as the dashboard's tests do (no network in
-// the background, a fresh profile) at 1280x1000; it skips the test where
-// there is none (chromiumtest.Path).
+// openBrowser starts Chromium at 1280x1000.
 func openBrowser(t *testing.T) *browser {
 	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromiumtest.Path(t)),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Env(chromiumtest.TempEnv(t)),
-		chromedp.WindowSize(1280, 1000),
-	)
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	b := &browser{t: t}
-	ctx, cancel := chromedp.NewContext(alloc, chromedp.WithListener(b.listen))
-	t.Cleanup(func() { cancel(); cancelAlloc() })
-	b.ctx = ctx
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
-	b.do(chromedp.EmulateViewport(1280, 1000),
-		func(ctx context.Context, target *chromedp.Target) (chromedp.Void, error) {
-			_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
-				Source: `window.__violations = [];
-document.addEventListener('securitypolicyviolation', (e) => window.__violations.push(e.violatedDirective + ' ' + e.blockedURI));`,
-			})
-			return chromedp.Void{}, err
-		})
-	return b
-}
-
-func (b *browser) listen(ev any) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	switch e := ev.(type) {
-	case *network.EventRequestWillBeSent:
-		b.requests = append(b.requests, e.Request.URL)
-	case *runtime.EventExceptionThrown:
-		b.exceptions = append(b.exceptions, e.ExceptionDetails.Text)
-	}
-}
-
-func (b *browser) do(actions ...chromedp.Action[chromedp.Void]) {
-	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, actions...); err != nil {
-		b.t.Fatalf("chromium: %v", err)
-	}
-}
-
-// eval evaluates a JavaScript expression into v; the protocol's
-// evaluation is not subject to the page's policy.
-func (b *browser) eval(expr string, v any) {
-	b.t.Helper()
-	raw, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]byte](expr))
-	if err != nil {
-		b.t.Fatalf("evaluating %s: %v", expr, err)
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		b.t.Fatalf("evaluating %s: %v: %s", expr, err, raw)
-	}
+	return &browser{Tab: chromiumtest.Open(t, 1280, 1000), t: t}
 }
 
 // visible returns the text the page shows: what a person reads, closed
@@ -138,7 +64,7 @@ func (b *browser) eval(expr string, v any) {
 func (b *browser) visible() string {
 	b.t.Helper()
 	var s string
-	b.eval(`document.body.innerText`, &s)
+	b.Eval(`document.body.innerText`, &s)
 	return s
 }
 
@@ -146,24 +72,18 @@ func (b *browser) visible() string {
 // its own load, ran nothing, and that its policy refused nothing.
 func (b *browser) open(path string) {
 	b.t.Helper()
-	b.mu.Lock()
-	b.requests = nil
-	b.mu.Unlock()
+	b.Forget()
 	abs, _ := filepath.Abs(path)
-	b.do(chromedp.Navigate("file://" + abs))
-	var violations []string
-	b.eval(`window.__violations`, &violations)
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if len(violations) > 0 {
+	b.Do(chromedp.Navigate("file://" + abs))
+	if violations := b.Violations(); len(violations) > 0 {
 		b.t.Errorf("%s: the Content-Security-Policy refused %v", filepath.Base(path), violations)
 	}
-	if len(b.exceptions) > 0 {
-		b.t.Errorf("%s: scripts threw %v", filepath.Base(path), b.exceptions)
+	if exceptions := b.Exceptions(); len(exceptions) > 0 {
+		b.t.Errorf("%s: scripts threw %v", filepath.Base(path), exceptions)
 	}
-	for _, u := range b.requests {
-		if u != "file://"+abs {
-			b.t.Errorf("%s: the page sent a request: %s", filepath.Base(path), u)
+	for _, r := range b.Requests() {
+		if r.URL != "file://"+abs {
+			b.t.Errorf("%s: the page sent a request: %s", filepath.Base(path), r.URL)
 		}
 	}
 }
@@ -195,20 +115,20 @@ func TestHTMLReportInChromium(t *testing.T) {
 		t.Error("the page shows the key")
 	}
 	var closed int
-	b.eval(`document.querySelectorAll('details.failure:not([open])').length`, &closed)
+	b.Eval(`document.querySelectorAll('details.failure:not([open])').length`, &closed)
 	if closed == 0 {
 		t.Fatalf("no closed failure to open")
 	}
 	var title string
-	b.eval(`document.querySelector('details.failure:not([open]) > summary').innerText`, &title)
+	b.Eval(`document.querySelector('details.failure:not([open]) > summary').innerText`, &title)
 	before := strings.Count(text, "curl -sS -i ")
-	b.do(chromedp.Click(chromedp.CSS(`details.failure:not([open]) > summary`)))
+	b.Do(chromedp.Click(chromedp.CSS(`details.failure:not([open]) > summary`)))
 	if after := strings.Count(b.visible(), "curl -sS -i "); after != before+1 {
 		t.Errorf("opening %q shows %d curl lines, %d before; want one more", title, after, before)
 	}
 	if os.Getenv("UPDATE_SCREENSHOT") == "1" {
-		b.do(chromedp.Navigate("file://" + suite)) // as it opens, the first failure of each cause open
-		png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+		b.Do(chromedp.Navigate("file://" + suite)) // as it opens, the first failure of each cause open
+		png, err := chromedp.Run(b.Ctx, chromedp.CaptureScreenshot())
 		if err != nil || len(png) < 1000 || !bytes.HasPrefix(png, []byte("\x89PNG")) {
 			t.Fatalf("screenshot: %v", err)
 		}

@@ -1,7 +1,6 @@
 package dashboard_test
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -10,13 +9,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/page"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -40,106 +35,24 @@ func startMock(t *testing.T, wrap func(http.Handler) http.Handler, records ...fi
 	return mockserver.StartTest(t, mockserver.Config{Records: records, APIKeys: []string{apiKey}, AdminKey: adminKey, JournalSize: mockserver.DefaultJournalSize}, wrap)
 }
 
-// A tab is one headless Chromium, started for one test, with one tab that
-// records every request it sends, every exception its scripts throw and
-// every violation of the page's Content-Security-Policy.
+// A tab is the dashboard open in one headless Chromium
+// (chromiumtest.Tab), started for one test.
 type tab struct {
-	t   *testing.T
-	ctx context.Context
-
-	mu         sync.Mutex // guards requests and exceptions
-	requests   []*network.Request
-	exceptions []string
+	*chromiumtest.Tab
+	t *testing.T
 }
 
-// openTab starts Chromium with the flags this machine needs (its closed
-// network refuses the connections Chromium makes in the background) and
-// a fresh profile, at 1280x800.
+// openTab starts Chromium at 1280x800.
 func openTab(t *testing.T) *tab {
 	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromiumtest.Path(t)),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Env(chromiumtest.TempEnv(t)),
-		chromedp.WindowSize(1280, 800),
-	)
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	tb := &tab{t: t}
-	ctx, cancel := chromedp.NewContext(alloc, chromedp.WithListener(tb.listen))
-	t.Cleanup(func() { cancel(); cancelAlloc() })
-	tb.ctx = ctx
-	// The first run starts the browser and ties it to the context it is
-	// given: this one, which lives as long as the test.
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
-	tb.do(
-		chromedp.EmulateViewport(1280, 800),
-		func(ctx context.Context, target *chromedp.Target) (chromedp.Void, error) {
-			// Before any script of the page: scripts the protocol adds are
-			// not subject to the page's policy.
-			_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
-				Source: `window.__violations = [];
-document.addEventListener('securitypolicyviolation', (e) => window.__violations.push(e.violatedDirective + ' ' + e.blockedURI));`,
-			})
-			return chromedp.Void{}, err
-		},
-	)
-	return tb
+	return &tab{Tab: chromiumtest.Open(t, 1280, 800), t: t}
 }
 
-// listen runs in the tab's event loop: it only records.
-func (tb *tab) listen(ev any) {
-	tb.mu.Lock()
-	defer tb.mu.Unlock()
-	switch e := ev.(type) {
-	case *network.EventRequestWillBeSent:
-		tb.requests = append(tb.requests, e.Request)
-	case *runtime.EventExceptionThrown:
-		d := e.ExceptionDetails
-		text := d.Text
-		if d.Exception != nil {
-			text += " " + d.Exception.Description
-		}
-		tb.exceptions = append(tb.exceptions, text)
-	}
-}
-
-// do runs actions, failing the test on an error.
-func (tb *tab) do(actions ...chromedp.Action[chromedp.Void]) {
-	tb.t.Helper()
-	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, actions...); err != nil {
-		tb.t.Fatalf("chromium: %v", err)
-	}
-}
-
-// eval evaluates a JavaScript expression into v. The protocol's
-// evaluation is not subject to the page's policy, which forbids eval.
-func (tb *tab) eval(expr string, v any) {
-	tb.t.Helper()
-	raw, err := chromedp.Run(tb.ctx, chromedp.Evaluate[[]byte](expr))
-	if err != nil {
-		tb.t.Fatalf("evaluating %s: %v", expr, err)
-	}
-	if v != nil {
-		if err := json.Unmarshal(raw, v); err != nil {
-			tb.t.Fatalf("evaluating %s: %v: %s", expr, err, raw)
-		}
-	}
-}
-
+// text evaluates a JavaScript expression that gives a string.
 func (tb *tab) text(expr string) string {
 	tb.t.Helper()
 	var s string
-	tb.eval(expr, &s)
+	tb.Eval(expr, &s)
 	return s
 }
 
@@ -152,7 +65,7 @@ func (tb *tab) waitFor(what, expr string) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var ok bool
-		tb.eval("!!("+expr+")", &ok)
+		tb.Eval("!!("+expr+")", &ok)
 		if ok {
 			return
 		}
@@ -163,29 +76,17 @@ func (tb *tab) waitFor(what, expr string) {
 	}
 }
 
-// sent returns the requests the tab has sent.
-func (tb *tab) sent() []*network.Request {
-	tb.mu.Lock()
-	defer tb.mu.Unlock()
-	return append([]*network.Request(nil), tb.requests...)
-}
-
 // checkClean fails the test if a script threw, the policy refused
 // anything, or a request left the mock's origin.
 func (tb *tab) checkClean(origin string) {
 	tb.t.Helper()
-	tb.mu.Lock()
-	exceptions := tb.exceptions
-	tb.mu.Unlock()
-	if len(exceptions) > 0 {
+	if exceptions := tb.Exceptions(); len(exceptions) > 0 {
 		tb.t.Errorf("the page's scripts threw: %v", exceptions)
 	}
-	var violations []string
-	tb.eval(`window.__violations`, &violations)
-	if len(violations) > 0 {
+	if violations := tb.Violations(); len(violations) > 0 {
 		tb.t.Errorf("the Content-Security-Policy refused: %v", violations)
 	}
-	for _, r := range tb.sent() {
+	for _, r := range tb.Requests() {
 		if !strings.HasPrefix(r.URL, origin+"/") {
 			tb.t.Errorf("the page sent a request to another origin: %s %s", r.Method, r.URL)
 		}
@@ -197,7 +98,7 @@ func (tb *tab) checkClean(origin string) {
 // folder, when that is set, for a look at every layout.
 func (tb *tab) screenshot(name string) {
 	tb.t.Helper()
-	png, err := chromedp.Run(tb.ctx, chromedp.CaptureScreenshot())
+	png, err := chromedp.Run(tb.Ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		tb.t.Fatalf("screenshot: %v", err)
 	}
@@ -249,9 +150,9 @@ func js(s string) string {
 // logIn opens the dashboard and gives it the admin key.
 func (tb *tab) logIn(srv *httptest.Server) {
 	tb.t.Helper()
-	tb.do(chromedp.Navigate(srv.URL + "/__admin/"))
+	tb.Do(chromedp.Navigate(srv.URL + "/__admin/"))
 	tb.waitFor("the key prompt", `document.activeElement && document.activeElement.id === 'key'`)
-	tb.do(chromedp.SendKeys(chromedp.ID("key"), adminKey+kb.Enter))
+	tb.Do(chromedp.SendKeys(chromedp.ID("key"), adminKey+kb.Enter))
 	tb.waitFor("the dashboard", `!document.getElementById('app').hidden && document.querySelectorAll('#records-body tr[data-key]').length > 0`)
 }
 
@@ -260,10 +161,10 @@ func (tb *tab) logIn(srv *httptest.Server) {
 func (tb *tab) choose(id, value string) {
 	tb.t.Helper()
 	var options []string
-	tb.eval(`[...document.getElementById(`+js(id)+`).options].map(o => o.value)`, &options)
+	tb.Eval(`[...document.getElementById(`+js(id)+`).options].map(o => o.value)`, &options)
 	if !slices.Contains(options, value) {
 		tb.t.Fatalf("select #%s has no option %q; it has %q", id, value, options)
 	}
-	tb.do(chromedp.Focus(chromedp.ID(id)), chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById(`+js(id)+`);
+	tb.Do(chromedp.Focus(chromedp.ID(id)), chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById(`+js(id)+`);
 		s.value = `+js(value)+`; s.dispatchEvent(new Event('change', {bubbles: true})); })()`))
 }

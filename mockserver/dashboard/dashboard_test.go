@@ -46,9 +46,9 @@ func TestDashboard(t *testing.T) {
 	}
 
 	// Sort by quantity, descending, with the keyboard on the header.
-	tb.do(chromedp.Focus(chromedp.CSS(`#records-head th:nth-child(2) button`)), chromedp.KeyEvent(kb.Enter))
+	tb.Do(chromedp.Focus(chromedp.CSS(`#records-head th:nth-child(2) button`)), chromedp.KeyEvent(kb.Enter))
 	tb.waitFor("ascending quantity", `document.querySelector('#records-head th:nth-child(2)').getAttribute('aria-sort') === 'ascending'`)
-	tb.do(chromedp.KeyEvent(" "))
+	tb.Do(chromedp.KeyEvent(" "))
 	tb.waitFor("descending quantity", `document.querySelector('#records-head th:nth-child(2)').getAttribute('aria-sort') === 'descending'`)
 	tb.waitFor("the largest quantity first", `(() => { const q = [...document.querySelectorAll('#records-body tr[data-key] input')].map(i => Number(i.value));
 		return q.length === 64 && q.every((v, i) => i === 0 || q[i-1] >= v); })()`)
@@ -58,7 +58,7 @@ func TestDashboard(t *testing.T) {
 	tb.waitFor("sold pets only", `(() => { const s = [...document.querySelectorAll('#records-body tr[data-key] td:nth-child(3)')].map(td => td.textContent);
 		return s.length > 0 && s.length < 64 && s.every(v => v === 'sold'); })()`)
 	tb.choose("filter-status", "")
-	tb.do(chromedp.Click(chromedp.CSS(`#records-head th:nth-child(1) button`)))
+	tb.Do(chromedp.Click(chromedp.CSS(`#records-head th:nth-child(1) button`)))
 	tb.waitFor("petId order again", `document.querySelector('#records-body tr[data-key]').dataset.key === '1' && document.querySelectorAll('#records-body tr[data-key]').length === 64`)
 
 	// The app PATCHes pet 5, with markup in its body: the journal shows the
@@ -70,10 +70,10 @@ func TestDashboard(t *testing.T) {
 	tb.waitFor("77 in the table", `document.querySelector('#records-body tr[data-key="5"] input').value === '77'`)
 
 	// Open it with the keyboard.
-	tb.do(chromedp.Focus(chromedp.CSS(`#entries li:first-child summary`)), chromedp.KeyEvent(kb.Enter))
+	tb.Do(chromedp.Focus(chromedp.CSS(`#entries li:first-child summary`)), chromedp.KeyEvent(kb.Enter))
 	tb.waitFor("the exchange open", `document.querySelector('#entries li:first-child details').open && document.querySelector('#entries li:first-child .curl-text')`)
 	var focus struct{ Style, Width string }
-	tb.eval(`(() => { const s = getComputedStyle(document.activeElement); return {style: s.outlineStyle, width: s.outlineWidth}; })()`, &focus)
+	tb.Eval(`(() => { const s = getComputedStyle(document.activeElement); return {style: s.outlineStyle, width: s.outlineWidth}; })()`, &focus)
 	if focus.Style == "none" || focus.Width == "0px" {
 		t.Errorf("the focused expander's outline = %+v; want a visible focus", focus)
 	}
@@ -82,7 +82,7 @@ func TestDashboard(t *testing.T) {
 		Pwned               bool
 		Elements            int
 	}
-	tb.eval(`(() => { const d = document.querySelector('#entries li:first-child .detail');
+	tb.Eval(`(() => { const d = document.querySelector('#entries li:first-child .detail');
 		return {body: d.querySelectorAll('pre.body')[0].textContent, curl: d.querySelector('.curl-text').textContent,
 			verdict: d.querySelector('.meta').textContent, pwned: 'pwned' in window,
 			elements: document.querySelectorAll('#entries script, #entries img').length}; })()`, &shown)
@@ -96,19 +96,19 @@ func TestDashboard(t *testing.T) {
 		t.Errorf("exchange = %q; want its operation and the contract's verdict", shown.Verdict)
 	}
 	// Space closes it again.
-	tb.do(chromedp.KeyEvent(" "))
+	tb.Do(chromedp.KeyEvent(" "))
 	tb.waitFor("the exchange closed", `!document.querySelector('#entries li:first-child details').open`)
 
 	// Set pet 3's quantity from the page, through the contract's update.
 	quantity := `#records-body tr[data-key="3"] input`
-	tb.do(chromedp.Focus(chromedp.CSS(quantity)), chromedp.Evaluate[chromedp.Void](`document.querySelector('`+quantity+`').select()`),
+	tb.Do(chromedp.Focus(chromedp.CSS(quantity)), chromedp.Evaluate[chromedp.Void](`document.querySelector('`+quantity+`').select()`),
 		chromedp.KeyEvent("42"), chromedp.KeyEvent(kb.Enter))
 	tb.waitFor("42 written", `document.querySelector('`+quantity+`').dataset.original === '42'`)
 	if got := stored(t, s, "", 3); !strings.Contains(got, `"quantity":42`) {
 		t.Errorf("pet 3 in the store = %s; want quantity 42", got)
 	}
 	// A bad value: the contract's Error message, under the row; nothing written.
-	tb.do(chromedp.Focus(chromedp.CSS(quantity)), chromedp.Evaluate[chromedp.Void](`document.querySelector('`+quantity+`').select()`),
+	tb.Do(chromedp.Focus(chromedp.CSS(quantity)), chromedp.Evaluate[chromedp.Void](`document.querySelector('`+quantity+`').select()`),
 		chromedp.KeyEvent("-1"), chromedp.KeyEvent(kb.Enter))
 	tb.waitFor("the 400", `document.querySelector('#records-body tr.row-error')`)
 	msg := tb.text(`document.querySelector('#records-body tr.row-error').textContent`)
@@ -121,13 +121,13 @@ func TestDashboard(t *testing.T) {
 	if got := stored(t, s, "", 3); !strings.Contains(got, `"quantity":42`) {
 		t.Errorf("pet 3 after the refused write = %s; want 42 still", got)
 	}
-	tb.do(chromedp.KeyEvent(kb.Escape))
+	tb.Do(chromedp.KeyEvent(kb.Escape))
 	tb.waitFor("the edit undone", `!document.querySelector('#records-body tr.row-error') && document.querySelector('`+quantity+`').value === '42'`)
 
 	// A fault on the list: the app's next call fails, and the journal says why.
 	tb.choose("rule-op", "listInventory")
 	tb.choose("rule-effect", "status:503")
-	tb.do(chromedp.Click(chromedp.CSS(`#rule-form button[type=submit]`)))
+	tb.Do(chromedp.Click(chromedp.CSS(`#rule-form button[type=submit]`)))
 	tb.waitFor("the rule in force", `document.querySelector('#rules li') && document.querySelector('#rules li').textContent.startsWith('listInventory: status 503')`)
 	if status, body := call(t, srv, "GET", "/v1/inventory", ""); status != 503 {
 		t.Errorf("the app's list under the fault: %d %.100s; want 503", status, body)
@@ -135,31 +135,31 @@ func TestDashboard(t *testing.T) {
 	tb.waitFor("the 503 in the journal", `[...document.querySelectorAll('#entries summary')].some(s => s.textContent.includes('GET/v1/inventory503') && s.textContent.includes('fault status 503'))`)
 	// The contract's verdict on it: the list's default response documents
 	// every other error, 503 among them, so the answer keeps the contract.
-	tb.do(chromedp.Focus(chromedp.CSS(`#entries li:first-child summary`)), chromedp.KeyEvent(kb.Enter))
+	tb.Do(chromedp.Focus(chromedp.CSS(`#entries li:first-child summary`)), chromedp.KeyEvent(kb.Enter))
 	tb.waitFor("the verdict", `document.querySelector('#entries li:first-child .meta')`)
 	if got := tb.text(`document.querySelector('#entries li:first-child .meta').textContent`); !strings.Contains(got, "the answer keeps the contract") {
 		t.Errorf("verdict on the documented 503 = %q; want it valid", got)
 	}
-	tb.do(chromedp.KeyEvent(kb.Enter))
-	tb.do(chromedp.Click(chromedp.CSS(`#rules li button`)))
+	tb.Do(chromedp.KeyEvent(kb.Enter))
+	tb.Do(chromedp.Click(chromedp.CSS(`#rules li button`)))
 	tb.waitFor("the 503 rule off", `document.querySelectorAll('#rules li').length === 0`)
 
 	// A fault that breaks the contract: the list's body cut in half.
 	tb.choose("rule-effect", "fault:truncate")
-	tb.do(chromedp.Click(chromedp.CSS(`#rule-form button[type=submit]`)))
+	tb.Do(chromedp.Click(chromedp.CSS(`#rule-form button[type=submit]`)))
 	tb.waitFor("the truncate rule in force", `document.querySelector('#rules li') && document.querySelector('#rules li').textContent.startsWith('listInventory: ')`)
 	if _, body := call(t, srv, "GET", "/v1/inventory", ""); json.Valid([]byte(body)) {
 		t.Errorf("the app's list under the truncate fault: %.100s; want a body cut short", body)
 	}
 	tb.waitFor("the cut list in the journal", `[...document.querySelectorAll('#entries summary')].some(s => s.textContent.includes('GET/v1/inventory200') && s.textContent.includes('breaks the contract'))`)
-	tb.do(chromedp.Focus(chromedp.CSS(`#entries li:first-child summary`)), chromedp.KeyEvent(kb.Enter))
+	tb.Do(chromedp.Focus(chromedp.CSS(`#entries li:first-child summary`)), chromedp.KeyEvent(kb.Enter))
 	tb.waitFor("the verdict's problems", `document.querySelector('#entries li:first-child .problems')`)
 	if got := tb.text(`document.querySelector('#entries li:first-child .problems').textContent`); got == "" {
 		t.Errorf("verdict on the cut list is empty; want the contract's complaint about it")
 	}
 	tb.screenshot("dashboard.png")
-	tb.do(chromedp.KeyEvent(kb.Enter))
-	tb.do(chromedp.Click(chromedp.CSS(`#rules li button`)))
+	tb.Do(chromedp.KeyEvent(kb.Enter))
+	tb.Do(chromedp.Click(chromedp.CSS(`#rules li button`)))
 	tb.waitFor("the rule off", `document.querySelectorAll('#rules li').length === 0`)
 	if status, _ := call(t, srv, "GET", "/v1/inventory", ""); status != 200 {
 		t.Errorf("the app's list after the fault is off: %d; want 200", status)
@@ -167,21 +167,21 @@ func TestDashboard(t *testing.T) {
 
 	// A forced answer: the list's example "empty", for every caller.
 	tb.choose("rule-effect", "example:empty")
-	tb.do(chromedp.Click(chromedp.CSS(`#rule-form button[type=submit]`)))
+	tb.Do(chromedp.Click(chromedp.CSS(`#rule-form button[type=submit]`)))
 	tb.waitFor("the forced answer in force", `document.querySelector('#rules li') && document.querySelector('#rules li').textContent.startsWith('listInventory: example “empty”')`)
 	if status, body := call(t, srv, "GET", "/v1/inventory", ""); status != 200 || body != "[]\n" {
 		t.Errorf("the app's list under the forced answer: %d %q; want 200 []", status, body)
 	}
 	// The journal shows it as a forced answer, not as a fault.
 	tb.waitFor("the forced list in the journal", `[...document.querySelectorAll('#entries summary')].some(s => s.textContent.includes('GET/v1/inventory200') && s.textContent.includes('forced example=empty'))`)
-	tb.do(chromedp.Focus(chromedp.CSS(`#entries li:first-child summary`)), chromedp.KeyEvent(kb.Enter))
+	tb.Do(chromedp.Focus(chromedp.CSS(`#entries li:first-child summary`)), chromedp.KeyEvent(kb.Enter))
 	tb.waitFor("the forced exchange open", `document.querySelector('#entries li:first-child .meta')`)
 	if got := tb.text(`(() => { const m = document.querySelector('#entries li:first-child .meta');
 		return [...m.querySelectorAll('dt')].filter(dt => ['Forced answer', 'Chaos'].includes(dt.textContent)).map(dt => dt.textContent + ': ' + dt.nextElementSibling.textContent).join('; '); })()`); got != "Forced answer: example=empty (a chaos rule); Chaos: none" {
 		t.Errorf("the exchange under a rule's forced answer shows %q; want the example as its forced answer, and no other chaos", got)
 	}
-	tb.do(chromedp.KeyEvent(kb.Enter))
-	tb.do(chromedp.Click(chromedp.ID("rules-clear")))
+	tb.Do(chromedp.KeyEvent(kb.Enter))
+	tb.Do(chromedp.Click(chromedp.ID("rules-clear")))
 	tb.waitFor("every rule off", `document.querySelectorAll('#rules li').length === 0`)
 
 	// Latency on the update: the app's next PATCH is late, and the journal
@@ -189,23 +189,23 @@ func TestDashboard(t *testing.T) {
 	tb.choose("rule-op", "updateInventory")
 	tb.choose("rule-effect", "")
 	checkPlaceholders(t, tb, 1280)
-	tb.do(chromedp.SendKeys(chromedp.ID("rule-latency"), "300ms"+kb.Enter))
+	tb.Do(chromedp.SendKeys(chromedp.ID("rule-latency"), "300ms"+kb.Enter))
 	tb.waitFor("the latency in force", `document.querySelector('#rules li') && document.querySelector('#rules li').textContent.startsWith('updateInventory: latency 300ms')`)
 	start := time.Now()
 	if status, body := call(t, srv, "PATCH", "/v1/inventory/8", `{"quantity": 8}`); status != 200 || time.Since(start) < 300*time.Millisecond {
 		t.Errorf("the app's PATCH under 300ms of latency: %d %s after %s", status, body, time.Since(start))
 	}
 	tb.waitFor("the late PATCH in the journal", `[...document.querySelectorAll('#entries summary')].some(s => s.textContent.includes('PATCH/v1/inventory/8200') && s.textContent.includes('latency 300ms'))`)
-	tb.do(chromedp.Click(chromedp.CSS(`#rules li button`)))
+	tb.Do(chromedp.Click(chromedp.CSS(`#rules li button`)))
 	tb.waitFor("the latency off", `document.querySelectorAll('#rules li').length === 0`)
 
 	// A rate limit, set from the page: shown, and the app's second call
 	// within the minute is 429; a rate the mock cannot apply is refused
 	// with its reason; then no limit.
 	tb.waitFor("no limit shown", `document.getElementById('limit-now').textContent.startsWith('No rate limit')`)
-	tb.do(chromedp.SendKeys(chromedp.ID("limit-rate"), "10/h"+kb.Enter))
+	tb.Do(chromedp.SendKeys(chromedp.ID("limit-rate"), "10/h"+kb.Enter))
 	tb.waitFor("the bad rate refused", `document.getElementById('limit-error').textContent.includes('the unit is s or m')`)
-	tb.do(chromedp.Evaluate[chromedp.Void](`document.getElementById('limit-rate').value = ''`), chromedp.SendKeys(chromedp.ID("limit-rate"), "1/m"), chromedp.SendKeys(chromedp.ID("limit-burst"), "1"+kb.Enter))
+	tb.Do(chromedp.Evaluate[chromedp.Void](`document.getElementById('limit-rate').value = ''`), chromedp.SendKeys(chromedp.ID("limit-rate"), "1/m"), chromedp.SendKeys(chromedp.ID("limit-burst"), "1"+kb.Enter))
 	tb.waitFor("the limit shown", `document.getElementById('limit-now').textContent === 'In force: 1/m per API key and session, 1 at once; past it, 429 with Retry-After.'`)
 	for i, want := range []int{200, 429} {
 		if status, _ := call(t, srv, "GET", "/v1/inventory", ""); status != want {
@@ -213,14 +213,14 @@ func TestDashboard(t *testing.T) {
 		}
 	}
 	tb.waitFor("the 429 in the journal", `[...document.querySelectorAll('#entries summary')].some(s => s.textContent.includes('GET/v1/inventory429'))`)
-	tb.do(chromedp.Click(chromedp.ID("limit-off")))
+	tb.Do(chromedp.Click(chromedp.ID("limit-off")))
 	tb.waitFor("no limit again", `document.getElementById('limit-now').textContent.startsWith('No rate limit') && document.getElementById('limit-off').hidden`)
 	if status, _ := call(t, srv, "GET", "/v1/inventory", ""); status != 200 {
 		t.Errorf("the app's call with no limit: %d; want 200", status)
 	}
 
 	// Reset: the session holds its fixtures again.
-	tb.do(chromedp.Click(chromedp.ID("reset")))
+	tb.Do(chromedp.Click(chromedp.ID("reset")))
 	tb.waitFor("the fixtures again", `document.querySelector('#records-body tr[data-key="5"] input').value !== '77' && document.querySelector('`+quantity+`').value !== '42'`)
 	if got := stored(t, s, "", 5); strings.Contains(got, `"quantity":77`) {
 		t.Errorf("pet 5 after reset = %s; want its fixture", got)
@@ -228,7 +228,7 @@ func TestDashboard(t *testing.T) {
 
 	// Another session: its own data and journal.
 	call(t, srv, "PATCH", "/v1/inventory/7", `{"quantity": 707}`, "X-Mock-Session", "alice")
-	tb.do(chromedp.Focus(chromedp.ID("session")))
+	tb.Do(chromedp.Focus(chromedp.ID("session")))
 	tb.waitFor("alice among the sessions", `[...document.getElementById('session').options].some(o => o.value === 'alice')`)
 	tb.choose("session", "alice")
 	tb.waitFor("alice's pet 7", `document.querySelector('#records-body tr[data-key="7"] input').value === '707'`)
@@ -242,22 +242,22 @@ func TestDashboard(t *testing.T) {
 
 	// A narrow window: nothing wider than the window but the table and the
 	// journal's own scrolling areas.
-	tb.do(chromedp.EmulateViewport(400, 800))
+	tb.Do(chromedp.EmulateViewport(400, 800))
 	var wide []string
-	tb.eval(`[...document.querySelectorAll('body *')].filter(e => { const r = e.getBoundingClientRect();
+	tb.Eval(`[...document.querySelectorAll('body *')].filter(e => { const r = e.getBoundingClientRect();
 		return r.width > 0 && r.right > window.innerWidth + 1 && !e.closest('.table-wrap, .entries'); }).map(e => e.tagName + '#' + e.id + '.' + e.className)`, &wide)
 	if len(wide) > 0 {
 		t.Errorf("at 400px wide, these stick out: %v", wide)
 	}
 	var scroll int
-	tb.eval(`document.documentElement.scrollWidth`, &scroll)
+	tb.Eval(`document.documentElement.scrollWidth`, &scroll)
 	if scroll > 400 {
 		t.Errorf("at 400px wide, the page scrolls sideways: %d px", scroll)
 	}
 	checkPlaceholders(t, tb, 400)
 	tb.screenshot("dashboard-narrow.png")
-	tb.do(chromedp.EmulateViewport(320, 800))
-	tb.eval(`document.documentElement.scrollWidth`, &scroll)
+	tb.Do(chromedp.EmulateViewport(320, 800))
+	tb.Eval(`document.documentElement.scrollWidth`, &scroll)
 	if scroll > 320 {
 		t.Errorf("at 320px wide, the page scrolls sideways: %d px", scroll)
 	}
@@ -271,7 +271,7 @@ func TestDashboard(t *testing.T) {
 func checkPlaceholders(t *testing.T, tb *tab, width int) {
 	t.Helper()
 	var cut []string
-	tb.eval(`(() => { const ctx = document.createElement('canvas').getContext('2d');
+	tb.Eval(`(() => { const ctx = document.createElement('canvas').getContext('2d');
 		return [...document.querySelectorAll('input[placeholder]')].filter(i => i.getClientRects().length > 0).filter(i => {
 			const s = getComputedStyle(i);
 			ctx.font = s.font;
@@ -300,7 +300,7 @@ func stored(t *testing.T, s interface{ Store() store.Store }, session string, id
 func checkAccessible(t *testing.T, tb *tab) {
 	t.Helper()
 	var unnamed []string
-	tb.eval(`(() => {
+	tb.Eval(`(() => {
 		const name = (e) => {
 			if (e.getAttribute('aria-label')) return e.getAttribute('aria-label');
 			if (e.getAttribute('aria-labelledby')) return e.getAttribute('aria-labelledby').split(' ').map(id => document.getElementById(id)?.textContent || '').join(' ');
@@ -316,12 +316,12 @@ func checkAccessible(t *testing.T, tb *tab) {
 	if len(unnamed) > 0 {
 		t.Errorf("controls without an accessible name: %v", unnamed)
 	}
-	tb.do(chromedp.Evaluate[chromedp.Void](`document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)`),
+	tb.Do(chromedp.Evaluate[chromedp.Void](`document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)`),
 		chromedp.Focus(chromedp.ID(`skip-main`)))
 	var order []string
 	for range 10 {
 		order = append(order, tb.focused())
-		tb.do(chromedp.KeyEvent(kb.Tab))
+		tb.Do(chromedp.KeyEvent(kb.Tab))
 	}
 	want := []string{"skip-main", "skip-inventory", "skip-requests", "session", "reset", "logout", "rule-op", "rule-effect", "rule-latency", "rule-chance"}
 	if !slices.Equal(order, want) {
@@ -346,9 +346,9 @@ func checkAccessible(t *testing.T, tb *tab) {
 		t.Errorf("%d Tab presses from the top of the page to the journal's Live box; want at most 3 (%v)", tabs, path)
 	}
 	t.Logf("from the top of the page to the Live box: %d Tab presses: %v", tabs, path)
-	tb.do(chromedp.Focus(chromedp.ID("skip-inventory")), chromedp.KeyEvent(kb.Enter))
+	tb.Do(chromedp.Focus(chromedp.ID("skip-inventory")), chromedp.KeyEvent(kb.Enter))
 	landed := tb.focused()
-	tb.do(chromedp.KeyEvent(kb.Tab))
+	tb.Do(chromedp.KeyEvent(kb.Tab))
 	if next := tb.focused(); landed != "inventory" || next != "filter-status" {
 		t.Errorf("Enter on Skip to inventory, then Tab: focus on %q, then %q; want the inventory, then its status filter", landed, next)
 	}
@@ -366,17 +366,17 @@ func (tb *tab) focused() string {
 // Tab presses and where each one went.
 func (tb *tab) tabsTo(from, to string) (int, []string) {
 	tb.t.Helper()
-	tb.do(chromedp.Focus(chromedp.ID(from)))
+	tb.Do(chromedp.Focus(chromedp.ID(from)))
 	var path []string
 	for tabs := 1; tabs <= 400; tabs++ {
-		tb.do(chromedp.KeyEvent(kb.Tab))
+		tb.Do(chromedp.KeyEvent(kb.Tab))
 		at := tb.focused()
 		path = append(path, at)
 		if at == to {
 			return tabs, path
 		}
 		if at == "skip-requests" || at == "Skip to requests" {
-			tb.do(chromedp.KeyEvent(kb.Enter))
+			tb.Do(chromedp.KeyEvent(kb.Enter))
 			path = append(path, "Enter→"+tb.focused())
 		}
 	}
@@ -392,14 +392,14 @@ func checkKeyKept(t *testing.T, tb *tab, origin string) {
 		Session, HTML, Cookie string
 		Local                 int
 	}
-	tb.eval(`({session: sessionStorage.getItem('inventory-mock.admin-key'), html: document.documentElement.outerHTML,
+	tb.Eval(`({session: sessionStorage.getItem('inventory-mock.admin-key'), html: document.documentElement.outerHTML,
 		cookie: document.cookie, local: localStorage.length})`, &where)
 	if where.Session != adminKey || strings.Contains(where.HTML, adminKey) || where.Cookie != "" || where.Local != 0 {
 		t.Errorf("the key: in session storage %v, in the DOM %v, cookies %q, local storage %d; want session storage only",
 			where.Session == adminKey, strings.Contains(where.HTML, adminKey), where.Cookie, where.Local)
 	}
 	calls := 0
-	for _, r := range tb.sent() {
+	for _, r := range tb.Requests() {
 		if strings.Contains(r.URL, adminKey) {
 			t.Errorf("the key is in a URL: %s", r.URL)
 		}
@@ -423,40 +423,40 @@ func checkKeyKept(t *testing.T, tb *tab, origin string) {
 func TestDashboardWithoutKey(t *testing.T) {
 	_, srv := startMock(t, nil)
 	tb := openTab(t)
-	tb.do(chromedp.Navigate(srv.URL + "/__admin/"))
+	tb.Do(chromedp.Navigate(srv.URL + "/__admin/"))
 	tb.waitFor("the key prompt", `document.activeElement && document.activeElement.id === 'key'`)
 	var visible []string
-	tb.eval(`[...document.querySelectorAll('main > *, header .controls')].filter(e => e.getClientRects().length > 0).map(e => e.id)`, &visible)
+	tb.Eval(`[...document.querySelectorAll('main > *, header .controls')].filter(e => e.getClientRects().length > 0).map(e => e.id)`, &visible)
 	if !slices.Equal(visible, []string{"login"}) {
 		t.Errorf("without a key the page shows %v; want the prompt alone", visible)
 	}
-	for _, r := range tb.sent() {
+	for _, r := range tb.Requests() {
 		if p := strings.TrimPrefix(r.URL, srv.URL); p != "/__admin/" && !strings.HasPrefix(p, "/__admin/assets/") {
 			t.Errorf("without a key the page called %s %s", r.Method, p)
 		}
 	}
 
 	// An empty key, then a wrong one: the prompt stays, with the reason.
-	tb.do(chromedp.SendKeys(chromedp.ID("key"), kb.Enter))
+	tb.Do(chromedp.SendKeys(chromedp.ID("key"), kb.Enter))
 	tb.waitFor("a word about the empty key", `document.getElementById('login-error').textContent === 'Give the admin key.'`)
-	tb.do(chromedp.SendKeys(chromedp.ID("key"), apiKey+kb.Enter))
+	tb.Do(chromedp.SendKeys(chromedp.ID("key"), apiKey+kb.Enter))
 	tb.waitFor("the mock's reason", `document.getElementById('login-error').textContent.includes('the key sent is an API key')`)
 	var left struct {
 		Stored any
 		App    bool
 		Value  string
 	}
-	tb.eval(`({stored: sessionStorage.getItem('inventory-mock.admin-key'), app: !document.getElementById('app').hidden, value: document.getElementById('key').value})`, &left)
+	tb.Eval(`({stored: sessionStorage.getItem('inventory-mock.admin-key'), app: !document.getElementById('app').hidden, value: document.getElementById('key').value})`, &left)
 	if left.Stored != nil || left.App || left.Value != "" {
 		t.Errorf("after a refused key: stored %v, dashboard shown %v, input %q; want nothing kept", left.Stored, left.App, left.Value)
 	}
 	// A key no header can carry is the key's fault, not the network's.
-	tb.do(chromedp.SendKeys(chromedp.ID("key"), "ключ"+kb.Enter))
+	tb.Do(chromedp.SendKeys(chromedp.ID("key"), "ключ"+kb.Enter))
 	tb.waitFor("a word about the key", `document.getElementById('login-error').textContent !== '' && !document.getElementById('login-error').textContent.includes('the key sent is an API key')`)
 	if got := tb.text(`document.getElementById('login-error').textContent`); !strings.Contains(got, "an HTTP header cannot carry") || strings.Contains(got, "not answering") || strings.Contains(got, "ключ") {
 		t.Errorf("a key in Cyrillic: %q; want it said that a header cannot carry it, without the key", got)
 	}
-	tb.eval(`({stored: sessionStorage.getItem('inventory-mock.admin-key'), app: !document.getElementById('app').hidden, value: document.getElementById('key').value})`, &left)
+	tb.Eval(`({stored: sessionStorage.getItem('inventory-mock.admin-key'), app: !document.getElementById('app').hidden, value: document.getElementById('key').value})`, &left)
 	if left.Stored != nil || left.App {
 		t.Errorf("after a key no header carries: stored %v, dashboard shown %v; want nothing kept", left.Stored, left.App)
 	}
@@ -464,10 +464,10 @@ func TestDashboardWithoutKey(t *testing.T) {
 	// A key that stops working (the mock restarted with another): the next
 	// call's 401 brings the prompt back and clears the data.
 	tb.logIn(srv)
-	tb.do(chromedp.Evaluate[chromedp.Void](`sessionStorage.setItem('inventory-mock.admin-key', 'not-the-key')`))
+	tb.Do(chromedp.Evaluate[chromedp.Void](`sessionStorage.setItem('inventory-mock.admin-key', 'not-the-key')`))
 	tb.waitFor("the prompt again", `!document.getElementById('login').hidden && document.getElementById('login-error').textContent.includes('not accepted')`)
 	var rows int
-	tb.eval(`document.querySelectorAll('#records-body tr, #entries li').length`, &rows)
+	tb.Eval(`document.querySelectorAll('#records-body tr, #entries li').length`, &rows)
 	if rows != 0 {
 		t.Errorf("after the key stopped working, %d rows of data remain in the page", rows)
 	}
@@ -475,7 +475,7 @@ func TestDashboardWithoutKey(t *testing.T) {
 
 	// The mock stopped: the network's fault, said so.
 	srv.Close()
-	tb.do(chromedp.SendKeys(chromedp.ID("key"), adminKey+kb.Enter))
+	tb.Do(chromedp.SendKeys(chromedp.ID("key"), adminKey+kb.Enter))
 	tb.waitFor("a word about the mock", `document.getElementById('login-error').textContent === 'The mock is not answering. Is it still running?'`)
 }
 
@@ -503,7 +503,7 @@ func TestDashboardViolations(t *testing.T) {
 	tb := openTab(t)
 	tb.logIn(srv)
 	tb.waitFor("the violations panel", `!document.getElementById('violations').hidden && document.querySelector('#findings summary')`)
-	tb.do(chromedp.Click(chromedp.CSS(`#findings summary`)))
+	tb.Do(chromedp.Click(chromedp.CSS(`#findings summary`)))
 	got := tb.text(`document.getElementById('findings').textContent`)
 	for _, want := range []string{"3×", "updateInventory", "response-body", "quantity: got string <b>bold</b>, want integer", `{"quantity": "3"}`} {
 		if !strings.Contains(got, want) {
@@ -511,7 +511,7 @@ func TestDashboardViolations(t *testing.T) {
 		}
 	}
 	var bold int
-	tb.eval(`document.querySelectorAll('#findings b').length`, &bold)
+	tb.Eval(`document.querySelectorAll('#findings b').length`, &bold)
 	if bold != 0 {
 		t.Errorf("a finding's message was parsed as HTML")
 	}
@@ -537,34 +537,34 @@ func TestDashboardManyPets(t *testing.T) {
 	tb := openTab(t)
 	tb.logIn(srv)
 	tb.waitFor("100,000 pets", `document.getElementById('range').textContent === '1–50 of 100,000'`)
-	tb.do(chromedp.Click(chromedp.ID("next")))
+	tb.Do(chromedp.Click(chromedp.ID("next")))
 	tb.waitFor("the second page", `document.getElementById('range').textContent === '51–100 of 100,000' && document.querySelector('#records-body tr[data-key]').dataset.key === '51'`)
-	tb.do(chromedp.Click(chromedp.CSS(`#records-head th:nth-child(1) button`)))
+	tb.Do(chromedp.Click(chromedp.CSS(`#records-head th:nth-child(1) button`)))
 	tb.waitFor("the last pet first", `document.querySelector('#records-body tr[data-key]').dataset.key === '100000'`)
 	tb.choose("filter-status", "pending")
-	tb.do(chromedp.Click(chromedp.CSS(`#records-head th:nth-child(2) button`)))
+	tb.Do(chromedp.Click(chromedp.CSS(`#records-head th:nth-child(2) button`)))
 	tb.waitFor("pending pets by quantity", `(() => { const rows = [...document.querySelectorAll('#records-body tr[data-key]')];
 		const q = rows.map(r => Number(r.querySelector('input').value));
 		return rows.length === 50 && rows.every(r => r.textContent.includes('pending')) && q.every((v, i) => i === 0 || q[i-1] <= v)
 			&& /^1–50 of [0-9,]+$/.test(document.getElementById('range').textContent); })()`)
-	tb.do(chromedp.SendKeys(chromedp.ID("find"), "99999"))
+	tb.Do(chromedp.SendKeys(chromedp.ID("find"), "99999"))
 	tb.waitFor("pet 99999 found", `document.querySelectorAll('#records-body tr[data-key]').length <= 1 && /of [01]$/.test(document.getElementById('range').textContent)`)
 
 	// A key that is no number: the mock's 400, and no rows or range left
 	// from the query before it.
-	tb.do(chromedp.Evaluate[chromedp.Void](`document.getElementById('find').select()`), chromedp.KeyEvent("abc"))
+	tb.Do(chromedp.Evaluate[chromedp.Void](`document.getElementById('find').select()`), chromedp.KeyEvent("abc"))
 	tb.waitFor("the 400", `document.getElementById('record-error').textContent.includes('petId is a number; "abc" is not')`)
 	var stale struct {
 		Rows       int
 		Range      string
 		Prev, Next bool
 	}
-	tb.eval(`({rows: document.querySelectorAll('#records-body tr').length, range: document.getElementById('range').textContent,
+	tb.Eval(`({rows: document.querySelectorAll('#records-body tr').length, range: document.getElementById('range').textContent,
 		prev: document.getElementById('prev').disabled, next: document.getElementById('next').disabled})`, &stale)
 	if stale.Rows != 0 || stale.Range != "" || !stale.Prev || !stale.Next {
 		t.Errorf("after the 400: %d rows, range %q, previous disabled %v, next disabled %v; want no rows, no range, no paging", stale.Rows, stale.Range, stale.Prev, stale.Next)
 	}
-	tb.do(chromedp.Evaluate[chromedp.Void](`document.getElementById('find').select()`), chromedp.KeyEvent(kb.Backspace))
+	tb.Do(chromedp.Evaluate[chromedp.Void](`document.getElementById('find').select()`), chromedp.KeyEvent(kb.Backspace))
 	tb.waitFor("the pending pets again", `/^1–50 of [0-9,]+$/.test(document.getElementById('range').textContent) && document.getElementById('record-error').textContent === ''`)
 
 	// The app lists 100,000 pets, compressed and not: the journal keeps the
@@ -577,7 +577,7 @@ func TestDashboardManyPets(t *testing.T) {
 		}
 		want := lastEntry(t, srv)
 		tb.waitFor("the "+encoding+" list in the journal", `document.querySelector('#entries li:first-child') && document.querySelector('#entries li:first-child').dataset.id === `+js(want.ID))
-		tb.do(chromedp.Click(chromedp.CSS(`#entries li:first-child summary`)))
+		tb.Do(chromedp.Click(chromedp.CSS(`#entries li:first-child summary`)))
 		tb.waitFor("the exchange open", `document.querySelector('#entries li:first-child pre.body')`)
 		got := tb.text(`document.querySelectorAll('#entries li:first-child pre.body')[1].textContent`)
 		switch {
@@ -586,9 +586,9 @@ func TestDashboardManyPets(t *testing.T) {
 		case encoding == "identity" && got != want.Response.Body+fmt.Sprintf("\n… (cut short: %s bytes in all)", thousands(want.Response.Bytes)):
 			t.Errorf("the plain list's body shows …%q; want the start the journal keeps, and its size", got[max(0, len(got)-80):])
 		}
-		tb.do(chromedp.Click(chromedp.CSS(`#entries li:first-child summary`)))
+		tb.Do(chromedp.Click(chromedp.CSS(`#entries li:first-child summary`)))
 	}
-	for _, r := range tb.sent() {
+	for _, r := range tb.Requests() {
 		u, err := url.Parse(r.URL)
 		if err != nil {
 			t.Fatal(err)

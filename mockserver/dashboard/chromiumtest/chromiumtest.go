@@ -1,6 +1,8 @@
 // Package chromiumtest finds the Chromium that browser tests drive: the
-// dashboard's (mockserver/dashboard) and the mock's CORS test
-// (mockserver). Where none is installed the test is skipped with a
+// dashboard's (mockserver/dashboard), the HTML report's
+// (cmd/inventory-conformance) and the mock's CORS test (mockserver); Open
+// gives the first two one tab that records what the page sent, threw and
+// had refused. Where none is installed the test is skipped with a
 // message, unless the environment variable RequireEnv is set, or CI is
 // "true": there it fails, so that a broken install cannot pass as a skip.
 // .ci/run installs Chromium and sets RequireEnv.
