@@ -119,7 +119,8 @@ func (w *worker) sequence(rt *rapid.T) {
 
 // actions are the steps a sequence draws from; rapid draws each key
 // alike, so a step listed twice is drawn twice as often. Writes are
-// drawn most: the bugs real backends have need a sequence of them.
+// drawn most: the bugs real backends have need a sequence of them. Each
+// does nothing while the worker is idle (idleFor).
 func (w *worker) actions() map[string]func(*rapid.T) {
 	a := map[string]func(*rapid.T){
 		"":                  w.check,
@@ -136,6 +137,13 @@ func (w *worker) actions() map[string]func(*rapid.T) {
 		a["write an invalid body again"] = w.writeInvalid
 		a["write a body the contract is silent on"] = w.writeSilent
 		a["write to an unknown id"] = w.writeUnknown
+	}
+	for name, step := range a {
+		a[name] = func(rt *rapid.T) {
+			if !w.e.idleFor(w) { // the budget is spent, or another worker's failure is being shrunk
+				step(rt)
+			}
+		}
 	}
 	return a
 }
@@ -378,7 +386,7 @@ func (w *worker) expectStatus(rt *rapid.T, x *Exchange, rule string, want ...int
 // changed nothing, no record appeared or vanished).
 func (w *worker) check(rt *rapid.T) {
 	e, run := w.e, w.run
-	if e.idleFor(w) || run == nil || len(run.lines) == 0 || run.step == nil && run.addressed == nil {
+	if run == nil || len(run.lines) == 0 || run.step == nil && run.addressed == nil {
 		return
 	}
 	for _, x := range run.step {
@@ -417,9 +425,6 @@ func problemsText(ps []Problem) string {
 // list: a plain list with the key; the invariant compares it.
 func (w *worker) list(rt *rapid.T) {
 	e := w.e
-	if e.idleFor(w) {
-		return
-	}
 	w.begin("list")
 	x := w.send(Request{Method: e.t.inv.List.Method, Path: e.t.inv.List.Path})
 	w.expectStatus(rt, x, "the list with the key answers 200", http.StatusOK)
@@ -589,9 +594,6 @@ func (g Grid) specials() []*big.Int {
 // twice; 200 with the values sent, and the model takes the answer.
 func (w *worker) write(rt *rapid.T) {
 	e := w.e
-	if e.idleFor(w) {
-		return
-	}
 	id, ok := w.drawWriteID(rt)
 	if !ok {
 		return
@@ -633,9 +635,6 @@ func (w *worker) write(rt *rapid.T) {
 // checks nothing changed.
 func (w *worker) writeInvalid(rt *rapid.T) {
 	e := w.e
-	if e.idleFor(w) {
-		return
-	}
 	id, ok := w.drawWriteID(rt)
 	if !ok {
 		return
@@ -655,9 +654,6 @@ func (w *worker) writeInvalid(rt *rapid.T) {
 // (nothing changes).
 func (w *worker) writeSilent(rt *rapid.T) {
 	e := w.e
-	if e.idleFor(w) {
-		return
-	}
 	id, ok := w.drawWriteID(rt)
 	if !ok {
 		return
@@ -724,9 +720,6 @@ func (w *worker) silentInts(cur Record) []Body {
 // invariant checks no record appeared.
 func (w *worker) writeUnknown(rt *rapid.T) {
 	e := w.e
-	if e.idleFor(w) {
-		return
-	}
 	id, ok := w.drawUnknownID(rt, true)
 	if !ok {
 		return
@@ -746,7 +739,7 @@ func (w *worker) writeUnknown(rt *rapid.T) {
 // the invariant finds the change.
 func (w *worker) malformedID(rt *rapid.T) {
 	e := w.e
-	if e.idleFor(w) || e.t.first == nil || len(e.t.first.Order) == 0 {
+	if e.t.first == nil || len(e.t.first.Order) == 0 {
 		return
 	}
 	raw := rapid.SampledFrom(e.t.MalformedIDs()).Draw(rt, "malformed id")
@@ -790,9 +783,6 @@ var BadCredentials = []credential{
 // or malformed body; 401 before anything else.
 func (w *worker) badCredential(rt *rapid.T) {
 	e := w.e
-	if e.idleFor(w) {
-		return
-	}
 	t := e.t
 	c := rapid.SampledFrom(BadCredentials).Draw(rt, "credential")
 	op := rapid.SampledFrom(t.contract.Operations).Draw(rt, "operation")
@@ -889,9 +879,6 @@ func (w *worker) badCredential(rt *rapid.T) {
 // answers a record, the model's.
 func (w *worker) callOperation(rt *rapid.T) {
 	e := w.e
-	if e.idleFor(w) {
-		return
-	}
 	t := e.t
 	var ops []*spec.Operation
 	for _, o := range t.contract.Operations {
