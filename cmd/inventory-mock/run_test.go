@@ -202,8 +202,8 @@ func TestSelfSignedTLS(t *testing.T) {
 	}
 }
 
-// generated returns the records --generate n --seed seed serves, encoded.
-func generated(t *testing.T, n int, seed uint64) []byte {
+// generated returns the records --generate n --seed seed serves.
+func generated(t *testing.T, n int, seed uint64) []fixtures.Record {
 	t.Helper()
 	c, err := spec.Shared()
 	if err != nil {
@@ -217,7 +217,7 @@ func generated(t *testing.T, n int, seed uint64) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fixtures.Encode(records)
+	return records
 }
 
 func TestPrintFixtures(t *testing.T) {
@@ -225,7 +225,7 @@ func TestPrintFixtures(t *testing.T) {
 	if err := run(context.Background(), []string{"--print-fixtures", "--generate", "5", "--seed", "3"}, env(nil), &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	if want := generated(t, 5, 3); !bytes.Equal(out.Bytes(), want) {
+	if want := fixtures.Encode(generated(t, 5, 3)); !bytes.Equal(out.Bytes(), want) {
 		t.Errorf("--print-fixtures = %s; want %s", out.Bytes(), want)
 	}
 	out.Reset()
@@ -233,7 +233,7 @@ func TestPrintFixtures(t *testing.T) {
 	if err := run(context.Background(), []string{"--print-fixtures"}, env(map[string]string{"INVENTORY_MOCK_GENERATE": "5", "INVENTORY_MOCK_SEED": "3"}), &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	if want := generated(t, 5, 3); !bytes.Equal(out.Bytes(), want) {
+	if want := fixtures.Encode(generated(t, 5, 3)); !bytes.Equal(out.Bytes(), want) {
 		t.Errorf("--print-fixtures from the environment = %s; want %s", out.Bytes(), want)
 	}
 }

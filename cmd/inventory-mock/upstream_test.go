@@ -33,18 +33,7 @@ var withKey = env(map[string]string{upstreamKeyEnv: upstreamKey})
 // mock itself with 2,000 generated pets (a list it sends gzip-compressed),
 // and checks it serves them and prints them for a snapshot.
 func TestFixturesFrom(t *testing.T) {
-	c, err := spec.Shared()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sh, err := fixtures.NewShape(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	records, err := fixtures.Generate(sh, 2000, 7)
-	if err != nil {
-		t.Fatal(err)
-	}
+	records := generated(t, 2000, 7)
 	_, backend := mockserver.StartTest(t, mockserver.Config{APIKeys: []string{upstreamKey}, Records: records}, nil)
 	want := string(fixtures.Encode(records))
 
