@@ -3,6 +3,7 @@ module github.com/petstore/inventory-kit
 go 1.26.8
 
 require (
+	github.com/alecthomas/kong v1.17.0
 	github.com/brianvoe/gofakeit/v7 v7.18.1
 	github.com/chromedp/cdproto v0.159.2
 	github.com/chromedp/chromedp v0.23.0

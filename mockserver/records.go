@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"container/heap"
 	"github.com/petstore/inventory-kit/mockserver/httpapi"
 
 	"bytes"
@@ -263,8 +264,9 @@ func (s *Server) sortRecords(l store.List, q recordQuery) (int, []json.RawMessag
 
 // least keeps the n least of the values added, by compare, which orders
 // no two values as equal; all of them where n is negative. Kept in a heap
-// whose root is the greatest kept, an added value costs one comparison
-// with the root where it is not among them, and O(log n) where it is.
+// (container/heap) whose root is the greatest kept, an added value costs
+// one comparison with the root where it is not among them, and O(log n)
+// where it is.
 type least[T any] struct {
 	compare func(a, b T) int
 	n       int
@@ -276,42 +278,22 @@ func (l *least[T]) add(v T) {
 	case l.n < 0:
 		l.kept = append(l.kept, v)
 	case len(l.kept) < l.n:
-		l.kept = append(l.kept, v)
-		l.up(len(l.kept) - 1)
+		heap.Push(l, v)
 	case l.n > 0 && l.compare(v, l.kept[0]) < 0:
 		l.kept[0] = v
-		l.down(0)
+		heap.Fix(l, 0)
 	}
 }
 
-// up moves the value at i towards the root while it is greater than its
-// parent.
-func (l *least[T]) up(i int) {
-	for i > 0 {
-		parent := (i - 1) / 2
-		if l.compare(l.kept[i], l.kept[parent]) <= 0 {
-			return
-		}
-		l.kept[i], l.kept[parent] = l.kept[parent], l.kept[i]
-		i = parent
-	}
-}
-
-// down moves the value at i away from the root while a child is greater.
-func (l *least[T]) down(i int) {
-	for {
-		big := i
-		for _, c := range []int{2*i + 1, 2*i + 2} {
-			if c < len(l.kept) && l.compare(l.kept[c], l.kept[big]) > 0 {
-				big = c
-			}
-		}
-		if big == i {
-			return
-		}
-		l.kept[i], l.kept[big] = l.kept[big], l.kept[i]
-		i = big
-	}
+// Len, Less, Swap, Push and Pop make l a heap.Interface, greatest first.
+func (l *least[T]) Len() int           { return len(l.kept) }
+func (l *least[T]) Less(i, j int) bool { return l.compare(l.kept[i], l.kept[j]) > 0 }
+func (l *least[T]) Swap(i, j int)      { l.kept[i], l.kept[j] = l.kept[j], l.kept[i] }
+func (l *least[T]) Push(v any)         { l.kept = append(l.kept, v.(T)) }
+func (l *least[T]) Pop() any {
+	v := l.kept[len(l.kept)-1]
+	l.kept = l.kept[:len(l.kept)-1]
+	return v
 }
 
 // sorted returns the values kept, least first.

@@ -26,17 +26,21 @@ import (
 // the bare proxy costs is the cost of one more HTTP hop.
 // Its help goes to stdout; its errors are returned, for main to print.
 func runBareProxy(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("inventory-bench bare-proxy", flag.ContinueOnError)
-	addr := fs.String("addr", "127.0.0.1:8082", "`host:port` to listen on")
-	to := fs.String("proxy-to", "", "the backend's `URL`, with its base path, such as http://127.0.0.1:8080/v1 (required)")
-	fs.String("api-key", "", "ignored: the backend checks keys")
-	if err := cli.Parse(fs, args); err != nil {
+	var o struct {
+		Addr string `name:"addr" default:"127.0.0.1:8082" placeholder:"HOST:PORT" help:"host:port to listen on"`
+		To   string `name:"proxy-to" placeholder:"URL" help:"the backend's URL, with its base path, such as http://127.0.0.1:8080/v1 (required)"`
+		Key  string `name:"api-key" help:"ignored: the backend checks keys"`
+	}
+	p := cli.New("inventory-bench bare-proxy", &o, nil, false)
+	if err := p.Parse(args, nil); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(stdout, "Usage: inventory-bench bare-proxy --proxy-to URL [flags]\n\nServes a bare httputil.ReverseProxy in front of --proxy-to, the scale of the\nproxy-* scenarios (see inventory-bench --help).\n\nFlags:")
-			cli.PrintFlags(stdout, fs, noEnv)
+			cli.PrintFlags(stdout, p.Lines(nil))
+			fmt.Fprintln(stdout, "  --help\n      show this help")
 		}
 		return err
 	}
+	addr, to := &o.Addr, &o.To
 	up, err := url.Parse(*to)
 	switch {
 	case *to == "":

@@ -29,24 +29,27 @@ import (
 // log. inventory-bench starts it as a child process, as it does the mock.
 // Its help goes to stdout; its errors are returned, for main to print.
 func runBaseline(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("inventory-bench baseline", flag.ContinueOnError)
-	addr := fs.String("addr", "127.0.0.1:8081", "`host:port` to listen on")
-	key := fs.String("api-key", benchKey, "the accepted API `key`")
-	generate := fs.Int("generate", 0, "serve `N` generated pets instead of the default fixtures")
-	seed := fs.Uint64("seed", 1, "`seed` for --generate")
-	if err := cli.Parse(fs, args); err != nil {
+	var o struct {
+		Addr     string `name:"addr" default:"127.0.0.1:8081" placeholder:"HOST:PORT" help:"host:port to listen on"`
+		Key      string `name:"api-key" default:"${key}" placeholder:"KEY" help:"the accepted API key"`
+		Generate int    `name:"generate" placeholder:"N" help:"serve N generated pets instead of the default fixtures"`
+		Seed     uint64 `name:"seed" default:"1" placeholder:"SEED" help:"seed for --generate"`
+	}
+	p := cli.New("inventory-bench baseline", &o, map[string]string{"key": benchKey}, false)
+	if err := p.Parse(args, nil); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(stdout, "Usage: inventory-bench baseline [flags]\n\nServes the bare baseline (see inventory-bench --help).\n\nFlags:")
-			cli.PrintFlags(stdout, fs, noEnv)
+			cli.PrintFlags(stdout, p.Lines(nil))
+			fmt.Fprintln(stdout, "  --help\n      show this help")
 		}
 		return err
 	}
-	items, err := baselineItems(*generate, *seed)
+	items, err := baselineItems(o.Generate, o.Seed)
 	if err != nil {
 		return err
 	}
-	b := newBaseline(items, *key)
-	ln, err := net.Listen("tcp", *addr)
+	b := newBaseline(items, o.Key)
+	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return err
 	}

@@ -115,7 +115,7 @@ func (b *bench) engineNote() {
 	for _, r := range b.rows {
 		if r.s.store != "" {
 			fmt.Fprintf(b.out, "In the rows %s, \"mock\" is the mock on that store (redis-server %s) and \"baseline\" the mock on memory, in the same run.\n\n",
-				strings.Join(engineRows(b.rows), ", "), shell(redisArgs(b.o.redisFsync)))
+				strings.Join(engineRows(b.rows), ", "), shell(redisArgs(b.o.RedisFsync)))
 			return
 		}
 	}

@@ -22,42 +22,30 @@ import (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = ""
 
-// options are the settings of one run.
+// options are the settings of one run: the bench's flags (it reads no
+// environment variable) and the scenarios they name.
 type options struct {
-	version     bool
-	mock        string
-	against     string
-	scenarios   []string
-	duration    time.Duration
-	warmup      time.Duration
-	rounds      int
-	clients     int
-	startupRuns int
-	redisFsync  string // appendfsync of the redis scenarios' redis-server
+	Mock        string        `name:"mock" placeholder:"BINARY" help:"inventory-mock binary to measure; empty: go build ./cmd/inventory-mock into a temporary directory"`
+	Against     string        `name:"against" placeholder:"BINARY" help:"another inventory-mock binary (an older build, say) to measure the mock against, instead of the bare baseline"`
+	Names       string        `name:"scenarios" default:"all" placeholder:"LIST" help:"comma-separated list of scenarios: ${scenarios}, or all"`
+	Duration    time.Duration `name:"duration" default:"2s" help:"length of one round against one server"`
+	Warmup      time.Duration `name:"warmup" default:"300ms" help:"load on each server before the first round of a scenario, not measured"`
+	Rounds      int           `name:"rounds" default:"5" help:"rounds per server and scenario, alternating mock and baseline"`
+	Clients     int           `name:"clients" default:"32" help:"concurrent clients, each on its own keep-alive connection"`
+	RedisFsync  string        `name:"redis-appendfsync" default:"always" enum:"always,everysec,no" placeholder:"POLICY" help:"appendfsync policy of the redis scenarios' redis-server: always (no acknowledged write lost if Redis crashes), everysec or no"`
+	StartupRuns int           `name:"startup-runs" default:"5" help:"starts of the mock per start-up figure (the one with 1,000,000 pets runs at most 3 times)"`
+	Version     bool          `name:"version" help:"print the version and exit"`
+
+	scenarios []string // Names, read
 }
 
-// flags declares the bench's flags; names receives --scenarios.
-func flags(o *options, names *string) *flag.FlagSet {
-	fs := flag.NewFlagSet("inventory-bench", flag.ContinueOnError)
-	fs.StringVar(&o.mock, "mock", "", "inventory-mock `binary` to measure; empty: go build ./cmd/inventory-mock into a temporary directory")
-	fs.StringVar(&o.against, "against", "", "another inventory-mock `binary` (an older build, say) to measure the mock against, instead of the bare baseline")
-	fs.StringVar(names, "scenarios", "all", "comma-separated `list` of scenarios: "+strings.Join(scenarioNames(), ", ")+", or all")
-	fs.DurationVar(&o.duration, "duration", 2*time.Second, "length of one round against one server")
-	fs.DurationVar(&o.warmup, "warmup", 300*time.Millisecond, "load on each server before the first round of a scenario, not measured")
-	fs.IntVar(&o.rounds, "rounds", 5, "rounds per server and scenario, alternating mock and baseline")
-	fs.IntVar(&o.clients, "clients", 32, "concurrent clients, each on its own keep-alive connection")
-	fs.StringVar(&o.redisFsync, "redis-appendfsync", "always", "appendfsync `policy` of the redis scenarios' redis-server: always (no acknowledged write lost if Redis crashes), everysec or no")
-	fs.IntVar(&o.startupRuns, "startup-runs", 5, "starts of the mock per start-up figure (the one with 1,000,000 pets runs at most 3 times)")
-	fs.BoolVar(&o.version, "version", false, "print the version and exit")
-	return fs
+// newParser returns the parser of the bench's flags into o.
+func newParser(o *options) *cli.Parser {
+	return cli.New("inventory-bench", o, map[string]string{"scenarios": strings.Join(scenarioNames(), ", ")}, false)
 }
-
-// noEnv: the bench reads no setting from the environment.
-func noEnv(string) string { return "" }
 
 // usage writes the help.
 func usage(w io.Writer) {
-	var names string
 	fmt.Fprint(w, `inventory-bench: measures inventory-mock against a baseline on this machine.
 
 Both run as child processes with the same client, concurrency and duration;
@@ -74,20 +62,19 @@ Usage:
 
 Flags:
 `)
-	cli.PrintFlags(w, flags(&options{}, &names), noEnv)
-	fmt.Fprint(w, "\nExit status: 0 every scenario ran; 1 a scenario failed; 2 bad flags.\n")
+	cli.PrintFlags(w, newParser(&options{}).Lines(nil))
+	fmt.Fprint(w, "  --help\n      show this help\n\nExit status: 0 every scenario ran; 1 a scenario failed; 2 bad flags.\n")
 }
 
 func parse(args []string) (*options, error) {
 	o := &options{}
-	var names string
-	fs := flags(o, &names)
-	if err := cli.Parse(fs, args); err != nil {
+	if err := newParser(o).Parse(args, nil); err != nil {
 		return nil, err
 	}
-	if o.version {
+	if o.Version {
 		return o, nil
 	}
+	names := o.Names
 	if names == "all" {
 		names = strings.Join(scenarioNames(), ",")
 	}
@@ -103,10 +90,8 @@ func parse(args []string) (*options, error) {
 	switch {
 	case len(o.scenarios) == 0:
 		return nil, cli.Usagef("--scenarios: none given")
-	case o.duration <= 0 || o.rounds < 1 || o.clients < 1 || o.startupRuns < 1 || o.warmup < 0:
+	case o.Duration <= 0 || o.Rounds < 1 || o.Clients < 1 || o.StartupRuns < 1 || o.Warmup < 0:
 		return nil, cli.Usagef("--duration, --rounds, --clients and --startup-runs must be positive")
-	case o.redisFsync != "always" && o.redisFsync != "everysec" && o.redisFsync != "no":
-		return nil, cli.Usagef("--redis-appendfsync %q: want always, everysec or no", o.redisFsync)
 	}
 	return o, nil
 }
@@ -137,7 +122,7 @@ func measure(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	if o.version {
+	if o.Version {
 		fmt.Fprintln(stdout, "inventory-bench", cli.Version(version))
 		return nil
 	}
@@ -146,7 +131,7 @@ func measure(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer os.RemoveAll(dir)
-	mock := o.mock
+	mock := o.Mock
 	if mock == "" {
 		if mock, err = buildMock(ctx, dir, stderr); err != nil {
 			return err
@@ -157,8 +142,8 @@ func measure(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	b := &bench{o: o, out: stdout, args: args, mock: []string{mock, "--api-key", benchKey}, baseline: []string{self, "baseline", "--api-key", benchKey}}
-	if o.against != "" {
-		b.baseline = []string{o.against, "--api-key", benchKey}
+	if o.Against != "" {
+		b.baseline = []string{o.Against, "--api-key", benchKey}
 	}
 	b.header()
 	var failed []string
@@ -243,8 +228,8 @@ func (b *bench) header() {
   rounds:   %d of %s per server and scenario, alternating mock and baseline, after %s of warm-up each; figures are medians over rounds,
             ratios are mock/baseline per pair of rounds, then the median
 
-`, strings.Join(append([]string{"inventory-bench"}, b.args...), " "), filepath.Base(b.mock[0]), o.clients, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(),
-		o.rounds, o.duration, o.warmup)
+`, strings.Join(append([]string{"inventory-bench"}, b.args...), " "), filepath.Base(b.mock[0]), o.Clients, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(),
+		o.Rounds, o.Duration, o.Warmup)
 }
 
 // scenario starts both servers, checks they send the same list, and runs
@@ -258,7 +243,7 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 	mockName, mockArgv := "mock", concat(b.mock, gen, s.mockArgs)
 	var backend *server // the engine's server (redis-server), if it has one
 	if s.store != "" {
-		arg, srv, cleanup, err := prepareStore(ctx, s.store, b.o.redisFsync)
+		arg, srv, cleanup, err := prepareStore(ctx, s.store, b.o.RedisFsync)
 		if err != nil {
 			return err
 		}
@@ -306,15 +291,15 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 		return s.requests(srv.addr)
 	}
 	for _, srv := range servers {
-		if b.o.warmup > 0 {
-			if r := load(ctx, srv.addr, b.o.clients, b.o.warmup, requests(srv)); r.failures > 0 {
+		if b.o.Warmup > 0 {
+			if r := load(ctx, srv.addr, b.o.Clients, b.o.Warmup, requests(srv)); r.failures > 0 {
 				return fmt.Errorf("%s: %d failed requests in warm-up, the first: %v", srv.name, r.failures, r.firstErr)
 			}
 		}
 	}
 	var mockRounds, baseRounds []result
 	var rpsRatios, p99Ratios, backendCPU []float64
-	for round := range b.o.rounds {
+	for round := range b.o.Rounds {
 		order := servers
 		if round%2 == 1 {
 			order = []*server{base, mock}
@@ -323,7 +308,7 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 		for _, srv := range order {
 			cpu0, _ := srv.cpu()
 			bcpu0 := backend.cpuOrZero()
-			r := load(ctx, srv.addr, b.o.clients, b.o.duration, requests(srv))
+			r := load(ctx, srv.addr, b.o.Clients, b.o.Duration, requests(srv))
 			cpu1, _ := srv.cpu()
 			r.serverCPU = cpu1 - cpu0
 			if srv == mock && backend != nil && r.requests > 0 {
@@ -430,9 +415,9 @@ func (b *bench) startup(ctx context.Context) error {
 		maxRSS   int64
 	}
 	for _, t := range []target{
-		{"default fixtures (64 pets)", 0, b.o.startupRuns, 50 * time.Millisecond, 0},
-		{"10,000 pets", 10_000, b.o.startupRuns, 0, 0},
-		{"1,000,000 pets", 1_000_000, min(b.o.startupRuns, 3), time.Second, 250 << 20},
+		{"default fixtures (64 pets)", 0, b.o.StartupRuns, 50 * time.Millisecond, 0},
+		{"10,000 pets", 10_000, b.o.StartupRuns, 0, 0},
+		{"1,000,000 pets", 1_000_000, min(b.o.StartupRuns, 3), time.Second, 250 << 20},
 	} {
 		d, rss, err := measure(t.pets, t.runs)
 		if err != nil {
@@ -459,7 +444,7 @@ func (b *bench) startup(ctx context.Context) error {
 func (b *bench) summary() {
 	mockRows := slices.DeleteFunc(slices.Clone(b.rows), func(r row) bool { return r.s.proxy })
 	if len(b.rows) > 0 {
-		fmt.Fprintf(b.out, "summary (%d clients, %d rounds of %s, medians; %d cores):\n\n", b.o.clients, b.o.rounds, b.o.duration, runtime.NumCPU())
+		fmt.Fprintf(b.out, "summary (%d clients, %d rounds of %s, medians; %d cores):\n\n", b.o.Clients, b.o.Rounds, b.o.Duration, runtime.NumCPU())
 	}
 	if len(mockRows) > 0 {
 		fmt.Fprintln(b.out, "| scenario | mock rps | mock p50 | mock p99 | mock CPU/req | baseline rps | baseline p50 | baseline p99 | baseline CPU/req | ratio rps | ratio p99 |")

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"flag"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,12 +85,8 @@ func TestReadmeFlagTable(t *testing.T) {
 			in = false
 		}
 	}
-	var o options
-	fs := flag.NewFlagSet("x", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	flags(fs, &o)
 	var want []string
-	for _, l := range helpLines(fs) {
+	for _, l := range helpLines(suiteParser(&options{})) {
 		want = append(want, "| `"+l[0]+"` | "+strings.ReplaceAll(l[1], "|", `\|`)+" |")
 	}
 	if strings.Join(table, "\n") != strings.Join(want, "\n") {

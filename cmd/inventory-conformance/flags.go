@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,96 +9,78 @@ import (
 	"strings"
 	"time"
 
+	"github.com/petstore/inventory-kit/cmd/internal/cli"
 	"github.com/petstore/inventory-kit/conformance"
-	"github.com/petstore/inventory-kit/conformance/report"
 	"github.com/petstore/inventory-kit/spec/exchange"
 )
 
-// options are the command-line flags.
+// options are the suite's flags, in the order of their names, as --help
+// lists them.
 type options struct {
-	baseURL, apiKey, specFile     string
-	apiKeyCommand                 string
-	headers                       headerFlag
-	workers                       int
-	maxRunTime                    time.Duration
-	allowMutations, strict        bool
-	petID                         int64
-	exploreSteps                  int
-	exploreTime                   time.Duration
-	seed                          uint64
-	labelFilter                   string
-	list, verbose, version        bool
-	junitReport, jsonReport       string
-	markdownReport, htmlReport    string
-	minCoverage                   report.Percent
-	timeout, maxRetryWait         time.Duration
-	maxResponseBytes, maxRunBytes byteFlag
-	caCert                        string
-	insecureTLS                   bool
+	BaseURL          string        `name:"base-url" placeholder:"URL" help:"URL of the implementation, ending in the contract's base path such as /v1 (required)"`
+	APIKey           string        `name:"api-key" placeholder:"KEY" help:"the API KEY, sent as a bearer token (default $$INVENTORY_API_KEY); never printed"`
+	APIKeyCommand    string        `name:"api-key-command" placeholder:"COMMAND" help:"shell COMMAND that prints the API key, run at the start and again when the target answers 401 to a key that worked (a key that expires); never printed"`
+	Headers          []string      `name:"header" placeholder:"'NAME: VALUE'" help:"extra request header 'NAME: VALUE' sent with every request, such as a tenant or a cookie (repeatable); values never printed"`
+	Spec             string        `name:"spec" placeholder:"FILE" help:"OpenAPI FILE of the contract to check (default: the embedded contract)"`
+	AllowMutations   bool          `name:"allow-mutations" help:"run the checks that write (each restores what it changed)"`
+	PetID            int64         `name:"pet-id" placeholder:"ID" help:"ID of the one record the run may write to (default: the checks write to the first listed, the exploration to any listed)"`
+	Strict           bool          `name:"strict" help:"fail on warnings too (what HTTP's RFCs require and the contract does not)"`
+	ExploreTime      time.Duration `name:"explore-time" default:"${explore_time}" placeholder:"DURATION" help:"DURATION of stateful exploration (shrinking a failure found takes at most 10s more); 0 turns it off"`
+	ExploreSteps     int           `name:"explore-steps" default:"-1" placeholder:"N" help:"N steps of exploration at most besides --explore-time (default: no bound); 0 turns it off"`
+	Workers          int           `name:"workers" default:"${workers}" placeholder:"N" help:"N requests in flight at once: exploration workers, each on records of its own, and the read-only checks' requests sent ahead"`
+	Seed             uint64        `name:"seed" placeholder:"N" help:"N to replay an exploration exactly (default: random, printed in the summary)"`
+	LabelFilter      string        `name:"label-filter" placeholder:"EXPR" help:"run only the checks whose labels match the EXPR, such as 'auth && !concurrency'"`
+	List             bool          `name:"list" help:"list the checks and their labels for the contract, and exit"`
+	Verbose          bool          `name:"verbose" help:"show every check and every HTTP exchange as it happens"`
+	cli.Reports      `embed:""`
+	JSONReport       string        `name:"json-report" placeholder:"FILE" help:"write a Ginkgo JSON report to FILE"`
+	Timeout          time.Duration `name:"timeout" default:"${timeout}" placeholder:"DURATION" help:"DURATION each request may take; 3 requests in a row without an answer stop the run (exit 2)"`
+	MaxRunTime       time.Duration `name:"max-run-time" placeholder:"DURATION" help:"DURATION of the whole run at most, then it stops (exit 2; the reports keep what it found) (default: no bound)"`
+	MaxRetryWait     time.Duration `name:"max-retry-wait" default:"${max_retry_wait}" placeholder:"DURATION" help:"DURATION of waiting on 429 answers over the whole run, then a 429 fails its check"`
+	MaxResponseBytes int64         `name:"max-response-bytes" type:"size" default:"${max_response_bytes}" placeholder:"SIZE" help:"SIZE cap on one decompressed response body (default 16MiB; 1MiB where one record is expected)"`
+	MaxRunBytes      int64         `name:"max-run-bytes" type:"size" default:"${max_run_bytes}" placeholder:"SIZE" help:"SIZE cap on all decompressed response bodies of the run (default 2GiB)"`
+	CACert           string        `name:"ca-cert" placeholder:"FILE" help:"PEM FILE of extra CA certificates to trust for the target"`
+	InsecureTLS      bool          `name:"insecure-skip-verify" help:"do not verify the target's TLS certificate"`
+	Version          bool          `name:"version" help:"print the version and exit"`
+	HAR              string        `name:"har" placeholder:"FILE" help:"check the traffic recorded in a HAR FILE against the contract instead (--har FILE --help: its flags)"`
 }
 
-// flags declares the flags on fs, one line of help each, in the order
-// --help lists them.
-func flags(fs *flag.FlagSet, o *options) {
-	o.maxResponseBytes = conformance.DefaultMaxResponseBytes
-	o.maxRunBytes = conformance.DefaultMaxRunBytes
-	fs.StringVar(&o.baseURL, "base-url", "", "`URL` of the implementation, ending in the contract's base path such as /v1 (required)")
-	fs.StringVar(&o.apiKey, "api-key", "", "the API `KEY`, sent as a bearer token (default $INVENTORY_API_KEY); never printed")
-	fs.StringVar(&o.apiKeyCommand, "api-key-command", "", "shell `COMMAND` that prints the API key, run at the start and again when the target answers 401 to a key that worked (a key that expires); never printed")
-	fs.Var(&o.headers, "header", "extra request header `'NAME: VALUE'` sent with every request, such as a tenant or a cookie (repeatable); values never printed")
-	fs.StringVar(&o.specFile, "spec", "", "OpenAPI `FILE` of the contract to check (default: the embedded contract)")
-	fs.BoolVar(&o.allowMutations, "allow-mutations", false, "run the checks that write (each restores what it changed)")
-	fs.Int64Var(&o.petID, "pet-id", 0, "`ID` of the one record the run may write to (default: the checks write to the first listed, the exploration to any listed)")
-	fs.BoolVar(&o.strict, "strict", false, "fail on warnings too (what HTTP's RFCs require and the contract does not)")
-	fs.DurationVar(&o.exploreTime, "explore-time", conformance.DefaultExploreTime, "`DURATION` of stateful exploration (shrinking a failure found takes at most 10s more); 0 turns it off")
-	fs.IntVar(&o.exploreSteps, "explore-steps", -1, "`N` steps of exploration at most besides --explore-time (default: no bound); 0 turns it off")
-	fs.IntVar(&o.workers, "workers", conformance.DefaultWorkers, "`N` requests in flight at once: exploration workers, each on records of its own, and the read-only checks' requests sent ahead")
-	fs.Uint64Var(&o.seed, "seed", 0, "`N` to replay an exploration exactly (default: random, printed in the summary)")
-	fs.StringVar(&o.labelFilter, "label-filter", "", "run only the checks whose labels match the `EXPR`, such as 'auth && !concurrency'")
-	fs.BoolVar(&o.list, "list", false, "list the checks and their labels for the contract, and exit")
-	fs.BoolVar(&o.verbose, "verbose", false, "show every check and every HTTP exchange as it happens")
-	fs.StringVar(&o.junitReport, "junit-report", "", "write a JUnit XML report to `FILE`")
-	fs.StringVar(&o.jsonReport, "json-report", "", "write a Ginkgo JSON report to `FILE`")
-	fs.StringVar(&o.markdownReport, "markdown-report", "", "write a Markdown summary to `FILE` (also appended to $GITHUB_STEP_SUMMARY where it is set)")
-	fs.StringVar(&o.htmlReport, "html-report", "", "write the report as one self-contained HTML page to `FILE`")
-	fs.Var(&o.minCoverage, "min-coverage", "fail (exit 1) when the run exercises less than `PERCENT` of the documented (operation, status) pairs")
-	fs.DurationVar(&o.timeout, "timeout", conformance.DefaultTimeout, "`DURATION` each request may take; 3 requests in a row without an answer stop the run (exit 2)")
-	fs.DurationVar(&o.maxRunTime, "max-run-time", 0, "`DURATION` of the whole run at most, then it stops (exit 2; the reports keep what it found) (default: no bound)")
-	fs.DurationVar(&o.maxRetryWait, "max-retry-wait", conformance.DefaultMaxRetryWait, "`DURATION` of waiting on 429 answers over the whole run, then a 429 fails its check")
-	fs.Var(&o.maxResponseBytes, "max-response-bytes", "`SIZE` cap on one decompressed response body (default 16MiB; 1MiB where one record is expected)")
-	fs.Var(&o.maxRunBytes, "max-run-bytes", "`SIZE` cap on all decompressed response bodies of the run (default 2GiB)")
-	fs.StringVar(&o.caCert, "ca-cert", "", "PEM `FILE` of extra CA certificates to trust for the target")
-	fs.BoolVar(&o.insecureTLS, "insecure-skip-verify", false, "do not verify the target's TLS certificate")
-	fs.BoolVar(&o.version, "version", false, "print the version and exit")
-	fs.String("har", "", "check the traffic recorded in a HAR `FILE` against the contract instead (--har FILE --help: its flags)")
+// suiteParser returns the parser of the suite's flags into o.
+func suiteParser(o *options) *cli.Parser {
+	return cli.New("inventory-conformance", o, map[string]string{
+		"explore_time":       conformance.DefaultExploreTime.String(),
+		"workers":            strconv.Itoa(conformance.DefaultWorkers),
+		"timeout":            conformance.DefaultTimeout.String(),
+		"max_retry_wait":     conformance.DefaultMaxRetryWait.String(),
+		"max_response_bytes": strconv.Itoa(conformance.DefaultMaxResponseBytes),
+		"max_run_bytes":      strconv.Itoa(conformance.DefaultMaxRunBytes),
+		"reports_for":        "",
+		"reports_at":         "",
+		"reports_of":         "the run",
+	}, false)
 }
 
 // helpLines renders one line per flag, as --help shows them and the
 // README's table lists them.
-func helpLines(fs *flag.FlagSet) [][2]string {
+func helpLines(p *cli.Parser) [][2]string {
 	var lines [][2]string
-	fs.VisitAll(func(f *flag.Flag) {
-		name, text := flag.UnquoteUsage(f)
-		arg := "--" + f.Name
-		if name != "" {
-			arg += " " + strings.ToUpper(name)
+	for _, l := range p.Lines(nil) {
+		if l.Default != "" {
+			l.Help += " (default " + l.Default + ")"
 		}
-		if d := f.DefValue; d != "" && d != "0" && d != "false" && !strings.Contains(text, "(default") {
-			text += " (default " + d + ")"
-		}
-		lines = append(lines, [2]string{arg, text})
-	})
+		lines = append(lines, [2]string{l.Flag, l.Help})
+	}
 	return append(lines, [2]string{"--help", "show this help"})
 }
 
 // usage writes the help: what the command does, each flag on one line,
 // the limits and the exit statuses.
-func usage(w io.Writer, fs *flag.FlagSet) {
+func usage(w io.Writer) {
 	fmt.Fprintf(w, "Usage: inventory-conformance --base-url URL [flags]\n\n")
 	fmt.Fprintf(w, "Checks that a Pet Store Inventory implementation honours the contract: every\n")
 	fmt.Fprintf(w, "check read from the contract (--spec), then a stateful exploration of random\n")
 	fmt.Fprintf(w, "sequences of calls. Read-only unless --allow-mutations.\n\nFlags:\n")
-	for _, l := range helpLines(fs) {
+	for _, l := range helpLines(suiteParser(&options{})) {
 		fmt.Fprintf(w, "  %-28s %s\n", l[0], l[1])
 	}
 	fmt.Fprintf(w, "\nLimits: each response body is read up to --max-response-bytes after decompression\n")
@@ -115,37 +96,6 @@ func usage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintf(w, "gone, --max-run-time, an interrupt).\n")
 }
 
-// A byteFlag is a size such as 16MiB, 512KiB or 1048576.
-type byteFlag int64
-
-func (b *byteFlag) String() string { return strconv.FormatInt(int64(*b), 10) }
-
-// Set reads a size with an optional KiB, MiB or GiB suffix.
-func (b *byteFlag) Set(s string) error {
-	mult := int64(1)
-	for suffix, m := range map[string]int64{"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30} {
-		if v, ok := strings.CutSuffix(s, suffix); ok {
-			s, mult = v, m
-		}
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n <= 0 || n > (1<<62)/mult {
-		return fmt.Errorf("want a positive size such as 16MiB")
-	}
-	*b = byteFlag(n * mult)
-	return nil
-}
-
-// A headerFlag is the --header values, "Name: value" each. Set never
-// fails, so that the flag package never prints a value it could not
-// read (it may be a secret): check reports the mistake without it.
-type headerFlag struct {
-	h   http.Header
-	bad []string // why each unreadable one is, without its value
-}
-
-func (f *headerFlag) String() string { return "" }
-
 // notHeaders are the headers the suite sets itself.
 var notHeaders = map[string]string{
 	"Authorization":     "the key goes in --api-key or --api-key-command",
@@ -155,35 +105,34 @@ var notHeaders = map[string]string{
 	"Transfer-Encoding": "each request sets its own",
 }
 
-// Set reads one header.
-func (f *headerFlag) Set(v string) error {
-	n := len(f.bad) + len(f.h) + 1
-	name, value, ok := strings.Cut(v, ":")
-	name, value = strings.TrimSpace(name), strings.TrimSpace(value)
-	switch {
-	case !ok || !validHeaderName(name):
-		f.bad = append(f.bad, fmt.Sprintf("--header number %d: want 'Name: value' with a header name of letters, digits and -", n))
-		return nil
-	case notHeaders[http.CanonicalHeaderKey(name)] != "":
-		f.bad = append(f.bad, fmt.Sprintf("--header %s: %s", name, notHeaders[http.CanonicalHeaderKey(name)]))
-		return nil
-	case strings.ContainsAny(value, "\r\n\x00"):
-		f.bad = append(f.bad, fmt.Sprintf("--header %s: the value holds a line break or NUL", name))
-		return nil
+// parseHeaders reads the --header values, "Name: value" each. A mistake
+// is said without the value (it may be a secret).
+func parseHeaders(values []string) (http.Header, error) {
+	var h http.Header
+	var bad []string
+	for n, v := range values {
+		name, value, ok := strings.Cut(v, ":")
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		switch {
+		case !ok || !validHeaderName(name):
+			bad = append(bad, fmt.Sprintf("--header number %d: want 'Name: value' with a header name of letters, digits and -", n+1))
+			continue
+		case notHeaders[http.CanonicalHeaderKey(name)] != "":
+			bad = append(bad, fmt.Sprintf("--header %s: %s", name, notHeaders[http.CanonicalHeaderKey(name)]))
+			continue
+		case strings.ContainsAny(value, "\r\n\x00"):
+			bad = append(bad, fmt.Sprintf("--header %s: the value holds a line break or NUL", name))
+			continue
+		}
+		if h == nil {
+			h = http.Header{}
+		}
+		h.Add(name, value)
 	}
-	if f.h == nil {
-		f.h = http.Header{}
+	if len(bad) > 0 {
+		return nil, errors.New(strings.Join(bad, "; "))
 	}
-	f.h.Add(name, value)
-	return nil
-}
-
-// check says what was wrong with the headers given, if anything.
-func (f *headerFlag) check() error {
-	if len(f.bad) > 0 {
-		return errors.New(strings.Join(f.bad, "; "))
-	}
-	return nil
+	return h, nil
 }
 
 // validHeaderName reports whether name is an HTTP field name (RFC 9110
@@ -200,12 +149,13 @@ func validHeaderName(name string) bool {
 	return true
 }
 
-// secrets lists the header values as secrets.
-func (f *headerFlag) secrets() []exchange.Secret {
+// headerSecrets lists the values of the --header values that read as
+// headers as secrets.
+func headerSecrets(values []string) []exchange.Secret {
 	var out []exchange.Secret
-	for name, vs := range f.h {
-		for _, v := range vs {
-			out = append(out, conformance.HeaderSecret(name, v))
+	for _, v := range values {
+		if name, value, ok := strings.Cut(v, ":"); ok {
+			out = append(out, conformance.HeaderSecret(strings.TrimSpace(name), strings.TrimSpace(value)))
 		}
 	}
 	return out

@@ -21,20 +21,20 @@ import (
 
 // harOptions are the flags of the HAR check, --har FILE.
 type harOptions struct {
-	file, baseURL, specFile  string
-	junitReport, reportJSONL string
-	markdownReport, htmlRep  string
-	minCoverage              report.Percent
-	apiKey                   string
-	bodyLimit                int
-	ignore                   multiFlag
+	File        string `name:"har" placeholder:"FILE" help:"the HAR FILE to check"`
+	BaseURL     string `name:"base-url" placeholder:"URL" help:"check only the entries under this URL, whose path stands for the contract's /v1; default: every entry whose path is under /v1"`
+	Spec        string `name:"spec" placeholder:"FILE" help:"check against this OpenAPI FILE instead of the embedded contract"`
+	ReportJSONL string `name:"report-jsonl" placeholder:"FILE" help:"write each violation to FILE as a JSON line"`
+	cli.Reports `embed:""`
+	APIKey      string   `name:"api-key" placeholder:"KEY" help:"a KEY to hide wherever it appears (default $$INVENTORY_API_KEY); the recording's own credentials are hidden anyway"`
+	BodyLimit   int      `name:"body-check-limit" default:"1048576" placeholder:"BYTES" help:"bytes of each body checked; a longer one is reported too large to check"`
+	Ignore      []string `name:"ignore-rule" placeholder:"PATTERN" help:"leave out violations of the rules matching this PATTERN, such as request-* (repeatable)"`
 }
 
-// A multiFlag is a repeatable flag.
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+// harParser returns the parser of the HAR check's flags into o.
+func harParser(o *harOptions) *cli.Parser {
+	return cli.New("inventory-conformance --har", o, map[string]string{"reports_for": "", "reports_at": "", "reports_of": "the traffic"}, false)
+}
 
 // isHAR reports whether args ask for the HAR check.
 func isHAR(args []string) bool {
@@ -52,9 +52,8 @@ func isHAR(args []string) bool {
 
 // suiteOnly returns the first flag of args that the run against a target
 // has and the HAR check (har) does not; "" if none.
-func suiteOnly(har *flag.FlagSet, args []string) string {
-	suite := flag.NewFlagSet("suite", flag.ContinueOnError)
-	flags(suite, &options{})
+func suiteOnly(har *cli.Parser, args []string) string {
+	suite := suiteParser(&options{})
 	for _, a := range args {
 		if a == "--" {
 			break
@@ -63,7 +62,7 @@ func suiteOnly(har *flag.FlagSet, args []string) string {
 			continue
 		}
 		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if har.Lookup(name) == nil && suite.Lookup(name) != nil {
+		if !har.Has(name) && suite.Has(name) {
 			return name
 		}
 	}
@@ -84,19 +83,8 @@ func runHAR(ctx context.Context, args []string, getenv func(string) string, stdo
 		return cli.ExitCannotRun, true
 	}
 	var o harOptions
-	fs := flag.NewFlagSet("inventory-conformance --har", flag.ContinueOnError)
-	fs.StringVar(&o.file, "har", "", "the HAR `FILE` to check")
-	fs.StringVar(&o.baseURL, "base-url", "", "check only the entries under this `URL`, whose path stands for the contract's /v1; default: every entry whose path is under /v1")
-	fs.StringVar(&o.specFile, "spec", "", "check against this OpenAPI `FILE` instead of the embedded contract")
-	fs.StringVar(&o.junitReport, "junit-report", "", "write a JUnit XML report to `FILE`, one test case per operation and rule")
-	fs.StringVar(&o.reportJSONL, "report-jsonl", "", "write each violation to `FILE` as a JSON line")
-	fs.StringVar(&o.markdownReport, "markdown-report", "", "write a Markdown summary to `FILE` (also appended to $GITHUB_STEP_SUMMARY where it is set)")
-	fs.StringVar(&o.htmlRep, "html-report", "", "write the report as one self-contained HTML page to `FILE`")
-	fs.Var(&o.minCoverage, "min-coverage", "exit 1 when the traffic exercises less than `PERCENT` of the documented (operation, status) pairs")
-	fs.StringVar(&o.apiKey, "api-key", "", "a `KEY` to hide wherever it appears (default $INVENTORY_API_KEY); the recording's own credentials are hidden anyway")
-	fs.IntVar(&o.bodyLimit, "body-check-limit", 1<<20, "`bytes` of each body checked; a longer one is reported too large to check")
-	fs.Var(&o.ignore, "ignore-rule", "leave out violations of the rules matching this `PATTERN`, such as request-* (repeatable)")
-	if err := cli.Parse(fs, args); err != nil {
+	fs := harParser(&o)
+	if err := fs.Parse(args, nil); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			harUsage(stdout, fs)
 			return cli.ExitOK, true
@@ -106,13 +94,13 @@ func runHAR(ctx context.Context, args []string, getenv func(string) string, stdo
 		}
 		return cannot("%s", doubleDash(err.Error()))
 	}
-	if o.apiKey == "" {
-		o.apiKey = getenv("INVENTORY_API_KEY")
+	if o.APIKey == "" {
+		o.APIKey = getenv("INVENTORY_API_KEY")
 	}
 	doc := spec.Document
-	if o.specFile != "" {
+	if o.Spec != "" {
 		var err error
-		if doc, err = os.ReadFile(o.specFile); err != nil {
+		if doc, err = os.ReadFile(o.Spec); err != nil {
 			return cannot("--spec: %v", err)
 		}
 	}
@@ -120,31 +108,31 @@ func runHAR(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return cannot("%v", err)
 	}
-	filter, err := spec.NewRuleFilter(o.ignore)
+	filter, err := spec.NewRuleFilter(o.Ignore)
 	if err != nil {
 		return cannot("--ignore-rule: %v", err)
 	}
-	m := exchange.HARMapping{BasePath: contract.BasePath, Limit: o.bodyLimit}
-	if o.baseURL != "" {
-		u, err := url.Parse(strings.TrimSuffix(o.baseURL, "/"))
+	m := exchange.HARMapping{BasePath: contract.BasePath, Limit: o.BodyLimit}
+	if o.BaseURL != "" {
+		u, err := url.Parse(strings.TrimSuffix(o.BaseURL, "/"))
 		if err != nil || u.Host == "" {
-			return cannot("--base-url %q: want the address the recording used, such as https://staging.example.com/v1", o.baseURL)
+			return cannot("--base-url %q: want the address the recording used, such as https://staging.example.com/v1", o.BaseURL)
 		}
 		m.Base = u
 	}
-	in, err := os.Open(o.file)
+	in, err := os.Open(o.File)
 	if err != nil {
 		return cannot("%v", err)
 	}
 	defer in.Close()
 	var jsonl *os.File
-	if o.reportJSONL != "" {
-		if jsonl, err = createReport(o.reportJSONL); err != nil {
+	if o.ReportJSONL != "" {
+		if jsonl, err = createReport(o.ReportJSONL); err != nil {
 			return cannot("--report-jsonl: %v", err)
 		}
 		defer jsonl.Close()
 	}
-	opts := spec.FindingsOptions{Redactor: conformance.KeyRedactor(o.apiKey)}
+	opts := spec.FindingsOptions{Redactor: conformance.KeyRedactor(o.APIKey)}
 	if jsonl != nil {
 		opts.JSONL = jsonl
 	}
@@ -168,16 +156,16 @@ func runHAR(ctx context.Context, args []string, getenv func(string) string, stdo
 		return nil
 	})
 	if err != nil {
-		return cannot("%s: %v", o.file, err)
+		return cannot("%s: %v", o.File, err)
 	}
-	fmt.Fprintf(stdout, "Checked %d of the %d entries of %s against the contract%s\n", checked, entries, filepath.Base(o.file), skippedNote(skipped))
+	fmt.Fprintf(stdout, "Checked %d of the %d entries of %s against the contract%s\n", checked, entries, filepath.Base(o.File), skippedNote(skipped))
 	if checked == 0 {
-		return cannot("%s holds no exchange under %s to check (see --base-url)", o.file, harScope(m))
+		return cannot("%s holds no exchange under %s to check (see --base-url)", o.File, harScope(m))
 	}
-	run := report.Traffic("inventory-conformance --har "+filepath.Base(o.file), contract, findings)
-	run.Facts = []report.Property{{Name: "recording", Value: filepath.Base(o.file)}, {Name: "entries checked", Value: fmt.Sprintf("%d of %d%s", checked, entries, skippedNote(skipped))}}
-	run.Coverage.Min = float64(o.minCoverage)
-	outputs := report.Outputs{JUnit: o.junitReport, Markdown: o.markdownReport, HTML: o.htmlRep}
+	run := report.Traffic("inventory-conformance --har "+filepath.Base(o.File), contract, findings)
+	run.Facts = []report.Property{{Name: "recording", Value: filepath.Base(o.File)}, {Name: "entries checked", Value: fmt.Sprintf("%d of %d%s", checked, entries, skippedNote(skipped))}}
+	run.Coverage.Min = o.MinCoverage
+	outputs := report.Outputs{JUnit: o.JUnit, Markdown: o.Markdown, HTML: o.HTML}
 	outputs.GitHub(getenv, stdout)
 	if err := outputs.Write(run, findings.Redactor()); err != nil {
 		return cannot("%v", err)
@@ -226,15 +214,10 @@ func createReport(path string) (*os.File, error) {
 }
 
 // harUsage writes the HAR check's help.
-func harUsage(w io.Writer, fs *flag.FlagSet) {
+func harUsage(w io.Writer, p *cli.Parser) {
 	fmt.Fprintf(w, "Usage: inventory-conformance --har FILE [flags]\n\nChecks the traffic a browser or a test runner recorded in a HAR file against the contract.\n\nFlags:\n")
-	fs.VisitAll(func(f *flag.Flag) {
-		name, text := flag.UnquoteUsage(f)
-		arg := "--" + f.Name
-		if name != "" {
-			arg += " " + strings.ToUpper(name)
-		}
-		fmt.Fprintf(w, "  %-28s %s\n", arg, text)
-	})
+	for _, l := range p.Lines(nil) {
+		fmt.Fprintf(w, "  %-28s %s\n", l.Flag, l.Help)
+	}
 	fmt.Fprintf(w, "\nExit status: 0 no violation; 1 violations (listed, grouped), or coverage below --min-coverage; 2 the file cannot be read or holds no traffic to check.\n")
 }

@@ -74,21 +74,19 @@ func conform(ctx context.Context, args []string, getenv func(string) string, std
 		return code
 	}
 	var o options
-	fs := flag.NewFlagSet("inventory-conformance", flag.ContinueOnError)
-	flags(fs, &o)
-	if err := cli.Parse(fs, args); err != nil {
+	if err := suiteParser(&o).Parse(args, nil); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			usage(stdout, fs)
+			usage(stdout)
 			return cli.ExitOK
 		}
 		// The report paths may come after the mistake, which stops the
 		// parse: read them from the arguments, so that no stale report
 		// survives a bad flag either.
-		key := o.apiKey
+		key := o.APIKey
 		if key == "" {
 			key = getenv(conformance.KeyVar)
 		}
-		secrets := conformance.NewSecrets(append(o.headers.secrets(), conformance.KeySecret(key))...)
+		secrets := conformance.NewSecrets(append(headerSecrets(o.Headers), conformance.KeySecret(key))...)
 		errOut := secrets.Writer(stderr)
 		defer errOut.Flush()
 		msg := doubleDash(err.Error())
@@ -98,14 +96,14 @@ func conform(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		return cli.ExitCannotRun
 	}
-	if o.version {
+	if o.Version {
 		fmt.Fprintf(stdout, "inventory-conformance %s\n", cli.Version(version))
 		return cli.ExitOK
 	}
-	if o.apiKey == "" && o.apiKeyCommand == "" {
-		o.apiKey = getenv(conformance.KeyVar)
+	if o.APIKey == "" && o.APIKeyCommand == "" {
+		o.APIKey = getenv(conformance.KeyVar)
 	}
-	secrets := conformance.NewSecrets(append(o.headers.secrets(), conformance.KeySecret(o.apiKey))...)
+	secrets := conformance.NewSecrets(append(headerSecrets(o.Headers), conformance.KeySecret(o.APIKey))...)
 	out, errOut := secrets.Writer(stdout), secrets.Writer(stderr)
 	defer out.Flush()
 	defer errOut.Flush()
@@ -118,7 +116,7 @@ func conform(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		return cli.ExitCannotRun
 	}
-	if o.list {
+	if o.List {
 		reports = reportFiles{secrets: secrets} // --list runs nothing: it writes no report, and tells GitHub nothing
 	}
 	// Before anything else can fail, replace any old report: a stale green
@@ -127,68 +125,69 @@ func conform(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprintf(errOut, "inventory-conformance: cannot run: %v\n", err)
 		return cli.ExitCannotRun
 	}
-	if o.baseURL == "" && !o.list {
+	if o.BaseURL == "" && !o.List {
 		return cannot("--base-url is required (see --help)")
 	}
-	if err := o.headers.check(); err != nil {
+	headers, err := parseHeaders(o.Headers)
+	if err != nil {
 		return cannot("%v", err)
 	}
 	switch {
-	case o.timeout <= 0:
+	case o.Timeout <= 0:
 		return cannot("--timeout must be positive")
-	case o.exploreSteps < -1:
+	case o.ExploreSteps < -1:
 		return cannot("--explore-steps must not be negative")
-	case o.exploreTime < 0:
+	case o.ExploreTime < 0:
 		return cannot("--explore-time must not be negative")
-	case o.maxRetryWait < 0:
+	case o.MaxRetryWait < 0:
 		return cannot("--max-retry-wait must not be negative")
-	case o.workers <= 0 || o.workers > 256:
+	case o.Workers <= 0 || o.Workers > 256:
 		return cannot("--workers must be from 1 to 256")
-	case o.maxRunTime < 0:
+	case o.MaxRunTime < 0:
 		return cannot("--max-run-time must not be negative")
-	case o.apiKey != "" && o.apiKeyCommand != "":
+	case o.APIKey != "" && o.APIKeyCommand != "":
 		return cannot("--api-key and --api-key-command: give one")
 	}
-	if _, err := types.ParseLabelFilter(o.labelFilter); err != nil {
-		return cannot("--label-filter %s: %s", exchange.Quote(o.labelFilter), plain(err.Error()))
+	if _, err := types.ParseLabelFilter(o.LabelFilter); err != nil {
+		return cannot("--label-filter %s: %s", exchange.Quote(o.LabelFilter), plain(err.Error()))
 	}
-	contract, contractName, err := loadContract(o.specFile)
+	contract, contractName, err := loadContract(o.Spec)
 	if err != nil {
 		return cannot("%v", err)
 	}
 	cfg := conformance.Config{
-		BaseURL:          o.baseURL,
-		APIKey:           o.apiKey,
-		KeyCommand:       o.apiKeyCommand,
-		Headers:          o.headers.h,
+		BaseURL:          o.BaseURL,
+		APIKey:           o.APIKey,
+		KeyCommand:       o.APIKeyCommand,
+		Headers:          headers,
 		Secrets:          secrets,
-		Workers:          o.workers,
-		MaxRunTime:       o.maxRunTime,
+		Workers:          o.Workers,
+		MaxRunTime:       o.MaxRunTime,
 		Contract:         contract,
-		AllowMutations:   o.allowMutations,
-		PetID:            o.petID,
-		Strict:           o.strict,
-		Timeout:          o.timeout,
-		CACertFile:       o.caCert,
-		InsecureTLS:      o.insecureTLS,
-		MaxResponseBytes: int64(o.maxResponseBytes),
-		MaxRunBytes:      int64(o.maxRunBytes),
-		MaxRetryWait:     o.maxRetryWait,
+		AllowMutations:   o.AllowMutations,
+		PetID:            o.PetID,
+		Strict:           o.Strict,
+		Timeout:          o.Timeout,
+		CACertFile:       o.CACert,
+		InsecureTLS:      o.InsecureTLS,
+		MaxResponseBytes: o.MaxResponseBytes,
+		MaxRunBytes:      o.MaxRunBytes,
+		MaxRetryWait:     o.MaxRetryWait,
 		Explore: conformance.ExploreConfig{
-			Off:   o.exploreSteps == 0 || o.exploreTime == 0,
-			Steps: max(o.exploreSteps, 0),
-			Time:  o.exploreTime,
-			Seed:  o.seed,
+			Off:   o.ExploreSteps == 0 || o.ExploreTime == 0,
+			Steps: max(o.ExploreSteps, 0),
+			Time:  o.ExploreTime,
+			Seed:  o.Seed,
 		},
 		Stderr: errOut,
 	}
-	if o.maxRetryWait == 0 {
+	if o.MaxRetryWait == 0 {
 		cfg.MaxRetryWait = time.Nanosecond // no waiting at all
 	}
-	if o.verbose {
+	if o.Verbose {
 		cfg.Trace = out
 	}
-	if o.list {
+	if o.List {
 		return list(cfg, o, out, errOut, cannot)
 	}
 	target, err := conformance.Prepare(ctx, cfg)
@@ -198,12 +197,12 @@ func conform(ctx context.Context, args []string, getenv func(string) string, std
 	defer target.Close()
 	mode := "read-only (mutating checks are skipped)"
 	switch {
-	case o.allowMutations && target.ListBroken() != "":
+	case o.AllowMutations && target.ListBroken() != "":
 		mode = "mutations allowed, but " + target.ListBroken() + ": no record to write to"
-	case o.allowMutations:
+	case o.AllowMutations:
 		mode = fmt.Sprintf("mutations allowed on %s %d, restored afterwards", target.Inventory().Key, target.PetID())
 	}
-	fmt.Fprintf(out, "Checking %s against %s: %s\n", o.baseURL, contractName, mode)
+	fmt.Fprintf(out, "Checking %s against %s: %s\n", o.BaseURL, contractName, mode)
 
 	outcome, runErr, finished := runChecks(target, o, reports, out, errOut, contractName)
 	if failed := target.RestoreAll(); len(failed) > 0 {
@@ -256,7 +255,7 @@ func list(cfg conformance.Config, o options, out, errOut io.Writer, cannot func(
 	if err != nil {
 		return cannot("%v", err)
 	}
-	outcome, err := conformance.Run(target, checks.Register, conformance.RunOptions{DryRun: true, LabelFilter: o.labelFilter, Stdout: io.Discard})
+	outcome, err := conformance.Run(target, checks.Register, conformance.RunOptions{DryRun: true, LabelFilter: o.LabelFilter, Stdout: io.Discard})
 	if err != nil {
 		return cannot("%v", err)
 	}
@@ -291,8 +290,8 @@ func runChecks(target *conformance.Target, o options, reports reportFiles, out, 
 	done := make(chan result, 1)
 	go func() {
 		oc, err := conformance.Run(target, checks.Register, conformance.RunOptions{
-			LabelFilter:    o.labelFilter,
-			Verbose:        o.verbose,
+			LabelFilter:    o.LabelFilter,
+			Verbose:        o.Verbose,
 			Stdout:         out,
 			JUnitReport:    reports.out.JUnit,
 			JSONReport:     reports.json,
@@ -300,8 +299,8 @@ func runChecks(target *conformance.Target, o options, reports reportFiles, out, 
 			HTMLReport:     reports.out.HTML,
 			StepSummary:    reports.out.StepSummary,
 			Annotations:    reports.out.Annotations,
-			MinCoverage:    float64(o.minCoverage),
-			Info:           conformance.RunInfo{Target: o.baseURL, Contract: contractName},
+			MinCoverage:    o.MinCoverage,
+			Info:           conformance.RunInfo{Target: o.BaseURL, Contract: contractName},
 		})
 		done <- result{oc, err}
 	}()
@@ -316,7 +315,7 @@ func runChecks(target *conformance.Target, o options, reports reportFiles, out, 
 	case r := <-done:
 		return r.outcome, r.err, true
 	case <-sigs:
-	case <-time.After(2*o.timeout + 5*time.Second):
+	case <-time.After(2*o.Timeout + 5*time.Second):
 	}
 	return conformance.Outcome{}, nil, false
 }
@@ -379,7 +378,7 @@ type reportFlags struct{ junit, json, markdown, html string }
 
 // reportPathsOf returns the report paths of parsed flags.
 func reportPathsOf(o options) reportFlags {
-	return reportFlags{o.junitReport, o.jsonReport, o.markdownReport, o.htmlReport}
+	return reportFlags{o.JUnit, o.JSONReport, o.Markdown, o.HTML}
 }
 
 // reportPaths finds the report flags in args, in any of the forms the

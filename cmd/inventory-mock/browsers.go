@@ -14,8 +14,8 @@ import (
 // where it is a name; and where the mock listens on every interface (in a
 // container), this machine's name, by which its peers may reach it.
 func adminHosts(o *options) []string {
-	hosts := slices.Clone([]string(o.allowedHosts))
-	host, _, _ := net.SplitHostPort(o.addr)
+	hosts := slices.Clone([]string(o.AllowedHosts))
+	host, _, _ := net.SplitHostPort(o.Addr)
 	ip := net.ParseIP(host)
 	switch {
 	case host == "" || ip != nil && ip.IsUnspecified():
@@ -36,12 +36,12 @@ func adminHosts(o *options) []string {
 // the mock.
 func corsSummary(o *options) string {
 	api := "any origin, without credentials"
-	if len(o.corsOrigins) > 0 && !slices.Contains(o.corsOrigins, "*") {
-		api = strings.Join(o.corsOrigins, " ")
+	if len(o.CORSOrigins) > 0 && !slices.Contains(o.CORSOrigins, "*") {
+		api = strings.Join(o.CORSOrigins, " ")
 	}
 	admin := "its own dashboard only"
-	if len(o.adminOrigins) > 0 {
-		admin = "its own dashboard and " + strings.Join(o.adminOrigins, " ")
+	if len(o.AdminOrigins) > 0 {
+		admin = "its own dashboard and " + strings.Join(o.AdminOrigins, " ")
 	}
 	return "API: " + api + "; /__admin/: " + admin
 }

@@ -15,15 +15,15 @@ import (
 
 // chaosOf reads the --latency and --fault rules.
 func chaosOf(o *options) (mockserver.Chaos, error) {
-	c := mockserver.Chaos{Seed: o.chaosSeed}
-	for _, v := range o.latency {
+	c := mockserver.Chaos{Seed: o.ChaosSeed}
+	for _, v := range o.Latency {
 		r, err := mockserver.ParseLatencyFlag(v)
 		if err != nil {
 			return c, err
 		}
 		c.Rules = append(c.Rules, r)
 	}
-	for _, v := range o.fault {
+	for _, v := range o.Fault {
 		r, err := mockserver.ParseFaultFlag(v)
 		if err != nil {
 			return c, err
@@ -66,7 +66,7 @@ func loadContract(file string) (*spec.Contract, error) {
 // against the record schema and the mock's own bounds; a failure names the
 // source.
 func load(ctx context.Context, o *options) (*data, error) {
-	contract, err := loadContract(o.specFile)
+	contract, err := loadContract(o.Spec)
 	if err != nil {
 		return nil, err
 	}
@@ -76,26 +76,26 @@ func load(ctx context.Context, o *options) (*data, error) {
 	}
 	d := &data{contract: contract, shape: shape}
 	switch {
-	case o.generate > 0:
-		d.source = fmt.Sprintf("generated (%d pets, seed %d)", o.generate, o.seed)
-		d.records, err = fixtures.Generate(shape, o.generate, o.seed)
-	case o.staging.fixturesFrom != "":
+	case o.Generate > 0:
+		d.source = fmt.Sprintf("generated (%d pets, seed %d)", o.Generate, o.Seed)
+		d.records, err = fixtures.Generate(shape, o.Generate, o.Seed)
+	case o.Staging.FixturesFrom != "":
 		var up *upstream
 		if up, err = newUpstream(o); err == nil {
 			d.records, d.unknown, d.source, err = up.records(ctx, shape)
 		}
-	case o.fixturesFile != "":
-		d.source = o.fixturesFile
-		raw, rerr := os.ReadFile(o.fixturesFile)
+	case o.Fixtures != "":
+		d.source = o.Fixtures
+		raw, rerr := os.ReadFile(o.Fixtures)
 		if rerr != nil {
 			return nil, fmt.Errorf("--fixtures: %w", rerr)
 		}
-		d.records, d.unknown, err = fixtures.Load(o.fixturesFile, raw, shape)
+		d.records, d.unknown, err = fixtures.Load(o.Fixtures, raw, shape)
 	default:
 		d.source = fixtures.DefaultName + " (embedded)"
 		d.records, d.unknown, err = fixtures.Default(shape)
 	}
-	if err != nil && o.generate == 0 && o.fixturesFile == "" {
+	if err != nil && o.Generate == 0 && o.Fixtures == "" {
 		// The embedded fixtures, written for the embedded contract, under
 		// a --spec whose record has changed.
 		return nil, fmt.Errorf("%w; the embedded fixtures do not fit the record schema %s of --spec: serve generated pets of its shape with --generate N, or records that fit with --fixtures FILE", err, shape.Schema.Name)

@@ -8,7 +8,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"os"
 	"os/exec"
 	"path"
@@ -21,8 +20,6 @@ import (
 	"time"
 
 	"github.com/pb33f/go-yaml"
-
-	"github.com/petstore/inventory-kit/cmd/internal/cli"
 )
 
 // root is the checkout's root, seen from this package's directory.
@@ -443,11 +440,9 @@ func show(v *string) string {
 // keyVariables are the variables the mock refuses set but empty.
 func keyVariables() []string {
 	var names []string
-	flags(&options{}).VisitAll(func(f *flag.Flag) {
-		if _, ok := f.Value.(cli.NotEmpty); ok {
-			names = append(names, envName(f.Name))
-		}
-	})
+	for _, name := range newParser(&options{}).Tagged("notempty") {
+		names = append(names, envName(name))
+	}
 	return names
 }
 
@@ -485,7 +480,9 @@ func TestComposeFile(t *testing.T) {
 	}
 	for k := range env {
 		known := false
-		flags(&options{}).VisitAll(func(f *flag.Flag) { known = known || envName(f.Name) == k })
+		for _, name := range newParser(&options{}).Names() {
+			known = known || envName(name) == k
+		}
 		if !known {
 			t.Errorf("environment: %s is no variable of the mock", k)
 		}

@@ -1,129 +1,123 @@
 package main
 
 import (
-	"github.com/petstore/inventory-kit/mockserver/httpapi"
-
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
 	"github.com/petstore/inventory-kit/mockserver"
+	"github.com/petstore/inventory-kit/mockserver/httpapi"
+	"github.com/petstore/inventory-kit/mockserver/proxy"
 	"github.com/petstore/inventory-kit/mockserver/store"
 )
 
-// options are the mock's settings, from flags or the environment.
+// options are the mock's settings: its flags, each with its environment
+// variable (cli.Parser reads both), and what parse derives from them.
+// Actions, the flags that do something and exit instead of serving, take
+// no variable, so that one left in a container's environment cannot turn
+// the mock into a one-shot command.
 type options struct {
-	addr          string
-	apiKeys       keysFlag
-	adminKey      adminKeyFlag
-	specFile      string
-	fixturesFile  string
-	generate      int
-	seed          uint64
-	corsOrigins   originsFlag
-	adminOrigins  adminOriginsFlag
-	allowedHosts  hostsFlag
-	maxConns      int
-	tlsCert       string
-	tlsKey        string
-	tlsSelfSigned bool
-	tlsCertOut    string
-	logFormat     string
-	latency       listFlag
-	fault         listFlag
-	chaosSeed     int64
-	maxDelay      time.Duration
-	journalSize   int
-	journalBody   int
-	maxSessions   int
-	sessionIdle   time.Duration
-	pprofAddr     string
-	printFixtures bool
-	healthCheck   bool
-	version       bool
-	store         string
-	storeFlag     storeFlag // store, parsed
-	proxy         proxyOptions
-	staging       stagingOptions
+	Addr          string        `name:"addr" env:"INVENTORY_MOCK_ADDR" group:"serving" default:"127.0.0.1:8080" placeholder:"HOST:PORT" help:"host:port to listen on"`
+	APIKeys       []string      `name:"api-key" env:"INVENTORY_MOCK_API_KEYS" group:"serving" notempty:"" type:"apikey" placeholder:"KEY" help:"an accepted API key (repeat the flag for more; the variable takes a comma-separated list); none given: the development key ${dev_key}"`
+	AdminKey      string        `name:"admin-key" env:"INVENTORY_MOCK_ADMIN_KEY" group:"serving" notempty:"" type:"adminkey" placeholder:"KEY" help:"key for the admin endpoints under /__admin/; not given: any API key"`
+	AllowedHosts  []string      `name:"allowed-host" env:"INVENTORY_MOCK_ALLOWED_HOSTS" group:"serving" type:"host" placeholder:"NAME" help:"a host name /__admin/ answers for, besides localhost, IP addresses and, when listening on every interface, this machine's name (repeatable), such as the service name in a compose file; * for any"`
+	MaxConns      int           `name:"max-connections" env:"INVENTORY_MOCK_MAX_CONNECTIONS" group:"serving" default:"${max_conns}" placeholder:"N" help:"open connections served at most (N); past three quarters of it, connections idle for 5 s are closed, and at it the longest idle one"`
+	Spec          string        `name:"spec" env:"INVENTORY_MOCK_SPEC" group:"serving" placeholder:"FILE" help:"OpenAPI file to serve instead of the embedded contract"`
+	LogFormat     string        `name:"log-format" env:"INVENTORY_MOCK_LOG_FORMAT" group:"serving" default:"text" enum:"text,json" placeholder:"FORMAT" help:"log format: text or json"`
+	Pprof         string        `name:"pprof" env:"INVENTORY_MOCK_PPROF" group:"serving" placeholder:"HOST:PORT" help:"serve Go's profiles at http://host:port/debug/pprof/ on a loopback address (off by default)"`
+	TLSCert       string        `name:"tls-cert" env:"INVENTORY_MOCK_TLS_CERT" group:"tls" placeholder:"FILE" help:"serve HTTPS with this certificate file (needs --tls-key)"`
+	TLSKey        string        `name:"tls-key" env:"INVENTORY_MOCK_TLS_KEY" group:"tls" placeholder:"FILE" help:"private key file for --tls-cert"`
+	TLSSelfSigned bool          `name:"tls-self-signed" env:"INVENTORY_MOCK_TLS_SELF_SIGNED" group:"tls" help:"serve HTTPS with a certificate made at start-up for localhost"`
+	TLSCertOut    string        `name:"tls-cert-out" env:"INVENTORY_MOCK_TLS_CERT_OUT" group:"tls" placeholder:"FILE" help:"with --tls-self-signed: write its certificate (PEM) to file, for clients to trust (curl --cacert, inventory-conformance --ca-cert)"`
+	Fixtures      string        `name:"fixtures" env:"INVENTORY_MOCK_FIXTURES" placeholder:"FILE" help:"JSON file of records instead of the embedded fixtures"`
+	Generate      int           `name:"generate" env:"INVENTORY_MOCK_GENERATE" placeholder:"N" help:"serve N generated pets (petIds 1..N) instead of fixtures"`
+	Seed          uint64        `name:"seed" env:"INVENTORY_MOCK_SEED" default:"1" placeholder:"SEED" help:"seed for --generate: the same seed gives the same pets on every machine"`
+	CORSOrigins   []string      `name:"cors-origin" env:"INVENTORY_MOCK_CORS_ORIGINS" type:"origin" placeholder:"ORIGIN" help:"allowed browser origin such as http://localhost:3000 (repeatable), with credentials, for the contract's operations; none or *: any origin, without credentials"`
+	AdminOrigins  []string      `name:"admin-origin" env:"INVENTORY_MOCK_ADMIN_ORIGINS" type:"adminorigin" placeholder:"ORIGIN" help:"a browser origin whose pages may call the admin API under /__admin/ (repeatable); none: only the dashboard the mock serves itself"`
+	Store         string        `name:"store" env:"INVENTORY_MOCK_STORE" default:"memory" placeholder:"STORE" help:"keep state in STORE: memory; file:PATH, which survives restarts; or redis://[:PASSWORD@]HOST:PORT/DB, shared by replicas (see mockserver/store/README.md)"`
+	Latency       []string      `name:"latency" env:"INVENTORY_MOCK_LATENCY" placeholder:"[OPERATION=]DELAY[-DELAY]" help:"add latency: [OPERATION=]DELAY[-DELAY], such as 200ms or updateInventory=50ms-1s (repeatable)"`
+	Fault         []string      `name:"fault" env:"INVENTORY_MOCK_FAULT" placeholder:"[OPERATION=]FAULT[:STATUS][@P]" help:"inject a fault: [OPERATION=]FAULT[:STATUS][@P], FAULT one of status, reset, empty, truncate, slow, such as status:503@0.1 (repeatable)"`
+	ChaosSeed     int64         `name:"chaos-seed" env:"INVENTORY_MOCK_CHAOS_SEED" placeholder:"SEED" help:"seed of the latency and fault draws, to replay a run; kept when rules are put at run time without one; 0: random, shown by GET /__admin/chaos"`
+	MaxDelay      time.Duration `name:"max-delay" env:"INVENTORY_MOCK_MAX_DELAY" default:"${max_delay}" placeholder:"DELAY" help:"the longest delay a Prefer header or a latency rule may ask for"`
+	JournalSize   int           `name:"journal-size" env:"INVENTORY_MOCK_JOURNAL_SIZE" default:"${journal_size}" placeholder:"N" help:"requests the journal keeps per session (N); 0 turns the journal off"`
+	JournalBody   int           `name:"journal-body-limit" env:"INVENTORY_MOCK_JOURNAL_BODY_LIMIT" default:"${journal_body}" placeholder:"BYTES" help:"bytes of each request and response body the journal keeps, at least 1 (a list of up to 4 times it is kept whole)"`
+	MaxSessions   int           `name:"max-sessions" env:"INVENTORY_MOCK_MAX_SESSIONS" default:"${max_sessions}" placeholder:"N" help:"sessions (X-Mock-Session) kept besides the default (N); past it the least recently used is dropped"`
+	SessionIdle   time.Duration `name:"session-idle" env:"INVENTORY_MOCK_SESSION_IDLE" default:"${session_idle}" placeholder:"DURATION" help:"drop a session unused for this duration"`
+	PrintFixtures bool          `name:"print-fixtures" group:"actions" help:"print the data set as JSON and exit"`
+	HealthCheck   bool          `name:"health-check" group:"actions" help:"GET /healthz on --addr; exit 0 if it answers 200, else 1, a bad setting included (for container health checks: Docker reserves 2)"`
+	Version       bool          `name:"version" group:"actions" help:"print the version and exit"`
 
-	given map[string]bool // the flags set on the command line or in the environment
+	Proxy   proxyOptions   `embed:"" group:"proxy"`
+	Staging stagingOptions `embed:""`
+
+	storeFlag storeFlag       // Store, parsed
+	given     map[string]bool // the flags set on the command line; --generate, --seed and --api-key also in the environment
 }
 
-// envPrefix names the environment variable of each setting: --api-key is
-// INVENTORY_MOCK_API_KEYS (comma-separated), --tls-cert
-// INVENTORY_MOCK_TLS_CERT.
-const envPrefix = "INVENTORY_MOCK_"
+// newParser returns the parser of the mock's flags into o.
+func newParser(o *options) *cli.Parser {
+	return cli.New("inventory-mock", o, map[string]string{
+		"dev_key":      httpapi.DevKey,
+		"max_conns":    strconv.Itoa(defaultMaxConns),
+		"max_delay":    mockserver.DefaultMaxDelay.String(),
+		"journal_size": strconv.Itoa(mockserver.DefaultJournalSize),
+		"journal_body": strconv.Itoa(mockserver.DefaultJournalBodyLimit),
+		"max_sessions": strconv.Itoa(store.DefaultMaxSessions),
+		"session_idle": store.DefaultIdleTimeout.String(),
+		"body_limit":   strconv.Itoa(proxy.DefaultBodyLimit),
+		"timeout":      proxy.DefaultTimeout.String(),
+		"reports_for":  "proxy: ",
+		"reports_at":   " at shutdown",
+		"reports_of":   "the traffic",
+	}, true)
+}
 
-// actions are the flags that do something and exit instead of serving:
-// they take no environment variable, so a variable left in a container's
-// environment cannot turn the mock into a one-shot command.
-var actions = []string{"print-fixtures", "health-check", "version"}
-
-// envName returns the environment variable of a flag, or "" for an action.
-func envName(flagName string) string {
-	for _, a := range actions {
-		if a == flagName {
-			return ""
+func init() {
+	cli.NamedTypes["apikey"] = func(v string) (any, error) {
+		// Taken whole (a comma is part of the key). An empty key is
+		// refused, set or left empty: it is what --api-key "$UNSET_SECRET"
+		// gives, and the published development key would serve anyone.
+		if v = strings.TrimSpace(v); v == "" {
+			return nil, errors.New("an empty API key; give a key, or leave the setting out to accept the development key")
 		}
+		return v, nil
 	}
-	if flagName == "upstream-api-key" {
-		return upstreamKeyEnv
+	cli.NamedTypes["adminkey"] = func(v string) (any, error) {
+		// Empty would mean "any API key is admin", which a secret that
+		// did not arrive must not turn on silently.
+		if v = strings.TrimSpace(v); v == "" {
+			return nil, errors.New("an empty admin key; give a key, or leave the setting out to let any API key use /__admin/")
+		}
+		return v, nil
 	}
-	name := envPrefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
-	switch flagName {
-	case "api-key", "cors-origin", "admin-origin", "allowed-host":
-		name += "S"
+	cli.NamedTypes["upstreamkey"] = func(v string) (any, error) {
+		if v = strings.TrimSpace(v); v == "" {
+			return nil, errors.New("an empty key; give the backend's API key, or leave the setting out")
+		}
+		return v, nil
 	}
-	return name
-}
-
-// flags declares every flag on a new FlagSet.
-func flags(o *options) *flag.FlagSet {
-	fs := flag.NewFlagSet("inventory-mock", flag.ContinueOnError)
-	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "`host:port` to listen on")
-	fs.Var(&o.apiKeys, "api-key", "an accepted API `key` (repeat the flag for more; the variable takes a comma-separated list); none given: the development key "+httpapi.DevKey)
-	fs.Var(&o.adminKey, "admin-key", "`key` for the admin endpoints under /__admin/; not given: any API key")
-	fs.StringVar(&o.specFile, "spec", "", "OpenAPI `file` to serve instead of the embedded contract")
-	fs.StringVar(&o.fixturesFile, "fixtures", "", "JSON `file` of records instead of the embedded fixtures")
-	fs.IntVar(&o.generate, "generate", 0, "serve `N` generated pets (petIds 1..N) instead of fixtures")
-	fs.Uint64Var(&o.seed, "seed", 1, "`seed` for --generate: the same seed gives the same pets on every machine")
-	fs.Var(&o.corsOrigins, "cors-origin", "allowed browser `origin` such as http://localhost:3000 (repeatable), with credentials, for the contract's operations; none or *: any origin, without credentials")
-	fs.Var(&o.adminOrigins, "admin-origin", "a browser `origin` whose pages may call the admin API under /__admin/ (repeatable); none: only the dashboard the mock serves itself")
-	fs.Var(&o.allowedHosts, "allowed-host", "a host `name` /__admin/ answers for, besides localhost, IP addresses and, when listening on every interface, this machine's name (repeatable), such as the service name in a compose file; * for any")
-	fs.IntVar(&o.maxConns, "max-connections", defaultMaxConns, "open connections served at most (`N`); past three quarters of it, connections idle for 5 s are closed, and at it the longest idle one")
-	fs.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `file` (needs --tls-key)")
-	fs.StringVar(&o.tlsKey, "tls-key", "", "private key `file` for --tls-cert")
-	fs.BoolVar(&o.tlsSelfSigned, "tls-self-signed", false, "serve HTTPS with a certificate made at start-up for localhost")
-	fs.StringVar(&o.tlsCertOut, "tls-cert-out", "", "with --tls-self-signed: write its certificate (PEM) to `file`, for clients to trust (curl --cacert, inventory-conformance --ca-cert)")
-	fs.StringVar(&o.store, "store", storeMemory, storeUsage)
-	fs.StringVar(&o.logFormat, "log-format", "text", "log `format`: text or json")
-	fs.Var(&o.latency, "latency", "add latency: `[OPERATION=]DELAY[-DELAY]`, such as 200ms or updateInventory=50ms-1s (repeatable)")
-	fs.Var(&o.fault, "fault", "inject a fault: `[OPERATION=]FAULT[:STATUS][@P]`, FAULT one of status, reset, empty, truncate, slow, such as status:503@0.1 (repeatable)")
-	fs.Int64Var(&o.chaosSeed, "chaos-seed", 0, "`seed` of the latency and fault draws, to replay a run; kept when rules are put at run time without one; 0: random, shown by GET /__admin/chaos")
-	fs.DurationVar(&o.maxDelay, "max-delay", mockserver.DefaultMaxDelay, "the longest `delay` a Prefer header or a latency rule may ask for")
-	fs.IntVar(&o.journalSize, "journal-size", mockserver.DefaultJournalSize, "requests the journal keeps per session (`N`); 0 turns the journal off")
-	fs.IntVar(&o.journalBody, "journal-body-limit", mockserver.DefaultJournalBodyLimit, "`bytes` of each request and response body the journal keeps, at least 1 (a list of up to 4 times it is kept whole)")
-	fs.IntVar(&o.maxSessions, "max-sessions", store.DefaultMaxSessions, "sessions (X-Mock-Session) kept besides the default (`N`); past it the least recently used is dropped")
-	fs.DurationVar(&o.sessionIdle, "session-idle", store.DefaultIdleTimeout, "drop a session unused for this `duration`")
-	fs.StringVar(&o.pprofAddr, "pprof", "", "serve Go's profiles at http://`host:port`/debug/pprof/ on a loopback address (off by default)")
-	fs.BoolVar(&o.printFixtures, "print-fixtures", false, "print the data set as JSON and exit")
-	fs.BoolVar(&o.healthCheck, "health-check", false, "GET /healthz on --addr; exit 0 if it answers 200, else 1, a bad setting included (for container health checks: Docker reserves 2)")
-	fs.BoolVar(&o.version, "version", false, "print the version and exit")
-	proxyFlags(fs, &o.proxy)
-	stagingFlags(fs, &o.staging)
-	return fs
+	// Origins as browsers send them in the Origin header
+	// (mockserver.NormalizeOrigin); the admin API's never "*".
+	cli.NamedTypes["origin"] = func(v string) (any, error) { return mockserver.NormalizeOrigin(v) }
+	cli.NamedTypes["adminorigin"] = func(v string) (any, error) {
+		s, err := mockserver.NormalizeOrigin(v)
+		if err == nil && s == "*" {
+			err = errors.New("the admin API is never open to every origin; name the origin of the page that calls it, such as http://localhost:3000")
+		}
+		return s, err
+	}
+	// Host names, without a scheme or a port (httpapi.NormalizeHost).
+	cli.NamedTypes["host"] = func(v string) (any, error) { return httpapi.NormalizeHost(v) }
 }
 
 // usage writes the help.
 func usage(w io.Writer) {
-	fs := flags(&options{})
+	p := newParser(&options{})
 	fmt.Fprint(w, `inventory-mock: a stateful mock of the Pet Store Inventory Service.
 
 It serves the contract under /v1 (GET /inventory, PATCH /inventory/{petId}),
@@ -143,9 +137,15 @@ Usage: inventory-mock [flags]
 Flags (each setting also read from the environment variable shown; a flag on
 the command line wins):
 `)
-	for _, g := range flagGroups() {
+	for _, g := range []struct{ key, title string }{
+		{"serving", "Serving, the mock and the proxy"},
+		{"tls", "HTTPS, the mock and the proxy"},
+		{"", "The mock"},
+		{"proxy", "The validating proxy (--proxy-to URL)"},
+		{"actions", "Actions: they do their job and exit, and take no environment variable"},
+	} {
 		fmt.Fprintf(w, "\n%s:\n", g.title)
-		cli.PrintFlagsOf(w, fs, envName, g.has)
+		cli.PrintFlags(w, p.Lines(func(_, group string) bool { return group == g.key }))
 	}
 	fmt.Fprintf(w, "  --help\n      show this help\n")
 	fmt.Fprint(w, `
@@ -156,209 +156,59 @@ below --min-coverage; 2 the mock could not start (the message says why).
 `)
 }
 
-// A flagGroup is a heading of --help and the flags under it.
-type flagGroup struct {
-	title string
-	has   func(name string) bool
-}
-
-// flagGroups are the headings of --help: what serves in both modes, HTTPS,
-// the mock's own flags (any flag not named elsewhere), the proxy's (those
-// proxyFlags declares), and the actions.
-func flagGroups() []flagGroup {
-	serving := []string{"addr", "api-key", "admin-key", "allowed-host", "max-connections", "spec", "log-format", "pprof"}
-	tls := []string{"tls-cert", "tls-key", "tls-self-signed", "tls-cert-out"}
-	scratch := flag.NewFlagSet("proxy", flag.ContinueOnError)
-	proxyFlags(scratch, &proxyOptions{})
-	isProxy := func(name string) bool { return scratch.Lookup(name) != nil }
-	in := func(names []string) func(string) bool {
-		return func(name string) bool { return slices.Contains(names, name) }
-	}
-	return []flagGroup{
-		{"Serving, the mock and the proxy", in(serving)},
-		{"HTTPS, the mock and the proxy", in(tls)},
-		{"The mock", func(name string) bool {
-			return !slices.Contains(serving, name) && !slices.Contains(tls, name) && !isProxy(name) && !slices.Contains(actions, name)
-		}},
-		{"The validating proxy (--proxy-to URL)", isProxy},
-		{"Actions: they do their job and exit, and take no environment variable", in(actions)},
-	}
-}
-
 // parse reads args, then fills every setting not given on the command line
 // from its environment variable (lookupEnv is os.LookupEnv or one like it),
 // and checks the settings together.
 func parse(args []string, lookupEnv func(string) (string, bool)) (*options, error) {
 	o := &options{given: map[string]bool{}}
-	fs := flags(o)
-	if err := cli.Parse(fs, args); err != nil {
+	p := newParser(o)
+	if err := p.Parse(args, lookupEnv); err != nil {
 		return nil, err
 	}
-	if err := cli.FromEnv(fs, lookupEnv, envName); err != nil {
-		return nil, err
+	for _, name := range []string{"store", "upstream-api-key"} {
+		o.given[name] = p.Given(name)
 	}
-	fs.Visit(func(f *flag.Flag) { o.given[f.Name] = true })
 	for _, name := range []string{"generate", "seed", "api-key"} {
-		if v, _ := lookupEnv(envName(name)); v != "" {
-			o.given[name] = true
-		}
+		o.given[name] = p.Given(name) || p.FromEnv(name)
 	}
 	switch {
-	case (o.tlsCert == "") != (o.tlsKey == ""):
+	case (o.TLSCert == "") != (o.TLSKey == ""):
 		return nil, cli.Usagef("--tls-cert and --tls-key go together")
-	case o.tlsCert != "" && o.tlsSelfSigned:
+	case o.TLSCert != "" && o.TLSSelfSigned:
 		return nil, cli.Usagef("--tls-self-signed and --tls-cert exclude each other")
-	case o.tlsCertOut != "" && !o.tlsSelfSigned:
+	case o.TLSCertOut != "" && !o.TLSSelfSigned:
 		return nil, cli.Usagef("--tls-cert-out writes the certificate of --tls-self-signed; give both")
-	case o.given["generate"] && o.generate < 1:
-		return nil, cli.Usagef("--generate %d: want at least 1 pet; leave it out to serve the fixtures", o.generate)
+	case o.given["generate"] && o.Generate < 1:
+		return nil, cli.Usagef("--generate %d: want at least 1 pet; leave it out to serve the fixtures", o.Generate)
 	case o.given["seed"] && !o.given["generate"]:
 		return nil, cli.Usagef("--seed seeds --generate, which is not given")
-	case o.generate > 0 && o.fixturesFile != "":
+	case o.Generate > 0 && o.Fixtures != "":
 		return nil, cli.Usagef("--generate and --fixtures exclude each other")
-	case o.logFormat != "text" && o.logFormat != "json":
-		return nil, cli.Usagef("--log-format %q: want text or json", o.logFormat)
-	case o.maxDelay <= 0:
+	case o.MaxDelay <= 0:
 		return nil, cli.Usagef("--max-delay must be positive")
-	case o.journalSize < 0:
+	case o.JournalSize < 0:
 		return nil, cli.Usagef("--journal-size must not be negative")
-	case o.journalBody < 1:
-		return nil, cli.Usagef("--journal-body-limit %d: want at least 1 byte; to keep no journal at all, give --journal-size 0", o.journalBody)
-	case o.maxSessions < 1 || o.sessionIdle <= 0:
+	case o.JournalBody < 1:
+		return nil, cli.Usagef("--journal-body-limit %d: want at least 1 byte; to keep no journal at all, give --journal-size 0", o.JournalBody)
+	case o.MaxSessions < 1 || o.SessionIdle <= 0:
 		return nil, cli.Usagef("--max-sessions and --session-idle must be positive")
-	case o.maxConns < 1:
-		return nil, cli.Usagef("--max-connections %d: want at least 1", o.maxConns)
+	case o.MaxConns < 1:
+		return nil, cli.Usagef("--max-connections %d: want at least 1", o.MaxConns)
 	}
-	if err := checkAddr("--addr", o.addr); err != nil {
+	if err := checkAddr("--addr", o.Addr); err != nil {
 		return nil, err
 	}
 	var err error
-	if o.storeFlag, err = parseStore(o.store); err != nil {
+	if o.storeFlag, err = parseStore(o.Store); err != nil {
 		return nil, cli.Usagef("--store: %v", err)
 	}
-	if err := o.proxy.check(o); err != nil {
+	if err := o.Proxy.check(o); err != nil {
 		return nil, cli.Usagef("%v", err)
 	}
-	if err := o.staging.check(o); err != nil {
+	if err := o.Staging.check(o); err != nil {
 		return nil, cli.Usagef("%v", err)
 	}
 	return o, nil
-}
-
-// A listFlag is a repeatable flag; its environment variable takes a
-// comma-separated list (cli.ListValue).
-type listFlag []string
-
-func (l *listFlag) String() string { return "" }
-
-// List marks the flag as a list for cli.FromEnv.
-func (l *listFlag) List() {}
-
-func (l *listFlag) Set(v string) error {
-	if v = strings.TrimSpace(v); v != "" {
-		*l = append(*l, v)
-	}
-	return nil
-}
-
-// A keysFlag is the repeatable --api-key: one key each time, taken whole
-// (a comma is part of the key). An empty key is refused, on the command
-// line and in the variable, set or left empty: it is what --api-key
-// "$UNSET_SECRET" gives, and falling back to the published development key
-// would serve anyone.
-type keysFlag []string
-
-func (k *keysFlag) String() string { return "" }
-
-// List marks the flag as a list for cli.FromEnv.
-func (k *keysFlag) List() {}
-
-// NotEmpty makes cli.FromEnv refuse the variable set to "".
-func (k *keysFlag) NotEmpty() {}
-
-func (k *keysFlag) Set(v string) error {
-	if v = strings.TrimSpace(v); v == "" {
-		return errors.New("an empty API key; give a key, or leave the setting out to accept the development key")
-	}
-	*k = append(*k, v)
-	return nil
-}
-
-// An adminKeyFlag is --admin-key. Like an API key, it is refused empty:
-// an empty admin key would mean "any API key is admin", which a secret
-// that did not arrive must not turn on silently.
-type adminKeyFlag string
-
-func (a *adminKeyFlag) String() string { return "" } // never the key: help shows no default
-
-// NotEmpty makes cli.FromEnv refuse the variable set to "".
-func (a *adminKeyFlag) NotEmpty() {}
-
-func (a *adminKeyFlag) Set(v string) error {
-	if v = strings.TrimSpace(v); v == "" {
-		return errors.New("an empty admin key; give a key, or leave the setting out to let any API key use /__admin/")
-	}
-	*a = adminKeyFlag(v)
-	return nil
-}
-
-// An originsFlag is the repeatable --cors-origin. Each origin is
-// normalised to the form browsers send in the Origin header, or refused
-// where it cannot match one (mockserver.NormalizeOrigin).
-type originsFlag []string
-
-func (o *originsFlag) String() string { return "" }
-
-// List marks the flag as a list for cli.FromEnv.
-func (o *originsFlag) List() {}
-
-func (o *originsFlag) Set(v string) error {
-	s, err := mockserver.NormalizeOrigin(v)
-	if err != nil {
-		return err
-	}
-	*o = append(*o, s)
-	return nil
-}
-
-// An adminOriginsFlag is the repeatable --admin-origin: origins as
-// --cors-origin takes them, but never "*": the admin API is not open to
-// every origin.
-type adminOriginsFlag []string
-
-func (o *adminOriginsFlag) String() string { return "" }
-
-// List marks the flag as a list for cli.FromEnv.
-func (o *adminOriginsFlag) List() {}
-
-func (o *adminOriginsFlag) Set(v string) error {
-	s, err := mockserver.NormalizeOrigin(v)
-	switch {
-	case err != nil:
-		return err
-	case s == "*":
-		return errors.New("the admin API is never open to every origin; name the origin of the page that calls it, such as http://localhost:3000")
-	}
-	*o = append(*o, s)
-	return nil
-}
-
-// A hostsFlag is the repeatable --allowed-host: host names, without a
-// scheme or a port (httpapi.NormalizeHost).
-type hostsFlag []string
-
-func (h *hostsFlag) String() string { return "" }
-
-// List marks the flag as a list for cli.FromEnv.
-func (h *hostsFlag) List() {}
-
-func (h *hostsFlag) Set(v string) error {
-	s, err := httpapi.NormalizeHost(v)
-	if err != nil {
-		return err
-	}
-	*h = append(*h, s)
-	return nil
 }
 
 // checkAddr checks a host:port flag's value before anything listens on it.

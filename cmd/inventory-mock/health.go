@@ -39,14 +39,14 @@ func healthCheckAsked(args []string) bool {
 func healthCheck(ctx context.Context, o *options) error {
 	scheme := "http"
 	client := &http.Client{Timeout: 2 * time.Second}
-	if o.tlsCert != "" || o.tlsSelfSigned {
+	if o.TLSCert != "" || o.TLSSelfSigned {
 		scheme = "https"
 		// The check talks to this very process's certificate on loopback.
 		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
 	}
-	host, port, err := net.SplitHostPort(o.addr)
+	host, port, err := net.SplitHostPort(o.Addr)
 	if err != nil {
-		return unhealthy(fmt.Errorf("--addr %q: %w", o.addr, err))
+		return unhealthy(fmt.Errorf("--addr %q: %w", o.Addr, err))
 	}
 	if host == "" || host == "0.0.0.0" || host == "::" {
 		host = "127.0.0.1"

@@ -14,7 +14,7 @@ import (
 
 // newMetrics returns the metrics of a run, or nil with --metrics=false.
 func newMetrics(o *options) *metrics.Metrics {
-	if !o.staging.metrics {
+	if !o.Staging.Metrics {
 		return nil
 	}
 	return metrics.New()

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,72 +20,52 @@ import (
 	"github.com/petstore/inventory-kit/spec/exchange"
 )
 
-// proxyOptions are the settings of proxy mode, --proxy-to.
+// proxyOptions are the settings of proxy mode, --proxy-to: flags of
+// options, the group --help lists under the validating proxy.
 type proxyOptions struct {
-	to              string
-	enforce         bool
-	reportJSONL     string
-	junitReport     string
-	markdownReport  string
-	htmlReport      string
-	minCoverage     report.Percent
-	failOnViolation bool
-	harOut          string
-	caCert          string
-	insecure        bool
-	timeout         time.Duration
-	bodyLimit       int
-	ignore          listFlag
-}
-
-// proxyFlags declares the flags of proxy mode on fs.
-func proxyFlags(fs *flag.FlagSet, p *proxyOptions) {
-	fs.StringVar(&p.to, "proxy-to", "", "be a validating proxy instead of the mock: forward to the backend at this `URL`, its base path included, such as https://staging.example.com/v1, and check the traffic against the spec")
-	fs.BoolVar(&p.enforce, "enforce", false, "proxy: answer 400 to a request and 502 to an answer that breaks the contract, instead of passing them")
-	fs.StringVar(&p.reportJSONL, "report-jsonl", "", "proxy: write each violation to this `file` as a JSON line, as it happens")
-	fs.StringVar(&p.junitReport, "junit-report", "", "proxy: write the violations as JUnit XML to this `file` at shutdown, one test case per operation and rule")
-	fs.StringVar(&p.markdownReport, "markdown-report", "", "proxy: write a Markdown summary of the traffic to this `file` at shutdown (also appended to $GITHUB_STEP_SUMMARY where it is set)")
-	fs.StringVar(&p.htmlReport, "html-report", "", "proxy: write the traffic's report as one self-contained HTML page to this `file` at shutdown")
-	fs.Var(&p.minCoverage, "min-coverage", "proxy: exit 1 at shutdown when the traffic exercised less than this `percent` of the documented (operation, status) pairs")
-	fs.BoolVar(&p.failOnViolation, "fail-on-violation", false, "proxy: exit 1 at shutdown if a violation was seen (warnings do not count)")
-	fs.StringVar(&p.harOut, "har-out", "", "proxy: record every exchange to this HAR `file`, credentials redacted")
-	fs.StringVar(&p.caCert, "upstream-ca-cert", "", "proxy and --fixtures-from: PEM `file` of CA certificates to trust for the backend, besides the system's")
-	fs.BoolVar(&p.insecure, "upstream-insecure-skip-verify", false, "proxy and --fixtures-from: do not verify the backend's TLS certificate")
-	fs.DurationVar(&p.timeout, "upstream-timeout", proxy.DefaultTimeout, "proxy: answer 504 when the backend sends nothing for this `duration` (--fixtures-from: give up)")
-	fs.IntVar(&p.bodyLimit, "body-check-limit", proxy.DefaultBodyLimit, "proxy: `bytes` of each body checked; a longer body passes whole, unchecked, with a warning")
-	fs.Var(&p.ignore, "ignore-rule", "proxy: leave out violations of the rules matching this `pattern`, such as request-* (repeatable)")
+	To              string `name:"proxy-to" env:"INVENTORY_MOCK_PROXY_TO" placeholder:"URL" help:"be a validating proxy instead of the mock: forward to the backend at this URL, its base path included, such as https://staging.example.com/v1, and check the traffic against the spec"`
+	Enforce         bool   `name:"enforce" env:"INVENTORY_MOCK_ENFORCE" help:"proxy: answer 400 to a request and 502 to an answer that breaks the contract, instead of passing them"`
+	ReportJSONL     string `name:"report-jsonl" env:"INVENTORY_MOCK_REPORT_JSONL" placeholder:"FILE" help:"proxy: write each violation to this file as a JSON line, as it happens"`
+	cli.Reports     `embed:"" envprefix:"INVENTORY_MOCK_"`
+	FailOnViolation bool          `name:"fail-on-violation" env:"INVENTORY_MOCK_FAIL_ON_VIOLATION" help:"proxy: exit 1 at shutdown if a violation was seen (warnings do not count)"`
+	HAROut          string        `name:"har-out" env:"INVENTORY_MOCK_HAR_OUT" placeholder:"FILE" help:"proxy: record every exchange to this HAR file, credentials redacted"`
+	CACert          string        `name:"upstream-ca-cert" env:"INVENTORY_MOCK_UPSTREAM_CA_CERT" placeholder:"FILE" help:"proxy and --fixtures-from: PEM file of CA certificates to trust for the backend, besides the system's"`
+	Insecure        bool          `name:"upstream-insecure-skip-verify" env:"INVENTORY_MOCK_UPSTREAM_INSECURE_SKIP_VERIFY" help:"proxy and --fixtures-from: do not verify the backend's TLS certificate"`
+	Timeout         time.Duration `name:"upstream-timeout" env:"INVENTORY_MOCK_UPSTREAM_TIMEOUT" default:"${timeout}" placeholder:"DURATION" help:"proxy: answer 504 when the backend sends nothing for this duration (--fixtures-from: give up)"`
+	BodyLimit       int           `name:"body-check-limit" env:"INVENTORY_MOCK_BODY_CHECK_LIMIT" default:"${body_limit}" placeholder:"BYTES" help:"proxy: bytes of each body checked; a longer body passes whole, unchecked, with a warning"`
+	Ignore          []string      `name:"ignore-rule" env:"INVENTORY_MOCK_IGNORE_RULE" placeholder:"PATTERN" help:"proxy: leave out violations of the rules matching this pattern, such as request-* (repeatable)"`
 }
 
 // check reports flags that make no sense together with proxy mode, or
 // without it.
 func (p *proxyOptions) check(o *options) error {
-	if p.to == "" {
+	if p.To == "" {
 		switch {
-		case p.enforce, p.reportJSONL != "", p.junitReport != "", p.markdownReport != "", p.htmlReport != "", p.minCoverage != 0,
-			p.failOnViolation, p.harOut != "", len(p.ignore) > 0:
+		case p.Enforce, p.ReportJSONL != "", p.JUnit != "", p.Markdown != "", p.HTML != "", p.MinCoverage != 0,
+			p.FailOnViolation, p.HAROut != "", len(p.Ignore) > 0:
 			return errors.New("--enforce, --report-jsonl, --junit-report, --markdown-report, --html-report, --min-coverage, --fail-on-violation, --har-out and --ignore-rule need --proxy-to")
-		case (p.caCert != "" || p.insecure) && o.staging.fixturesFrom == "":
+		case (p.CACert != "" || p.Insecure) && o.Staging.FixturesFrom == "":
 			return errors.New("--upstream-ca-cert and --upstream-insecure-skip-verify need --proxy-to or --fixtures-from")
-		case p.timeout <= 0:
+		case p.Timeout <= 0:
 			return errors.New("--upstream-timeout must be positive")
 		}
 		return nil
 	}
 	switch {
-	case o.generate > 0 || o.fixturesFile != "" || o.printFixtures:
+	case o.Generate > 0 || o.Fixtures != "" || o.PrintFixtures:
 		return errors.New("--proxy-to: the proxy serves no data; --generate, --fixtures and --print-fixtures do not apply")
-	case len(o.latency) > 0 || len(o.fault) > 0:
+	case len(o.Latency) > 0 || len(o.Fault) > 0:
 		return errors.New("--proxy-to: --latency and --fault are the mock's")
 	case o.given["store"]:
 		return errors.New("--proxy-to: the proxy keeps no records; --store does not apply")
-	case len(o.corsOrigins) > 0:
+	case len(o.CORSOrigins) > 0:
 		return errors.New("--proxy-to: CORS headers and preflights are the backend's, passed as they come; --cors-origin does not apply")
-	case len(o.adminOrigins) > 0:
+	case len(o.AdminOrigins) > 0:
 		return errors.New("--proxy-to: the proxy's admin API takes no changes from browser pages; --admin-origin does not apply")
-	case p.timeout <= 0 || p.bodyLimit <= 0:
+	case p.Timeout <= 0 || p.BodyLimit <= 0:
 		return errors.New("--upstream-timeout and --body-check-limit must be positive")
 	}
-	if _, err := spec.NewRuleFilter(p.ignore); err != nil {
+	if _, err := spec.NewRuleFilter(p.Ignore); err != nil {
 		return fmt.Errorf("--ignore-rule: %v", err)
 	}
 	return nil
@@ -95,19 +74,19 @@ func (p *proxyOptions) check(o *options) error {
 // runProxy serves proxy mode until ctx is done, then writes the reports
 // and says whether violations were seen.
 func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, bool), stdout io.Writer, logs slog.Handler, logger *slog.Logger, start time.Time, ready func(addr string)) (err error) {
-	p := &o.proxy
-	contract, err := loadContract(o.specFile)
+	p := &o.Proxy
+	contract, err := loadContract(o.Spec)
 	if err != nil {
 		return err
 	}
-	if err := checkUpstream(p.to, contract.BasePath); err != nil {
+	if err := checkUpstream(p.To, contract.BasePath); err != nil {
 		return err
 	}
-	filter, err := spec.NewRuleFilter(p.ignore)
+	filter, err := spec.NewRuleFilter(p.Ignore)
 	if err != nil {
 		return err
 	}
-	rd := httpapi.NewKeys(o.apiKeys, string(o.adminKey)).Redactor
+	rd := httpapi.NewKeys(o.APIKeys, o.AdminKey).Redactor
 	var closers []func() error
 	defer func() {
 		for _, c := range closers {
@@ -117,15 +96,15 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 		}
 	}()
 	var jsonl io.Writer
-	if p.reportJSONL != "" {
-		f, err := create(p.reportJSONL)
+	if p.ReportJSONL != "" {
+		f, err := create(p.ReportJSONL)
 		if err != nil {
 			return fmt.Errorf("--report-jsonl: %w", err)
 		}
 		jsonl = f
 		closers = append(closers, f.Close)
 	}
-	for _, r := range []struct{ flag, path string }{{"--junit-report", p.junitReport}, {"--markdown-report", p.markdownReport}, {"--html-report", p.htmlReport}} {
+	for _, r := range []struct{ flag, path string }{{"--junit-report", p.JUnit}, {"--markdown-report", p.Markdown}, {"--html-report", p.HTML}} {
 		if r.path == "" {
 			continue
 		}
@@ -139,8 +118,8 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 		logger.Warn("contract violation", "id", f.ID, "operation", f.Operation, "rule", f.Rule, "where", f.Where, "path", f.Path, "status", f.Status, "message", f.Message)
 	}})
 	var har *exchange.HARWriter
-	if p.harOut != "" {
-		f, err := create(p.harOut)
+	if p.HAROut != "" {
+		f, err := create(p.HAROut)
 		if err != nil {
 			return fmt.Errorf("--har-out: %w", err)
 		}
@@ -150,24 +129,24 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 		}
 		closers = append([]func() error{har.Close, f.Close}, closers...)
 	}
-	transport, err := proxy.NewTransport(proxy.TransportOptions{CACertFile: p.caCert, InsecureSkipVerify: p.insecure, Timeout: p.timeout})
+	transport, err := proxy.NewTransport(proxy.TransportOptions{CACertFile: p.CACert, InsecureSkipVerify: p.Insecure, Timeout: p.Timeout})
 	if err != nil {
 		return fmt.Errorf("--upstream-ca-cert: %w", err)
 	}
 	px, err := proxy.New(proxy.Config{
-		Contract: contract, Upstream: p.to, Transport: transport, Timeout: p.timeout,
-		Enforce: p.enforce, BodyLimit: p.bodyLimit, Ignore: filter, Findings: findings, HAR: har,
-		AdminKey: string(o.adminKey), APIKeys: o.apiKeys, Logger: logger, Metrics: o.staging.m,
+		Contract: contract, Upstream: p.To, Transport: transport, Timeout: p.Timeout,
+		Enforce: p.Enforce, BodyLimit: p.BodyLimit, Ignore: filter, Findings: findings, HAR: har,
+		AdminKey: o.AdminKey, APIKeys: o.APIKeys, Logger: logger, Metrics: o.Staging.m,
 	})
 	if err != nil {
 		return err
 	}
-	if len(o.apiKeys) == 0 && o.adminKey == "" {
+	if len(o.APIKeys) == 0 && o.AdminKey == "" {
 		logger.Warn("no --admin-key or --api-key: /__admin/violations takes the development key (see mockserver/proxy/README.md)")
 	}
 	tuneGC(lookupEnv, 0, 0)
-	upstream := p.to
-	if u, err := url.Parse(p.to); err == nil {
+	upstream := p.To
+	if u, err := url.Parse(p.To); err == nil {
 		upstream = u.Redacted()
 	}
 	hosts, err := httpapi.NewHosts(adminHosts(o))
@@ -179,13 +158,13 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 		return err
 	}
 	err = serve(ctx, o, guard(px), logs, ready, func(addr string) {
-		logger.Info("proxying", "url", addr+contract.BasePath, "to", upstream, "enforce", p.enforce,
+		logger.Info("proxying", "url", addr+contract.BasePath, "to", upstream, "enforce", p.Enforce,
 			"startup", time.Since(start).Round(time.Microsecond), "version", cli.Version(version))
 	})
 	if err != nil {
 		return err
 	}
-	outputs := report.Outputs{JUnit: p.junitReport, Markdown: p.markdownReport, HTML: p.htmlReport}
+	outputs := report.Outputs{JUnit: p.JUnit, Markdown: p.Markdown, HTML: p.HTML}
 	outputs.GitHub(func(k string) string { v, _ := lookupEnv(k); return v }, stdout)
 	return finishProxy(p, contract, findings, outputs, upstream, logger)
 }
@@ -209,10 +188,10 @@ func checkUpstream(to, basePath string) error {
 func finishProxy(p *proxyOptions, contract *spec.Contract, findings *spec.Findings, outputs report.Outputs, upstream string, logger *slog.Logger) error {
 	run := report.Traffic("inventory-mock contract proxy", contract, findings)
 	run.Facts = []report.Property{{Name: "backend", Value: upstream}}
-	if p.enforce {
+	if p.Enforce {
 		run.Facts = append(run.Facts, report.Property{Name: "mode", Value: "enforcing"})
 	}
-	run.Coverage.Min = float64(p.minCoverage)
+	run.Coverage.Min = float64(p.MinCoverage)
 	if err := outputs.Write(run, findings.Redactor()); err != nil {
 		return err
 	}
@@ -229,7 +208,7 @@ func finishProxy(p *proxyOptions, contract *spec.Contract, findings *spec.Findin
 	logger.Info("contract check", "exchanges", exchanges, "violations", errs, "groups", groups, "dropped", findings.Dropped(),
 		"coverage", run.Coverage.Headline(), "exercised", exercised, "documented", documented)
 	switch {
-	case p.failOnViolation && errs > 0:
+	case p.FailOnViolation && errs > 0:
 		return cli.Failed(fmt.Errorf("%d contract violations in %d groups (--fail-on-violation)", errs, groups))
 	case !run.Coverage.Met():
 		return cli.Failed(errors.New(run.Coverage.Gate()))

@@ -116,8 +116,8 @@ func TestProxyReportFlags(t *testing.T) {
 			t.Errorf("parse(%q) = %v; want no error", tt.args, err)
 		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
 			t.Errorf("parse(%q, %v) = %v; want an error with %q", tt.args, tt.env, err, tt.want)
-		case tt.want == "" && o.proxy.minCoverage != 62.5:
-			t.Errorf("--min-coverage 62.5%% read as %v", o.proxy.minCoverage)
+		case tt.want == "" && o.Proxy.MinCoverage != 62.5:
+			t.Errorf("--min-coverage 62.5%% read as %v", o.Proxy.MinCoverage)
 		}
 	}
 }

@@ -112,7 +112,7 @@ func TestProxyFlags(t *testing.T) {
 		}
 	}
 	o, err := parse(nil, env(map[string]string{"INVENTORY_MOCK_PROXY_TO": "https://staging.test/v1", "INVENTORY_MOCK_FAIL_ON_VIOLATION": "true"}))
-	if err != nil || o.proxy.to != "https://staging.test/v1" || !o.proxy.failOnViolation {
+	if err != nil || o.Proxy.To != "https://staging.test/v1" || !o.Proxy.FailOnViolation {
 		t.Errorf("from the environment: %+v, %v", o, err)
 	}
 	if err := run(t.Context(), []string{"--proxy-to", "ftp://x"}, env(nil), io.Discard, io.Discard); err == nil || cli.Code(err) != 2 {

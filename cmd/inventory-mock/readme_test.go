@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -131,15 +130,17 @@ func TestCIRecipe(t *testing.T) {
 		t.Errorf("the JUnit step reads %q, which the proxy does not write", junit)
 	}
 	// Only flags and variables the mock has.
-	fs := flags(&options{})
+	fs := newParser(&options{})
 	for _, m := range regexp.MustCompile(`(?m)\s--([a-z][a-z-]*)`).FindAllStringSubmatch(script, -1) {
-		if fs.Lookup(m[1]) == nil {
+		if !fs.Has(m[1]) {
 			t.Errorf("the script passes --%s, which inventory-mock does not have", m[1])
 		}
 	}
 	for k := range env {
 		known := false
-		fs.VisitAll(func(f *flag.Flag) { known = known || envName(f.Name) == k })
+		for _, name := range fs.Names() {
+			known = known || envName(name) == k
+		}
 		if strings.HasPrefix(k, "INVENTORY_MOCK_") && !known {
 			t.Errorf("env %s is no variable of inventory-mock", k)
 		}
@@ -369,7 +370,7 @@ func TestReadmeQuickStart(t *testing.T) {
 	mockArgs := strings.Fields(strings.TrimPrefix(first[0].cmd, "go run ./cmd/inventory-mock"))
 
 	// Every inventory-mock command of the README names only flags it has.
-	fs := flags(&options{})
+	fs := newParser(&options{})
 	mockCmd := regexp.MustCompile(`(^|\s)(go run \./cmd/|\./)?inventory-mock\s`)
 	for _, block := range blocks {
 		for _, l := range block {
@@ -377,7 +378,7 @@ func TestReadmeQuickStart(t *testing.T) {
 				continue
 			}
 			for _, m := range regexp.MustCompile(`(?:^|\s)--([a-z][a-z-]*)`).FindAllStringSubmatch(l.cmd, -1) {
-				if fs.Lookup(m[1]) == nil {
+				if !fs.Has(m[1]) {
 					t.Errorf("the README runs %q; inventory-mock has no --%s", l.cmd, m[1])
 				}
 			}

@@ -54,25 +54,25 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 		}
 		return err
 	}
-	if o.version {
+	if o.Version {
 		fmt.Fprintln(stdout, "inventory-mock", cli.Version(version))
 		return nil
 	}
-	if o.healthCheck {
+	if o.HealthCheck {
 		return healthCheck(ctx, o)
 	}
-	logger, flushLogs := httpapi.NewBatchingLogger(stderr, o.logFormat == "json", logWindow)
+	logger, flushLogs := httpapi.NewBatchingLogger(stderr, o.LogFormat == "json", logWindow)
 	defer flushLogs()
 	handler := logger.Handler()
-	o.staging.m = newMetrics(o)
-	if o.proxy.to != "" {
+	o.Staging.m = newMetrics(o)
+	if o.Proxy.To != "" {
 		return runProxy(ctx, o, lookupEnv, stdout, handler, logger, begin, ready)
 	}
 	data, err := load(ctx, o)
 	if err != nil {
 		return err
 	}
-	if o.printFixtures {
+	if o.PrintFixtures {
 		_, err := stdout.Write(fixtures.Encode(data.records))
 		return err
 	}
@@ -81,14 +81,14 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 		logger.Warn("fixtures: fields the record schema does not have are left out",
 			"source", data.source, "schema", data.shape.Schema.Name, "fields", strings.Join(data.unknown, ", "))
 	}
-	if len(o.apiKeys) == 0 {
+	if len(o.APIKeys) == 0 {
 		logger.Warn("no API key configured: accepting the published development key; fine on your own machine, where /__admin/ answers only its own dashboard, by loopback names and IP addresses (see mockserver/README.md, Security)")
 	}
 	chaos, err := chaosOf(o)
 	if err != nil {
 		return err
 	}
-	sessions := store.Options{MaxSessions: o.maxSessions, IdleTimeout: o.sessionIdle}
+	sessions := store.Options{MaxSessions: o.MaxSessions, IdleTimeout: o.SessionIdle}
 	st, err := openStore(ctx, o.storeFlag, data, sessions, logger)
 	if err != nil {
 		return err
@@ -103,19 +103,19 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 		Shape:            data.shape,
 		Store:            st,
 		Sessions:         sessions,
-		APIKeys:          o.apiKeys,
-		AdminKey:         string(o.adminKey),
-		CORSOrigins:      o.corsOrigins,
-		AdminOrigins:     o.adminOrigins,
+		APIKeys:          o.APIKeys,
+		AdminKey:         string(o.AdminKey),
+		CORSOrigins:      o.CORSOrigins,
+		AdminOrigins:     o.AdminOrigins,
 		AllowedHosts:     adminHosts(o),
 		Logger:           logger,
-		MaxDelay:         o.maxDelay,
+		MaxDelay:         o.MaxDelay,
 		Chaos:            chaos,
-		JournalSize:      o.journalSize,
-		JournalBodyLimit: o.journalBody,
-		RateLimit:        o.staging.limit,
-		Metrics:          o.staging.m,
-		Reloadable:       o.staging.watch,
+		JournalSize:      o.JournalSize,
+		JournalBodyLimit: o.JournalBody,
+		RateLimit:        o.Staging.limit,
+		Metrics:          o.Staging.m,
+		Reloadable:       o.Staging.Watch,
 	})
 	if err != nil {
 		st.Close()
@@ -139,8 +139,8 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 	if rl := mock.RateLimit(); rl.Rate != "" {
 		logger.Info("rate limit in force", "limit", rl.String())
 	}
-	if o.staging.watch {
-		stop, err := watchSpec(ctx, o.specFile, mock, o.staging.m, logger)
+	if o.Staging.Watch {
+		stop, err := watchSpec(ctx, o.Spec, mock, o.Staging.m, logger)
 		if err != nil {
 			return err
 		}
@@ -168,15 +168,15 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 // it.
 func serve(ctx context.Context, o *options, h http.Handler, logs slog.Handler, ready func(addr string), listening func(url string)) error {
 	logger := slog.New(logs)
-	if o.pprofAddr != "" {
-		stopPprof, err := servePprof(o.pprofAddr, os.Args, logger)
+	if o.Pprof != "" {
+		stopPprof, err := servePprof(o.Pprof, os.Args, logger)
 		if err != nil {
 			return err
 		}
 		defer stopPprof()
 	}
-	if o.staging.metricsAddr != "" && o.staging.m != nil {
-		stopMetrics, err := serveMetrics(o.staging.metricsAddr, o.staging.m, logger)
+	if o.Staging.MetricsAddr != "" && o.Staging.m != nil {
+		stopMetrics, err := serveMetrics(o.Staging.MetricsAddr, o.Staging.m, logger)
 		if err != nil {
 			return err
 		}
@@ -186,14 +186,14 @@ func serve(ctx context.Context, o *options, h http.Handler, logs slog.Handler, r
 		Handler:           h,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      writeTimeout(o.maxDelay),
+		WriteTimeout:      writeTimeout(o.MaxDelay),
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(logs, slog.LevelWarn),
 	}
 	scheme := "http"
 	var cert []byte // the self-signed certificate, PEM, for --tls-cert-out
-	if o.tlsCert != "" || o.tlsSelfSigned {
+	if o.TLSCert != "" || o.TLSSelfSigned {
 		scheme = "https"
 		var err error
 		if srv.TLSConfig, cert, err = tlsConfig(o); err != nil {
@@ -201,25 +201,25 @@ func serve(ctx context.Context, o *options, h http.Handler, logs slog.Handler, r
 		}
 		// A file left by an earlier run would pass for this run's
 		// certificate: --tls-cert-out appears only once the mock listens.
-		if err := removeStale(o.tlsCertOut); err != nil {
+		if err := removeStale(o.TLSCertOut); err != nil {
 			return err
 		}
 	}
-	ln, err := net.Listen("tcp", o.addr)
+	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
-		return listenError("--addr", o.addr, err)
+		return listenError("--addr", o.Addr, err)
 	}
-	conns := limitConns(ln, o.maxConns)
+	conns := limitConns(ln, o.MaxConns)
 	srv.ConnState = conns.track
 	ln = conns
 	if srv.TLSConfig != nil {
 		ln = tls.NewListener(plainHTTPAnswered(ln), srv.TLSConfig)
-		if o.tlsCertOut != "" {
-			if err := writeAtomically(o.tlsCertOut, cert); err != nil {
+		if o.TLSCertOut != "" {
+			if err := writeAtomically(o.TLSCertOut, cert); err != nil {
 				ln.Close()
 				return fmt.Errorf("--tls-cert-out: %w", err)
 			}
-			logger.Info("wrote the self-signed certificate; trust it with curl --cacert FILE or inventory-conformance --ca-cert FILE", "file", o.tlsCertOut)
+			logger.Info("wrote the self-signed certificate; trust it with curl --cacert FILE or inventory-conformance --ca-cert FILE", "file", o.TLSCertOut)
 		}
 	}
 	addr := ln.Addr().String()
@@ -276,10 +276,10 @@ func chaosFlagError(o *options, err error) error {
 	}
 	i := re.Rule - 1
 	switch {
-	case i >= 0 && i < len(o.latency):
-		return cli.Usagef("--latency %q: %v", o.latency[i], re.Err)
-	case i >= len(o.latency) && i < len(o.latency)+len(o.fault):
-		return cli.Usagef("--fault %q: %v", o.fault[i-len(o.latency)], re.Err)
+	case i >= 0 && i < len(o.Latency):
+		return cli.Usagef("--latency %q: %v", o.Latency[i], re.Err)
+	case i >= len(o.Latency) && i < len(o.Latency)+len(o.Fault):
+		return cli.Usagef("--fault %q: %v", o.Fault[i-len(o.Latency)], re.Err)
 	}
 	return err
 }

@@ -387,7 +387,7 @@ func TestEmptyVariablesAreUnset(t *testing.T) {
 	if err != nil {
 		t.Fatalf("parse with empty variables: %v", err)
 	}
-	if o.addr != "127.0.0.1:8080" || len(o.corsOrigins) != 0 || o.generate != 0 || o.maxDelay != 30*time.Second || o.logFormat != "text" {
+	if o.Addr != "127.0.0.1:8080" || len(o.CORSOrigins) != 0 || o.Generate != 0 || o.MaxDelay != 30*time.Second || o.LogFormat != "text" {
 		t.Errorf("empty variables changed the defaults: %+v", o)
 	}
 }
@@ -414,7 +414,7 @@ func TestHelpAndVersion(t *testing.T) {
 		}
 	}
 	o, err := parse(nil, env(map[string]string{"INVENTORY_MOCK_VERSION": "1", "INVENTORY_MOCK_PRINT_FIXTURES": "true"}))
-	if err != nil || o.version || o.printFixtures {
+	if err != nil || o.Version || o.PrintFixtures {
 		t.Errorf("actions from the environment: %+v, %v; want none taken", o, err)
 	}
 	stdout.Reset()
@@ -425,12 +425,12 @@ func TestHelpAndVersion(t *testing.T) {
 
 func TestKeysWithCommas(t *testing.T) {
 	o, err := parse([]string{"--api-key", "S3cr3t,x"}, env(nil))
-	if err != nil || len(o.apiKeys) != 1 || o.apiKeys[0] != "S3cr3t,x" {
-		t.Errorf("--api-key S3cr3t,x = %q, %v; want one key, comma and all", o.apiKeys, err)
+	if err != nil || len(o.APIKeys) != 1 || o.APIKeys[0] != "S3cr3t,x" {
+		t.Errorf("--api-key S3cr3t,x = %q, %v; want one key, comma and all", o.APIKeys, err)
 	}
 	o, err = parse(nil, env(map[string]string{"INVENTORY_MOCK_API_KEYS": "k1, k2"}))
-	if err != nil || strings.Join(o.apiKeys, "|") != "k1|k2" {
-		t.Errorf("$INVENTORY_MOCK_API_KEYS=k1, k2 = %q, %v; want two keys", o.apiKeys, err)
+	if err != nil || strings.Join(o.APIKeys, "|") != "k1|k2" {
+		t.Errorf("$INVENTORY_MOCK_API_KEYS=k1, k2 = %q, %v; want two keys", o.APIKeys, err)
 	}
 }
 
@@ -456,13 +456,13 @@ func TestCORSOriginsAreNormalised(t *testing.T) {
 			t.Errorf("--cors-origin %q: %v", tt.in, err)
 			continue
 		}
-		if got := strings.Join(o.corsOrigins, " "); got != tt.want {
+		if got := strings.Join(o.CORSOrigins, " "); got != tt.want {
 			t.Errorf("--cors-origin %q = %q; want %q", tt.in, got, tt.want)
 		}
 	}
 	o, err := parse(nil, env(map[string]string{"INVENTORY_MOCK_CORS_ORIGINS": "http://localhost:80, https://app.test:443"}))
-	if err != nil || strings.Join(o.corsOrigins, " ") != "http://localhost https://app.test" {
-		t.Errorf("$INVENTORY_MOCK_CORS_ORIGINS = %q, %v; want the default ports dropped", o.corsOrigins, err)
+	if err != nil || strings.Join(o.CORSOrigins, " ") != "http://localhost https://app.test" {
+		t.Errorf("$INVENTORY_MOCK_CORS_ORIGINS = %q, %v; want the default ports dropped", o.CORSOrigins, err)
 	}
 	for _, bad := range []string{"", " ", "localhost:3000", "null", "ftp://x", "http://app.test/app", "http://app.test?x", "http://u@app.test", "http://"} {
 		if _, err := parse([]string{"--cors-origin", bad}, env(nil)); err == nil || cli.Code(err) != 2 {
@@ -530,7 +530,7 @@ func TestReadmeFlagTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := strings.Split(strings.TrimSuffix(cli.MarkdownTable(flags(&options{}), envName), "\n"), "\n")
+	want := strings.Split(strings.TrimSuffix(newParser(&options{}).MarkdownTable(), "\n"), "\n")
 	got := tableUnder(string(readme), "## Flags and environment")
 	if slices.Equal(got, want) {
 		return
@@ -647,3 +647,6 @@ func TestBinary(t *testing.T) {
 		})
 	}
 }
+
+// envName returns the environment variable of a flag; "" for none.
+func envName(flag string) string { return newParser(&options{}).Env(flag) }

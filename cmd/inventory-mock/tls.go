@@ -27,19 +27,19 @@ import (
 func tlsConfig(o *options) (*tls.Config, []byte, error) {
 	var cert tls.Certificate
 	var err error
-	if o.tlsSelfSigned {
+	if o.TLSSelfSigned {
 		cert, err = selfSigned()
 	} else {
-		cert, err = tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
+		cert, err = tls.LoadX509KeyPair(o.TLSCert, o.TLSKey)
 	}
 	if err != nil {
-		if o.tlsSelfSigned {
+		if o.TLSSelfSigned {
 			return nil, nil, fmt.Errorf("--tls-self-signed: %w", err)
 		}
 		return nil, nil, fmt.Errorf("--tls-cert, --tls-key: %w", err)
 	}
 	var certPEM []byte
-	if o.tlsSelfSigned {
+	if o.TLSSelfSigned {
 		certPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]})
 	}
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}}, certPEM, nil

@@ -40,20 +40,20 @@ type upstream struct {
 // that talks to it, with the TLS settings and timeout of the --upstream-*
 // flags.
 func newUpstream(o *options) (*upstream, error) {
-	s, p := &o.staging, &o.proxy
-	u, err := url.Parse(s.fixturesFrom)
+	s, p := &o.Staging, &o.Proxy
+	u, err := url.Parse(s.FixturesFrom)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("--fixtures-from %q: want an http or https address with the backend's base path, such as https://staging.example.com/v1", redactedURL(s.fixturesFrom))
+		return nil, fmt.Errorf("--fixtures-from %q: want an http or https address with the backend's base path, such as https://staging.example.com/v1", redactedURL(s.FixturesFrom))
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	u.RawPath = ""
-	transport, err := proxy.NewTransport(proxy.TransportOptions{CACertFile: p.caCert, InsecureSkipVerify: p.insecure, Timeout: p.timeout, MaxIdleConns: 1})
+	transport, err := proxy.NewTransport(proxy.TransportOptions{CACertFile: p.CACert, InsecureSkipVerify: p.Insecure, Timeout: p.Timeout, MaxIdleConns: 1})
 	if err != nil {
 		return nil, fmt.Errorf("--upstream-ca-cert: %w", err)
 	}
-	key := string(s.upstreamKey)
+	key := string(s.UpstreamKey)
 	return &upstream{
-		base: u, key: key, limit: maxUpstreamList, timeout: p.timeout,
+		base: u, key: key, limit: maxUpstreamList, timeout: p.Timeout,
 		rd: exchange.NewRedactor(exchange.Secret{Value: key, Var: upstreamKeyEnv}),
 		client: &http.Client{Transport: transport, CheckRedirect: func(r *http.Request, _ []*http.Request) error {
 			// The key goes to the address given, and nowhere else.

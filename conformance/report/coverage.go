@@ -202,19 +202,6 @@ func seenText(ss []StatusCount) string {
 	return s
 }
 
-// A Percent is the flag.Value of --min-coverage: a percentage from 0 to
-// 100, such as 80 or 62.5%.
-type Percent float64
-
-func (p *Percent) String() string { return strconv.FormatFloat(float64(*p), 'g', -1, 64) }
-
-// Set reads a percentage (ParsePercent).
-func (p *Percent) Set(s string) error {
-	v, err := ParsePercent(s)
-	*p = Percent(v)
-	return err
-}
-
 // ParsePercent reads a --min-coverage value: a number from 0 to 100,
 // with or without a % sign, such as 80 or 62.5%.
 func ParsePercent(s string) (float64, error) {

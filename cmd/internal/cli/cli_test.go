@@ -4,59 +4,35 @@ import (
 	"errors"
 	"flag"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 )
 
-// list is a repeatable flag, as the commands declare them.
-type list []string
-
-func (l *list) String() string     { return "" }
-func (l *list) List()              {}
-func (l *list) Set(v string) error { *l = append(*l, v); return nil }
-
-// key refuses "", as the mock's key flags do.
-type key string
-
-func (k *key) String() string { return "" }
-func (k *key) NotEmpty()      {}
-func (k *key) Set(v string) error {
-	if v == "" {
-		return errors.New("an empty key")
+func init() {
+	NamedTypes["testkey"] = func(v string) (any, error) { // refuses "", as the mock's key flags do
+		if v == "" {
+			return nil, errors.New("an empty key")
+		}
+		return v, nil
 	}
-	*k = key(v)
-	return nil
 }
 
-// settings is a FlagSet with one flag of each kind.
+// settings are flags of each kind, as a command declares them.
 type settings struct {
-	n     int
-	big   int64
-	u     uint64
-	ratio float64
-	wait  time.Duration
-	on    bool
-	name  string
-	items list
-	key   key
+	N     int           `name:"count" env:"APP_COUNT"`
+	Big   int64         `name:"big" env:"APP_BIG"`
+	U     uint64        `name:"seed" env:"APP_SEED"`
+	Cover float64       `name:"min-coverage" env:"APP_MIN_COVERAGE" type:"percent"`
+	Size  int64         `name:"max-bytes" env:"APP_MAX_BYTES" type:"size"`
+	Wait  time.Duration `name:"wait" env:"APP_WAIT"`
+	On    bool          `name:"on" env:"APP_ON"`
+	Name  string        `name:"name" env:"APP_NAME" default:"default"`
+	Form  string        `name:"format" env:"APP_FORMAT" enum:"text,json" default:"text"`
+	Items []string      `name:"item" env:"APP_ITEM"`
+	Key   string        `name:"key" env:"APP_KEY" type:"testkey" notempty:""`
 }
-
-func newFlags(s *settings) *flag.FlagSet {
-	fs := flag.NewFlagSet("test", flag.ContinueOnError)
-	fs.IntVar(&s.n, "count", 0, "")
-	fs.Int64Var(&s.big, "big", 0, "")
-	fs.Uint64Var(&s.u, "seed", 0, "")
-	fs.Float64Var(&s.ratio, "ratio", 0, "")
-	fs.DurationVar(&s.wait, "wait", 0, "")
-	fs.BoolVar(&s.on, "on", false, "")
-	fs.StringVar(&s.name, "name", "", "")
-	fs.Var(&s.items, "item", "")
-	fs.Var(&s.key, "key", "")
-	return fs
-}
-
-func envName(f string) string { return "APP_" + strings.ToUpper(f) }
 
 func lookup(kv map[string]string) func(string) (string, bool) {
 	return func(k string) (string, bool) { v, ok := kv[k]; return v, ok }
@@ -64,7 +40,7 @@ func lookup(kv map[string]string) func(string) (string, bool) {
 
 // TestValueErrors: a value a flag refuses is named with the flag (--name,
 // as typed in GNU style) or the variable, and worded by the flag's kind,
-// never Go's "parse error".
+// never the parser's own words.
 func TestValueErrors(t *testing.T) {
 	tests := []struct {
 		name string
@@ -77,7 +53,9 @@ func TestValueErrors(t *testing.T) {
 		{"int in an = form", []string{"--count=1.5"}, nil, `--count "1.5": want a whole number, such as 10 (see --help)`},
 		{"int64 out of range", []string{"--big", "9223372036854775808"}, nil, `--big "9223372036854775808": want a whole number; this one is out of range (see --help)`},
 		{"uint negative", []string{"--seed", "-1"}, nil, `--seed "-1": want a whole number, 0 or more, such as 10 (see --help)`},
-		{"float", []string{"--ratio", "half"}, nil, `--ratio "half": want a number, such as 0.5 (see --help)`},
+		{"percent", []string{"--min-coverage", "half"}, nil, `--min-coverage "half": want a percentage from 0 to 100, such as 80 (see --help)`},
+		{"size", []string{"--max-bytes", "1MB"}, nil, `--max-bytes "1MB": want a positive size such as 16MiB (see --help)`},
+		{"enum", []string{"--format", "xml"}, nil, `--format "xml": want text or json (see --help)`},
 		{"duration without unit", []string{"--wait", "5"}, nil, `--wait "5": want a duration such as 500ms, 2s or 1m30s (a number with its unit: ms, s, m, h) (see --help)`},
 		{"bool", []string{"--on=yes"}, nil, `--on "yes": want true or false (also 1 or 0) (see --help)`},
 		{"a value's own words", []string{"--key", ""}, nil, `--key "": an empty key (see --help)`},
@@ -89,15 +67,11 @@ func TestValueErrors(t *testing.T) {
 		{"duration variable", nil, map[string]string{"APP_WAIT": "soon"}, `$APP_WAIT="soon": want a duration such as 500ms, 2s or 1m30s (a number with its unit: ms, s, m, h) (see --help)`},
 		{"bool variable", nil, map[string]string{"APP_ON": "yes"}, `$APP_ON="yes": want true or false (also 1 or 0) (see --help)`},
 		{"uint variable", nil, map[string]string{"APP_SEED": "-3"}, `$APP_SEED="-3": want a whole number, 0 or more, such as 10 (see --help)`},
-		{"a NotEmpty variable set but empty", nil, map[string]string{"APP_KEY": ""}, `$APP_KEY is set but empty: an empty key; unset it, or give it a value (see --help)`},
+		{"a notempty variable set but empty", nil, map[string]string{"APP_KEY": ""}, `$APP_KEY is set but empty: an empty key; unset it, or give it a value (see --help)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fs := newFlags(&settings{})
-			err := Parse(fs, tt.args)
-			if err == nil {
-				err = FromEnv(fs, lookup(tt.env), envName)
-			}
+			err := New("test", &settings{}, nil, true).Parse(tt.args, lookup(tt.env))
 			var usage *UsageError
 			if !errors.As(err, &usage) {
 				t.Fatalf("error = %v; want a *UsageError", err)
@@ -109,63 +83,62 @@ func TestValueErrors(t *testing.T) {
 	}
 }
 
-// TestParseKeepsFlags: the values Parse wraps while it runs are the flags'
-// own again afterwards, so FromEnv still splits a list, and a boolean flag
-// still takes no argument.
-func TestParseKeepsFlags(t *testing.T) {
+// TestParse: the command line wins over the environment; a list's
+// variable is split at commas, a list flag is not; a boolean flag takes no
+// argument, and a value that starts with a dash is a value.
+func TestParse(t *testing.T) {
 	var s settings
-	fs := newFlags(&s)
-	if err := Parse(fs, []string{"--on", "--count", "3", "--item", "a,b"}); err != nil {
+	p := New("test", &s, nil, true)
+	err := p.Parse([]string{"--on", "--count", "3", "--item", "a,b", "--name", "-x", "--min-coverage", "62.5%", "--max-bytes", "2KiB"},
+		lookup(map[string]string{"APP_NAME": "y", "APP_COUNT": "9", "APP_WAIT": "2s"}))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := FromEnv(fs, lookup(map[string]string{"APP_NAME": "x", "APP_COUNT": "9"}), envName); err != nil {
-		t.Fatal(err)
+	if !s.On || s.N != 3 || s.Name != "-x" || strings.Join(s.Items, "|") != "a,b" || s.Wait != 2*time.Second || s.Cover != 62.5 || s.Size != 2048 {
+		t.Errorf("settings = %+v; want on, count 3 (the flag wins), name -x, one item a,b, wait 2s, 62.5, 2048", s)
 	}
-	if !s.on || s.n != 3 || s.name != "x" || strings.Join(s.items, "|") != "a,b" {
-		t.Errorf("settings = %+v; want on, count 3 (the flag wins), name x, one item a,b", s)
+	if !p.Given("count") || p.Given("wait") || !p.FromEnv("wait") || p.FromEnv("count") {
+		t.Errorf("given/from the environment wrong: count %v/%v, wait %v/%v", p.Given("count"), p.FromEnv("count"), p.Given("wait"), p.FromEnv("wait"))
 	}
-	fs = newFlags(&s)
-	if err := Parse(fs, nil); err != nil {
-		t.Fatal(err)
+	s = settings{}
+	if err := New("test", &s, nil, true).Parse(nil, lookup(map[string]string{"APP_ITEM": "a, b"})); err != nil || strings.Join(s.Items, "|") != "a|b" {
+		t.Errorf("list from the environment: %q, %v; want a and b", s.Items, err)
 	}
-	if err := FromEnv(fs, lookup(map[string]string{"APP_ITEM": "a, b"}), envName); err != nil || strings.Join(s.items, "|") != "a,b|a|b" {
-		t.Errorf("list from the environment: %q, %v; want a and b appended", s.items, err)
+	s = settings{}
+	if err := New("test", &s, nil, false).Parse(nil, lookup(map[string]string{"APP_COUNT": "4"})); err != nil || s.N != 0 {
+		t.Errorf("a command without variables read $APP_COUNT: %d, %v", s.N, err)
 	}
-	if err := Parse(newFlags(&s), []string{"--help"}); !errors.Is(err, flag.ErrHelp) {
-		t.Errorf("--help: %v; want flag.ErrHelp", err)
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"-help"}, {"--count", "1", "--help"}} {
+		if err := New("test", &settings{}, nil, true).Parse(args, lookup(nil)); !errors.Is(err, flag.ErrHelp) {
+			t.Errorf("%q: %v; want flag.ErrHelp", args, err)
+		}
 	}
 }
 
 // TestEmptyVariables: a variable set to "" reads as not set, except for a
-// NotEmpty flag's, which is refused (above).
+// notempty flag's, which is refused (above).
 func TestEmptyVariables(t *testing.T) {
 	var s settings
-	fs := newFlags(&s)
-	if err := Parse(fs, nil); err != nil {
-		t.Fatal(err)
-	}
-	s.n, s.name = 7, "default" // as a default would
 	env := map[string]string{"APP_COUNT": "", "APP_NAME": "", "APP_ON": "", "APP_WAIT": "", "APP_ITEM": ""}
-	if err := FromEnv(fs, lookup(env), envName); err != nil {
+	if err := New("test", &s, nil, true).Parse(nil, lookup(env)); err != nil {
 		t.Fatalf("empty variables: %v", err)
 	}
-	if s.n != 7 || s.name != "default" || s.on || len(s.items) != 0 {
+	if s.N != 0 || s.Name != "default" || s.On || len(s.Items) != 0 {
 		t.Errorf("empty variables changed settings: %+v", s)
 	}
-	// Given on the command line, a NotEmpty flag's variable is not read.
-	fs = newFlags(&s)
-	if err := Parse(fs, []string{"--key", "k"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := FromEnv(fs, lookup(map[string]string{"APP_KEY": ""}), envName); err != nil || s.key != "k" {
-		t.Errorf("--key k with $APP_KEY empty: %q, %v; want k", s.key, err)
+	// Given on the command line, a notempty flag's variable is not read.
+	if err := New("test", &s, nil, true).Parse([]string{"--key", "k"}, lookup(map[string]string{"APP_KEY": ""})); err != nil || s.Key != "k" {
+		t.Errorf("--key k with $APP_KEY empty: %q, %v; want k", s.Key, err)
 	}
 }
 
-func TestMarkdownTableEndsWithHelp(t *testing.T) {
-	rows := strings.Split(strings.TrimSpace(MarkdownTable(newFlags(&settings{}), envName)), "\n")
+func TestMarkdownTable(t *testing.T) {
+	rows := strings.Split(strings.TrimSpace(New("test", &settings{}, nil, true).MarkdownTable()), "\n")
 	if last := rows[len(rows)-1]; last != "| `--help` |  |  | show this help |" {
 		t.Errorf("last row = %s; want --help, as PrintFlags ends", last)
+	}
+	if want := "| `--name STRING` | `APP_NAME` | `default` |  |"; !slices.Contains(rows, want) {
+		t.Errorf("rows = %q; want %s", rows, want)
 	}
 }
 
