@@ -45,6 +45,7 @@ type options struct {
 	maxSessions   int
 	sessionIdle   time.Duration
 	pprofAddr     string
+	mcp           bool
 	printFixtures bool
 	healthCheck   bool
 	version       bool
@@ -112,6 +113,7 @@ func flags(o *options) *flag.FlagSet {
 	fs.IntVar(&o.journalBody, "journal-body-limit", mockserver.DefaultJournalBodyLimit, "`bytes` of each request and response body the journal keeps, at least 1 (a list of up to 4 times it is kept whole)")
 	fs.IntVar(&o.maxSessions, "max-sessions", store.DefaultMaxSessions, "sessions (X-Mock-Session) kept besides the default (`N`); past it the least recently used is dropped")
 	fs.DurationVar(&o.sessionIdle, "session-idle", store.DefaultIdleTimeout, "drop a session unused for this `duration`")
+	fs.BoolVar(&o.mcp, "mcp", false, "also speak the Model Context Protocol on stdin and stdout, for an editor that starts the mock (logs stay on stderr; the mock stops when stdin ends); /__admin/mcp serves it over HTTP either way")
 	fs.StringVar(&o.pprofAddr, "pprof", "", "serve Go's profiles at http://`host:port`/debug/pprof/ on a loopback address (off by default)")
 	fs.BoolVar(&o.printFixtures, "print-fixtures", false, "print the data set as JSON and exit")
 	fs.BoolVar(&o.healthCheck, "health-check", false, "GET /healthz on --addr; exit 0 if it answers 200, else 1, a bad setting included (for container health checks: Docker reserves 2)")
@@ -228,6 +230,8 @@ func parse(args []string, lookupEnv func(string) (string, bool)) (*options, erro
 		return nil, cli.Usagef("--max-sessions and --session-idle must be positive")
 	case o.maxConns < 1:
 		return nil, cli.Usagef("--max-connections %d: want at least 1", o.maxConns)
+	case o.mcp && o.proxy.to != "":
+		return nil, cli.Usagef("--mcp serves the mock's tools (records, sessions, faults, the journal); the validating proxy (--proxy-to) has none")
 	}
 	if err := checkAddr("--addr", o.addr); err != nil {
 		return nil, err
