@@ -83,6 +83,10 @@ type Config struct {
 	// Reloadable makes the mock keep what Reload checks a new contract
 	// against: the default session's records as they are at start-up.
 	Reloadable bool
+	// MCP, if not nil, makes the handler served at /__admin/mcp, behind
+	// the admin key and the admin guard like the rest of /__admin/ (package
+	// mockserver/mcp's Handler); nil: that path is 404.
+	MCP func(*Server) http.Handler
 }
 
 // DefaultMaxDelay is the longest delay a request may ask for or a chaos
@@ -129,6 +133,7 @@ type Server struct {
 	logger   *slog.Logger
 	notes    []string
 	storeLog *storeErrorLog // shared by the copies updateRecord makes
+	mcp      http.Handler   // served at /__admin/mcp; nil: none
 }
 
 // New builds a mock from cfg. It fails if the contract's operations do not
@@ -224,6 +229,10 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("mockserver: admin origins: %w", err)
 	}
 	s.cors = corsPolicy{origins: cfg.CORSOrigins, adminOrigins: adminOrigins, adminBase: spec.AdminBasePath(), refusals: refusals}
+	s.live.Store(s) // what cfg.MCP's handler reads, before any request comes
+	if cfg.MCP != nil {
+		s.mcp = cfg.MCP(s)
+	}
 	if err := s.build(); err != nil {
 		return nil, err
 	}
@@ -279,6 +288,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.live.Load().handler.ServeHTTP(w, r)
 }
 
+// Admin returns the admin API under /__admin/ as a caller in the same
+// process reaches it (the mock's MCP server): the admin document's checks
+// and handlers of the view in force, without the admin key check and the
+// admin guard, which keep network callers out. Never serve it on a port:
+// whoever holds the Server holds its store already (Store); a network
+// caller does not.
+func (s *Server) Admin() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.live.Load().admin.ServeHTTP(w, r)
+	})
+}
+
+// Redactor returns the redactor that hides every configured key wherever
+// the mock shows a request: its journal, its logs, its errors.
+func (s *Server) Redactor() *exchange.Redactor { return s.rd }
+
 // Contract returns the contract in force.
 func (s *Server) Contract() *spec.Contract { return s.live.Load().contract }
 
@@ -314,6 +339,9 @@ func (s *Server) routes(keys httpapi.Keys) (http.Handler, error) {
 	root.Handle(adminBase+"/openapi.yaml", httpapi.Methods(map[string]http.Handler{"GET": httpapi.NewDocument(spec.AdminDocument, adminBase)}))
 	s.admin = &lazyAdmin{build: s.adminRoutes}
 	root.Handle(adminBase+"/", httpapi.RequireAdminKey(keys.Admin, keys.API, s.admin))
+	if s.mcp != nil {
+		root.Handle(adminBase+"/mcp", httpapi.RequireAdminKey(keys.Admin, keys.API, s.mcp))
+	}
 	// The dashboard's page and assets hold no data: served without a key.
 	dash, err := dashboard.New(dashboard.Config{Base: adminBase, Title: s.title(), NotFound: http.HandlerFunc(httpapi.NotFound)})
 	if err != nil {

@@ -48,6 +48,7 @@ type options struct {
 	JournalBody   int           `name:"journal-body-limit" env:"INVENTORY_MOCK_JOURNAL_BODY_LIMIT" default:"${journal_body}" placeholder:"BYTES" help:"bytes of each request and response body the journal keeps, at least 1 (a list of up to 4 times it is kept whole)"`
 	MaxSessions   int           `name:"max-sessions" env:"INVENTORY_MOCK_MAX_SESSIONS" default:"${max_sessions}" placeholder:"N" help:"sessions (X-Mock-Session) kept besides the default (N); past it the least recently used is dropped"`
 	SessionIdle   time.Duration `name:"session-idle" env:"INVENTORY_MOCK_SESSION_IDLE" default:"${session_idle}" placeholder:"DURATION" help:"drop a session unused for this duration"`
+	MCP           bool          `name:"mcp" env:"INVENTORY_MOCK_MCP" help:"also speak the Model Context Protocol on stdin and stdout, for an editor that starts the mock (logs stay on stderr; the mock stops when stdin ends); /__admin/mcp serves it over HTTP either way"`
 	PrintFixtures bool          `name:"print-fixtures" group:"actions" help:"print the data set as JSON and exit"`
 	HealthCheck   bool          `name:"health-check" group:"actions" help:"GET /healthz on --addr; exit 0 if it answers 200, else 1, a bad setting included (for container health checks: Docker reserves 2)"`
 	Version       bool          `name:"version" group:"actions" help:"print the version and exit"`
@@ -194,6 +195,8 @@ func parse(args []string, lookupEnv func(string) (string, bool)) (*options, erro
 		return nil, cli.Usagef("--max-sessions and --session-idle must be positive")
 	case o.MaxConns < 1:
 		return nil, cli.Usagef("--max-connections %d: want at least 1", o.MaxConns)
+	case o.MCP && o.Proxy.To != "":
+		return nil, cli.Usagef("--mcp serves the mock's tools (records, sessions, faults, the journal); the validating proxy (--proxy-to) has none")
 	}
 	if err := checkAddr("--addr", o.Addr); err != nil {
 		return nil, err

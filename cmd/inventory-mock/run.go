@@ -20,6 +20,7 @@ import (
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
 	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/mockserver"
+	"github.com/petstore/inventory-kit/mockserver/mcp"
 	"github.com/petstore/inventory-kit/mockserver/store"
 )
 
@@ -34,12 +35,13 @@ const logWindow = 20 * time.Millisecond
 // run starts the mock, or the proxy, and serves until ctx is done (a
 // cli.Run).
 func run(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) error {
-	return runReady(ctx, args, lookupEnv, stdout, stderr, nil)
+	return runReady(ctx, args, lookupEnv, os.Stdin, stdout, stderr, nil)
 }
 
 // runReady is run; ready, if not nil, is called with the listening address
-// once the server accepts connections.
-func runReady(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer, ready func(addr string)) error {
+// once the server accepts connections. With --mcp, the MCP server reads
+// stdin and writes stdout.
+func runReady(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdin io.Reader, stdout, stderr io.Writer, ready func(addr string)) error {
 	begin := time.Now()
 	o, err := parse(args, lookupEnv)
 	if errors.Is(err, flag.ErrHelp) {
@@ -116,6 +118,7 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 		RateLimit:        o.Staging.limit,
 		Metrics:          o.Staging.m,
 		Reloadable:       o.Staging.Watch,
+		MCP:              mcp.Handler(cli.Version(version)),
 	})
 	if err != nil {
 		st.Close()
@@ -138,6 +141,11 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 	}
 	if rl := mock.RateLimit(); rl.Rate != "" {
 		logger.Info("rate limit in force", "limit", rl.String())
+	}
+	if o.MCP {
+		var stop func()
+		ctx, stop = serveMCP(ctx, mock, stdin, stdout, logger)
+		defer stop()
 	}
 	if o.Staging.Watch {
 		stop, err := watchSpec(ctx, o.Spec, mock, o.Staging.m, logger)

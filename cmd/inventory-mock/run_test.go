@@ -77,7 +77,7 @@ func startOut(t *testing.T, args []string, lookupEnv func(string) (string, bool)
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- runReady(ctx, append([]string{"--addr", "127.0.0.1:0"}, args...), lookupEnv, stdout, stderr, func(a string) { ready <- a })
+		done <- runReady(ctx, append([]string{"--addr", "127.0.0.1:0"}, args...), lookupEnv, nil, stdout, stderr, func(a string) { ready <- a })
 	}()
 	select {
 	case addr = <-ready:
@@ -338,7 +338,7 @@ func runRefused(t *testing.T, args []string, lookupEnv func(string) (string, boo
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	return runReady(ctx, append([]string{"--addr", "127.0.0.1:0"}, args...), lookupEnv, io.Discard, stderr, func(string) {
+	return runReady(ctx, append([]string{"--addr", "127.0.0.1:0"}, args...), lookupEnv, nil, io.Discard, stderr, func(string) {
 		t.Error("the mock started; want these settings refused")
 		cancel()
 	})
