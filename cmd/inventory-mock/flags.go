@@ -43,6 +43,7 @@ type options struct {
 	journalSize   int
 	journalBody   int
 	maxSessions   int
+	requireSess   bool
 	sessionIdle   time.Duration
 	pprofAddr     string
 	printFixtures bool
@@ -110,7 +111,8 @@ func flags(o *options) *flag.FlagSet {
 	fs.DurationVar(&o.maxDelay, "max-delay", mockserver.DefaultMaxDelay, "the longest `delay` a Prefer header or a latency rule may ask for")
 	fs.IntVar(&o.journalSize, "journal-size", mockserver.DefaultJournalSize, "requests the journal keeps per session (`N`); 0 turns the journal off")
 	fs.IntVar(&o.journalBody, "journal-body-limit", mockserver.DefaultJournalBodyLimit, "`bytes` of each request and response body the journal keeps, at least 1 (a list of up to 4 times it is kept whole)")
-	fs.IntVar(&o.maxSessions, "max-sessions", store.DefaultMaxSessions, "sessions (X-Mock-Session) kept besides the default (`N`); past it the least recently used is dropped")
+	fs.IntVar(&o.maxSessions, "max-sessions", store.DefaultMaxSessions, "sessions (mock-session cookie, X-Mock-Session header or mock-session query parameter) kept besides the default, with their own chaos rules and rate limits (`N`); past it the least recently used is dropped")
+	fs.BoolVar(&o.requireSess, "require-session", false, "refuse with 400 a request of the contract that names no session (mock-session cookie, X-Mock-Session header or mock-session query parameter), so that no test writes into the default session by mistake; /healthz and /__admin/ are not affected")
 	fs.DurationVar(&o.sessionIdle, "session-idle", store.DefaultIdleTimeout, "drop a session unused for this `duration`")
 	fs.StringVar(&o.pprofAddr, "pprof", "", "serve Go's profiles at http://`host:port`/debug/pprof/ on a loopback address (off by default)")
 	fs.BoolVar(&o.printFixtures, "print-fixtures", false, "print the data set as JSON and exit")

@@ -103,6 +103,7 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 		Shape:            data.shape,
 		Store:            st,
 		Sessions:         sessions,
+		RequireSession:   o.requireSess,
 		APIKeys:          o.apiKeys,
 		AdminKey:         string(o.adminKey),
 		CORSOrigins:      o.corsOrigins,
