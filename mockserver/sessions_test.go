@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -249,4 +251,43 @@ func TestSessionControlsBounded(t *testing.T) {
 	if got := s.limiter.withSessions(); len(got) != 3 || got[0] != "s0" || got[2] != "s9" {
 		t.Errorf("sessions with a rate limit: %v; want 3, s0 (in use) and the last two", got)
 	}
+}
+
+// BenchmarkSessionMemory reports the heap a session holds with its own
+// chaos rule and rate limit after one write and one journal entry
+// (bytes/session), over 1,000 sessions: what --max-sessions bounds.
+//
+//	go test -run '^$' -bench BenchmarkSessionMemory -benchtime 1x ./mockserver
+func BenchmarkSessionMemory(b *testing.B) {
+	const n = 1000
+	for range b.N {
+		s := NewTest(b, Config{Contract: contract(b), Records: testRecords(b), APIKeys: []string{testKey}, AllowedHosts: []string{"mock.test"}, JournalSize: 100})
+		do := func(method, path, body string) {
+			r := httptest.NewRequest(method, "http://mock.test"+path, strings.NewReader(body))
+			r.Header.Set("Authorization", "Bearer "+testKey)
+			r.Header.Set("Content-Type", "application/json")
+			w := httptest.NewRecorder()
+			s.ServeHTTP(w, r)
+			if w.Code >= 300 {
+				b.Fatalf("%s %s = %d %s", method, path, w.Code, w.Body)
+			}
+		}
+		before := heap()
+		for i := range n {
+			q := fmt.Sprintf("?session=s%d", i)
+			do("PUT", "/__admin/chaos"+q, `{"rules": [{"operation": "updateInventory", "latency": "1ms-2ms"}, {"fault": "status", "status": 503, "probability": 0.01}]}`)
+			do("PUT", "/__admin/rate-limit"+q, `{"rate": "100/s"}`)
+			do("PATCH", fmt.Sprintf("/v1/inventory/3?mock-session=s%d", i), `{"quantity": 7}`)
+		}
+		b.ReportMetric(float64(heap()-before)/n, "bytes/session")
+		runtime.KeepAlive(s)
+	}
+}
+
+// heap returns the bytes in use on the heap after a collection.
+func heap() uint64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }
