@@ -117,7 +117,7 @@ func (s *Server) adminSession(w http.ResponseWriter, r *http.Request) (string, b
 		}
 		return q, true
 	}
-	return s.sessionOf(w, r)
+	return s.headerSession(w, r)
 }
 
 // resetSession puts a session back to its fixtures.
@@ -151,6 +151,8 @@ func (s *Server) dropSession(w http.ResponseWriter, r *http.Request, _ *httpapi.
 		return
 	}
 	s.journal.clear(session)
+	s.chaos.clear(session)
+	s.limiter.clear(session)
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -193,34 +195,107 @@ func (s *Server) clearRequests(w http.ResponseWriter, r *http.Request, _ *httpap
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// getChaos answers the latency and fault rules in force.
+// getChaos answers the latency and fault rules in force: the global ones,
+// or with ?session=NAME the ones NAME's requests follow, and whether they
+// are the session's own.
 func (s *Server) getChaos(w http.ResponseWriter, r *http.Request, _ *httpapi.Request) {
-	httpapi.WriteValue(w, r, http.StatusOK, s.chaos.get())
+	session, ok := s.controlSession(w, r)
+	if !ok {
+		return
+	}
+	httpapi.WriteValue(w, r, http.StatusOK, s.chaosView(session))
 }
 
-// setChaos replaces the rules; a rule the mock cannot apply is a 400 and
-// changes nothing.
+// A chaosView is chaos rules as the admin API answers them.
+type chaosView struct {
+	Chaos
+	scope
+}
+
+func (s *Server) chaosView(session string) chaosView {
+	c, own := s.chaos.get(session)
+	return chaosView{c, s.scopeOf(session, own, s.chaos.withSessions)}
+}
+
+// setChaos replaces the rules, the global ones or with ?session=NAME that
+// session's own; a rule the mock cannot apply is a 400 and changes
+// nothing.
 func (s *Server) setChaos(w http.ResponseWriter, r *http.Request, in *httpapi.Request) {
+	session, ok := s.controlSession(w, r)
+	if !ok {
+		return
+	}
 	// The body passed the admin document's schema; numbers JSON Schema
 	// counts as integers (5.03e2) are written as integers before Go reads
 	// them into its fields.
 	var cfg Chaos
-	if err := json.Unmarshal(spec.AppendJSON(nil, wholeNumbers(in.Body)), &cfg); err != nil {
+	if err := json.Unmarshal(spec.AppendJSON(nil, wholeNumbers(withoutScope(in.Body))), &cfg); err != nil {
 		httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidBody, "body: "+s.rd.String(err.Error()))
 		return
 	}
-	if err := s.chaos.set(cfg); err != nil {
+	if err := s.chaos.set(session, cfg); err != nil {
 		// The message quotes what the rule said; never a key.
 		httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidBody, s.rd.String(err.Error()))
 		return
 	}
-	httpapi.WriteValue(w, r, http.StatusOK, s.chaos.get())
+	httpapi.WriteValue(w, r, http.StatusOK, s.chaosView(session))
 }
 
-// clearChaos removes every rule.
+// clearChaos removes every global rule, or with ?session=NAME the
+// session's own, which then follows the global ones again.
 func (s *Server) clearChaos(w http.ResponseWriter, r *http.Request, _ *httpapi.Request) {
-	s.chaos.set(Chaos{})
+	session, ok := s.controlSession(w, r)
+	if !ok {
+		return
+	}
+	s.chaos.clear(session)
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// A scope says whom chaos rules or a rate limit the admin API answers
+// apply to.
+type scope struct {
+	// Scope, in the answer about one session, is "session" (rules of its
+	// own) or "global" (it has none, and follows the global ones). The
+	// global answer has none, as it had before sessions had rules.
+	Scope string `json:"scope,omitempty"`
+	// Session is the session asked about; absent for the global rules.
+	Session string `json:"session,omitempty"`
+	// Sessions, in the global answer, are the sessions with their own.
+	Sessions []string `json:"sessions,omitempty"`
+}
+
+// scopeOf says whom the rules answered for session apply to; sessions
+// lists those with their own.
+func (s *Server) scopeOf(session string, own bool, sessions func() []string) scope {
+	switch {
+	case own:
+		return scope{Scope: "session", Session: session}
+	case session != "":
+		return scope{Scope: "global", Session: session}
+	}
+	return scope{Sessions: sessions()}
+}
+
+// withoutScope drops what a view of chaos rules or a rate limit adds to
+// them, so that what GET answered can be PUT back.
+func withoutScope(body any) any {
+	if m, ok := body.(map[string]any); ok {
+		delete(m, "scope")
+		delete(m, "session")
+		delete(m, "sessions")
+	}
+	return body
+}
+
+// controlSession returns the session whose chaos rules or rate limit an
+// admin request is about: the session query parameter, else the
+// X-Mock-Session header; "" for neither: the global ones.
+func (s *Server) controlSession(w http.ResponseWriter, r *http.Request) (string, bool) {
+	if r.URL.Query().Get("session") == "" && len(r.Header[SessionHeader]) == 0 {
+		return "", true
+	}
+	return s.adminSession(w, r)
 }
 
 // wholeNumbers returns v with every number that is a whole number written

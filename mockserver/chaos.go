@@ -2,11 +2,13 @@ package mockserver
 
 import (
 	"github.com/petstore/inventory-kit/mockserver/httpapi"
+	"github.com/petstore/inventory-kit/mockserver/store"
 
 	"bytes"
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -135,24 +137,34 @@ type rule struct {
 	probability float64
 }
 
-// A chaos holds the rules in force and the source of their draws.
+// A chaos holds the rules in force, the global ones and those of the
+// sessions that have their own, and the source of their draws.
 type chaos struct {
-	maxDelay time.Duration
-	active   atomic.Bool // any rule is in force: the fast path skips the lock
+	maxDelay    time.Duration
+	maxSessions int         // sessions with rules of their own kept at most
+	active      atomic.Bool // any rule is in force: the fast path skips the lock
 
-	mu      sync.Mutex                 // guards names, ops, cfg, latency, fault and rng
-	names   []string                   // the operations rules may name
-	ops     map[string]*spec.Operation // by name
+	mu       sync.Mutex                 // guards names, ops, global and sessions
+	names    []string                   // the operations rules may name
+	ops      map[string]*spec.Operation // by name
+	global   *ruleset
+	sessions map[string]*ruleset // by session name
+}
+
+// A ruleset is the rules of one scope, global or a session's, and the
+// source of their draws.
+type ruleset struct {
 	cfg     Chaos
 	latency map[string]rule // by operation name; "" for every operation
 	fault   map[string]rule
 	rng     *rand.Rand
+	used    time.Time // a session's: when last set or drawn from
 }
 
 func newChaos(c *spec.Contract, maxDelay time.Duration) *chaos {
-	ch := &chaos{maxDelay: maxDelay}
+	ch := &chaos{maxDelay: maxDelay, maxSessions: store.DefaultMaxSessions, global: &ruleset{}, sessions: map[string]*ruleset{}}
 	ch.use(c)
-	ch.set(Chaos{})
+	ch.set("", Chaos{})
 	return ch
 }
 
@@ -169,8 +181,9 @@ func (c *chaos) use(contract *spec.Contract) {
 	c.mu.Unlock()
 }
 
-// set checks cfg and puts it in force; on error nothing changes.
-func (c *chaos) set(cfg Chaos) error {
+// set checks cfg and puts it in force for session ("": the global rules);
+// on error nothing changes.
+func (c *chaos) set(session string, cfg Chaos) error {
 	c.mu.Lock()
 	names, ops := c.names, c.ops
 	c.mu.Unlock()
@@ -184,19 +197,65 @@ func (c *chaos) set(cfg Chaos) error {
 		cfg.Rules = []ChaosRule{}
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.global
+	if session != "" {
+		if old = c.sessions[session]; old == nil {
+			old = c.global // a session's first rules replay from the global seed
+			if len(c.sessions) >= c.maxSessions {
+				c.evictLocked()
+			}
+		}
+	}
 	if cfg.Seed == 0 {
 		// Keep the seed in force, so that a replay stays one; the first
 		// set, at start-up, draws one.
-		cfg.Seed = c.cfg.Seed
+		cfg.Seed = old.cfg.Seed
 	}
 	if cfg.Seed == 0 {
 		cfg.Seed = rand.Int64N(1<<53-1) + 1
 	}
-	c.cfg, c.latency, c.fault = cfg, latency, fault
-	c.rng = rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(cfg.Seed)))
-	c.active.Store(len(cfg.Rules) > 0)
-	c.mu.Unlock()
+	rs := &ruleset{cfg: cfg, latency: latency, fault: fault, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(cfg.Seed))), used: time.Now()}
+	if session == "" {
+		c.global = rs
+	} else {
+		c.sessions[session] = rs
+	}
+	c.active.Store(len(c.global.cfg.Rules) > 0 || len(c.sessions) > 0)
 	return nil
+}
+
+// clear removes the global rules, or the rules of session, which then
+// follows the global ones again.
+func (c *chaos) clear(session string) {
+	if session == "" {
+		c.set("", Chaos{})
+		return
+	}
+	c.mu.Lock()
+	delete(c.sessions, session)
+	c.active.Store(len(c.global.cfg.Rules) > 0 || len(c.sessions) > 0)
+	c.mu.Unlock()
+}
+
+// evictLocked drops the rules of the session least recently used. c.mu
+// must be held.
+func (c *chaos) evictLocked() {
+	oldest := ""
+	for name, rs := range c.sessions {
+		if oldest == "" || rs.used.Before(c.sessions[oldest].used) {
+			oldest = name
+		}
+	}
+	delete(c.sessions, oldest)
+}
+
+// withSessions returns the names of the sessions with rules of their own,
+// sorted.
+func (c *chaos) withSessions() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Sorted(maps.Keys(c.sessions))
 }
 
 // check checks one rule against the operations it may name and adds what
@@ -296,11 +355,15 @@ func checkExample(ops map[string]*spec.Operation, r ChaosRule) error {
 	return fmt.Errorf("example %q: %s has no example of that name; it has %s", r.Example, op.Name(), exampleNames(op))
 }
 
-// get returns the rules in force.
-func (c *chaos) get() Chaos {
+// get returns the rules in force for session ("": the global ones) and
+// whether they are the session's own.
+func (c *chaos) get(session string) (Chaos, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.cfg
+	if rs := c.sessions[session]; session != "" && rs != nil {
+		return rs.cfg, true
+	}
+	return c.global.cfg, false
 }
 
 // parseLatency reads 200ms or 50ms-1s.
@@ -350,36 +413,51 @@ func (d draw) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// draw decides the latency and fault of one request of op.
-func (c *chaos) draw(op *spec.Operation) draw {
+// draw decides the latency and fault of one request of op in session.
+// For each of the two, a rule of the session's own for op wins, then one
+// of the session's for every operation, then a global one for op, then a
+// global one for every operation.
+func (c *chaos) draw(op *spec.Operation, session string) draw {
 	if !c.active.Load() {
 		return draw{}
 	}
 	name := op.Name()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var d draw
-	l, ok := c.latency[name]
-	if !ok {
-		l, ok = c.latency[""]
+	sets := []*ruleset{c.global}
+	if rs := c.sessions[session]; rs != nil {
+		rs.used = time.Now()
+		sets = []*ruleset{rs, c.global}
 	}
-	if ok {
+	var d draw
+	if l, rs := find(sets, name, func(rs *ruleset) map[string]rule { return rs.latency }); rs != nil {
 		d.delay = l.lo
 		if l.hi > l.lo {
-			d.delay += time.Duration(c.rng.Int64N(int64(l.hi-l.lo) + 1))
+			d.delay += time.Duration(rs.rng.Int64N(int64(l.hi-l.lo) + 1))
 		}
 	}
-	f, ok := c.fault[name]
-	if !ok {
-		f, ok = c.fault[""]
-	}
-	if ok && (f.probability >= 1 || c.rng.Float64() < f.probability) {
+	if f, rs := find(sets, name, func(rs *ruleset) map[string]rule { return rs.fault }); rs != nil && (f.probability >= 1 || rs.rng.Float64() < f.probability) {
 		d.fault, d.status = f.fault, f.status
 		if f.example != "" {
 			d.example, d.op = f.example, op
 		}
 	}
 	return d
+}
+
+// find returns the first rule of sets, in order, for the operation name
+// or else for every operation, and the set it is from; nil if none.
+func find(sets []*ruleset, name string, rules func(*ruleset) map[string]rule) (rule, *ruleset) {
+	for _, rs := range sets {
+		m := rules(rs)
+		if r, ok := m[name]; ok {
+			return r, rs
+		}
+		if r, ok := m[""]; ok {
+			return r, rs
+		}
+	}
+	return rule{}, nil
 }
 
 // before applies the part of a draw that comes before the request is

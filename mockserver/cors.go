@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	rscors "github.com/rs/cors"
 )
 
 // NormalizeOrigin returns an allowed origin in the form browsers send in
@@ -40,10 +42,11 @@ func NormalizeOrigin(origin string) (string, error) {
 // A corsPolicy says which browser pages may call the mock: the contract's
 // operations (and /healthz, /openapi.yaml) from any origin, without
 // credentials, where no origin is listed, else from the listed origins,
-// with credentials; the admin API under adminBase only from the pages of
-// adminOrigins, with credentials, besides its own dashboard (same origin,
-// which needs no CORS header). Origins are compared in the form browsers
-// send (NormalizeOrigin).
+// with credentials (so a page's fetch with credentials: 'include' sends
+// the mock-session cookie); the admin API under adminBase only from the
+// pages of adminOrigins, with credentials, besides its own dashboard (same
+// origin, which needs no CORS header). Origins are compared in the form
+// browsers send (NormalizeOrigin).
 type corsPolicy struct {
 	origins      []string
 	adminOrigins []string
@@ -51,10 +54,16 @@ type corsPolicy struct {
 	refusals     *httpapi.OriginRefusals // logs each refused origin once; nil: none
 }
 
-// cors lets browser pages call the mock as p says. Preflight requests are
-// answered here, before auth, because browsers send them without the
-// Authorization header. A page of an origin refused gets no CORS header
-// (its browser then keeps the answer from it) and is logged once.
+// corsMethods are the methods a preflight allows.
+var corsMethods = []string{"GET", "HEAD", "PATCH", "POST", "PUT", "DELETE", "OPTIONS"}
+
+// cors lets browser pages call the mock as p says: the contract's
+// operations through github.com/rs/cors, the admin API by the mock's own
+// rule (adminCORS), which refuses every origin not listed. Preflight
+// requests are answered here, before auth, because browsers send them
+// without the Authorization header. A page of an origin refused gets no
+// CORS header (its browser then keeps the answer from it) and is logged
+// once.
 func cors(p corsPolicy) func(http.Handler) http.Handler {
 	normalize := func(list []string) []string {
 		list = slices.Clone(list)
@@ -67,53 +76,102 @@ func cors(p corsPolicy) func(http.Handler) http.Handler {
 	}
 	origins, adminOrigins := normalize(p.origins), normalize(p.adminOrigins)
 	anyOrigin := len(origins) == 0 || slices.Contains(origins, "*")
+	opts := rscors.Options{
+		AllowedMethods:     corsMethods,
+		AllowedHeaders:     []string{"*"}, // the mock ignores headers it does not know
+		ExposedHeaders:     []string{"WWW-Authenticate", "Deprecation", "Allow", "X-Stability", "X-Request-Id"},
+		MaxAge:             600,
+		OptionsPassthrough: true, // preflightDone completes and answers it
+	}
+	if anyOrigin {
+		opts.AllowedOrigins = []string{"*"}
+	} else {
+		opts.AllowCredentials = true
+		opts.AllowOriginVaryRequestFunc = func(r *http.Request, origin string) (bool, []string) {
+			if slices.Contains(origins, origin) {
+				return true, nil
+			}
+			if !sameOrigin(origin, r.Host) {
+				p.refusals.Refused(origin, "the API", "--cors-origin")
+			}
+			return false, nil
+		}
+	}
+	api := rscors.New(opts)
 	return func(next http.Handler) http.Handler {
+		apiNext := api.Handler(preflightDone(next))
+		admin := adminCORS(p, adminOrigins, next)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			origin := r.Header.Get("Origin")
-			if origin == "" {
-				next.ServeHTTP(w, r)
-				return
-			}
-			h := w.Header()
-			h.Add("Vary", "Origin")
-			preflight := r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
-			admin := underBase(r.URL.Path, p.adminBase)
 			switch {
-			case admin && slices.Contains(adminOrigins, origin), !admin && !anyOrigin && slices.Contains(origins, origin):
-				h.Set("Access-Control-Allow-Origin", origin)
-				h.Set("Access-Control-Allow-Credentials", "true")
-			case !admin && anyOrigin:
-				h.Set("Access-Control-Allow-Origin", "*")
-			default:
-				// No CORS headers: the browser keeps the answer from the page,
-				// or, for a preflight, does not send the request.
-				if !sameOrigin(origin, r.Host) {
-					if admin {
-						p.refusals.Refused(origin, "the admin API", "--admin-origin")
-					} else {
-						p.refusals.Refused(origin, "the API", "--cors-origin")
-					}
-				}
-				if preflight { // answered here, before auth: a preflight carries no key
-					w.WriteHeader(http.StatusNoContent)
-					return
-				}
+			case r.Header.Get("Origin") == "":
 				next.ServeHTTP(w, r)
-				return
+			case underBase(r.URL.Path, p.adminBase):
+				admin.ServeHTTP(w, r)
+			default:
+				apiNext.ServeHTTP(w, r)
 			}
-			if preflight {
-				h.Add("Vary", "Access-Control-Request-Method, Access-Control-Request-Headers")
-				h.Set("Access-Control-Allow-Methods", "GET, HEAD, PATCH, POST, PUT, DELETE, OPTIONS")
-				h.Set("Access-Control-Allow-Headers", allowHeaders(r.Header.Get("Access-Control-Request-Headers")))
-				h.Set("Access-Control-Max-Age", "600")
+		})
+	}
+}
+
+// isPreflight reports whether r is a CORS preflight request.
+func isPreflight(r *http.Request) bool {
+	return r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
+}
+
+// preflightDone answers a preflight rs/cors has passed on: for an allowed
+// origin, with every method and header the mock takes (rs/cors names only
+// those asked for), then 204. Other requests go on to next.
+func preflightDone(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isPreflight(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		h := w.Header()
+		if h.Get("Access-Control-Allow-Origin") != "" {
+			h.Set("Access-Control-Allow-Methods", strings.Join(corsMethods, ", "))
+			h.Set("Access-Control-Allow-Headers", allowHeaders(r.Header.Get("Access-Control-Request-Headers")))
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+}
+
+// adminCORS answers the CORS of the admin API: only the pages of
+// adminOrigins, with credentials; every other origin gets no CORS header
+// and is logged once (the admin guard refuses its changes).
+func adminCORS(p corsPolicy, adminOrigins []string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		h := w.Header()
+		h.Add("Vary", "Origin")
+		preflight := isPreflight(r)
+		if !slices.Contains(adminOrigins, origin) {
+			// No CORS headers: the browser keeps the answer from the page,
+			// or, for a preflight, does not send the request.
+			if !sameOrigin(origin, r.Host) {
+				p.refusals.Refused(origin, "the admin API", "--admin-origin")
+			}
+			if preflight { // answered here, before auth: a preflight carries no key
 				w.WriteHeader(http.StatusNoContent)
 				return
 			}
-			h.Set("Access-Control-Expose-Headers", "WWW-Authenticate, Deprecation, Allow, X-Stability, X-Request-Id")
 			next.ServeHTTP(w, r)
-		})
-
-	}
+			return
+		}
+		h.Set("Access-Control-Allow-Origin", origin)
+		h.Set("Access-Control-Allow-Credentials", "true")
+		if preflight {
+			h.Add("Vary", "Access-Control-Request-Method, Access-Control-Request-Headers")
+			h.Set("Access-Control-Allow-Methods", strings.Join(corsMethods, ", "))
+			h.Set("Access-Control-Allow-Headers", allowHeaders(r.Header.Get("Access-Control-Request-Headers")))
+			h.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		h.Set("Access-Control-Expose-Headers", "WWW-Authenticate, Deprecation, Allow, X-Stability, X-Request-Id")
+		next.ServeHTTP(w, r)
+	})
 }
 
 // underBase reports whether path is base or under it.

@@ -15,11 +15,11 @@ func TestStaleExampleIsRefused(t *testing.T) {
 	if w := strings.Join(s.Warnings(), "\n"); !strings.Contains(w, "listInventory: response 200: example one-of-each does not match the contract ([0].updatedAt: required") {
 		t.Errorf("warnings = %s; want one naming the example and the problem", w)
 	}
-	err := s.chaos.set(Chaos{Rules: []ChaosRule{{Operation: "listInventory", Example: "one-of-each"}}})
+	err := s.chaos.set("", Chaos{Rules: []ChaosRule{{Operation: "listInventory", Example: "one-of-each"}}})
 	if err == nil || !strings.Contains(err.Error(), `example "one-of-each" of listInventory does not match the contract ([0].updatedAt: required`) {
 		t.Errorf("a chaos rule sending the stale example: %v; want it refused", err)
 	}
-	if err := s.chaos.set(Chaos{Rules: []ChaosRule{{Operation: "listInventory", Example: "empty"}}}); err != nil {
+	if err := s.chaos.set("", Chaos{Rules: []ChaosRule{{Operation: "listInventory", Example: "empty"}}}); err != nil {
 		t.Errorf("a chaos rule sending a sound example: %v", err)
 	}
 }

@@ -148,18 +148,18 @@ func FuzzChaosFlags(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			before := ch.get()
-			if err := ch.set(Chaos{Seed: 1, Rules: []ChaosRule{r}}); err != nil {
-				if after := ch.get(); after.Seed != before.Seed || len(after.Rules) != len(before.Rules) {
+			before, _ := ch.get("")
+			if err := ch.set("", Chaos{Seed: 1, Rules: []ChaosRule{r}}); err != nil {
+				if after, _ := ch.get(""); after.Seed != before.Seed || len(after.Rules) != len(before.Rules) {
 					t.Fatalf("a refused rule %+v changed the rules in force", r)
 				}
 				continue
 			}
-			if got := ch.get(); len(got.Rules) != 1 || got.Seed != 1 {
+			if got, _ := ch.get(""); len(got.Rules) != 1 || got.Seed != 1 {
 				t.Fatalf("rule %+v accepted, but in force: %+v", r, got)
 			}
 			for range 3 {
-				d := ch.draw(c.Operations[0])
+				d := ch.draw(c.Operations[0], "")
 				if d.delay < 0 || d.delay > time.Second {
 					t.Fatalf("rule %+v drew a delay of %s", r, d.delay)
 				}

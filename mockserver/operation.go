@@ -5,16 +5,10 @@ import (
 
 	"fmt"
 	"net/http"
-	"regexp"
 
 	"github.com/petstore/inventory-kit/mockserver/store"
 	"github.com/petstore/inventory-kit/spec"
 )
-
-// SessionHeader names the caller's session: its own copy of the data,
-// made on first use from the fixtures. Without it, a request uses the
-// default session.
-const SessionHeader = "X-Mock-Session"
 
 // StabilityHeader tells clients the stability label the contract gives an
 // operation (x-stability), such as experimental.
@@ -55,19 +49,16 @@ func (s *Server) operation(op *spec.Operation, h opHandler) http.Handler {
 		}
 		e := httpapi.EntryOf(r)
 		in := &httpapi.Request{Op: op}
-		var ok bool
-		if in.Session, ok = s.sessionOf(w, r); !ok {
-			return
-		}
-		if in.Session != store.DefaultSession {
-			e.Session = in.Session
+		// The sessions step, before the rate limit, has read the session.
+		if in.Session = e.Session; in.Session == "" {
+			in.Session = store.DefaultSession
 		}
 		pref, ok := s.preferenceOf(w, r)
 		if !ok {
 			return
 		}
 		e.Forced = pref.String()
-		d := s.chaos.draw(op)
+		d := s.chaos.draw(op, in.Session)
 		if pref.delay > 0 {
 			d.delay = pref.delay
 		}
@@ -135,29 +126,6 @@ func (s *Server) preferenceOf(w http.ResponseWriter, r *http.Request) (preferenc
 }
 
 var deprecationTrue = []string{"true"}
-
-// sessionName is what a session may be called: short, and safe in a log
-// line, a URL and a Redis key.
-var sessionName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
-
-// sessionOf returns the request's session, or answers 400 and reports
-// false when the header does not name one. A name that holds a key is
-// refused: session names are shown in logs and the admin API.
-func (s *Server) sessionOf(w http.ResponseWriter, r *http.Request) (string, bool) {
-	v := r.Header[SessionHeader]
-	switch {
-	case len(v) == 0:
-		return store.DefaultSession, true
-	case len(v) == 1 && sessionName.MatchString(v[0]) && !s.rd.Contains(v[0]):
-		return v[0], true
-	case len(v) == 1 && sessionName.MatchString(v[0]):
-		httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidSession, SessionHeader+": a session name must not hold a key")
-		return "", false
-	}
-	httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidSession,
-		SessionHeader+": want one session name of 1 to 64 letters, digits, '.', '_' or '-'")
-	return "", false
-}
 
 // writeRequestError answers a request the contract's checks refused: 400,
 // or, for a path parameter of an operation that documents 404 but not 400,

@@ -5,15 +5,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/petstore/inventory-kit/mockserver/httpapi"
+	"github.com/petstore/inventory-kit/mockserver/store"
 	"github.com/petstore/inventory-kit/spec"
 )
 
@@ -111,90 +116,186 @@ func (rl RateLimit) String() string {
 	return fmt.Sprintf("%s per API key and session, burst %d", rl.Rate, int(burst))
 }
 
-// A limiter holds the buckets of the rate limit in force.
+// A limiter holds the rate limits in force, the global one and those of
+// sessions that have their own, and the buckets of their callers: a
+// golang.org/x/time/rate Limiter per API key and session.
 type limiter struct {
-	on  atomic.Bool // a limit is in force: the fast path skips the lock
-	max int         // buckets kept at most
-	now func() time.Time
+	on          atomic.Bool // a limit is in force, global or a session's: the fast path skips the lock
+	max         int         // buckets kept at most
+	maxSessions int         // sessions with a limit of their own kept at most
+	now         func() time.Time
 
-	mu        sync.Mutex // guards cfg, perSecond, burst and buckets
-	cfg       RateLimit
-	perSecond float64
-	burst     float64
+	mu       sync.Mutex // guards global, sessions and buckets
+	global   limit
+	sessions map[string]*sessionLimit // a session's own limit, by session name
 	// buckets are keyed by the SHA-256 of the key and the session: no key
 	// is kept in clear.
 	buckets map[[sha256.Size]byte]*bucket
 }
 
-// A bucket is one caller's tokens, as of last.
+// A limit is a RateLimit checked and ready to make buckets from.
+type limit struct {
+	cfg   RateLimit
+	every rate.Limit // tokens per second; 0: no limit
+	burst int
+}
+
+// A sessionLimit is the limit of one session, and when it was last set or
+// used: past maxSessions, the least recently used goes.
+type sessionLimit struct {
+	limit
+	used time.Time
+}
+
+// A bucket is one caller's tokens, under the limit of its session.
 type bucket struct {
-	tokens float64
-	last   time.Time
+	tokens  *rate.Limiter
+	session string
 }
 
 func newLimiter(max int, now func() time.Time) *limiter {
-	return &limiter{max: max, now: now, buckets: map[[sha256.Size]byte]*bucket{}}
+	return &limiter{max: max, maxSessions: store.DefaultMaxSessions, now: now,
+		sessions: map[string]*sessionLimit{}, buckets: map[[sha256.Size]byte]*bucket{}}
 }
 
-// set checks rl and puts it in force, with every bucket full; on error
-// nothing changes.
-func (l *limiter) set(rl RateLimit) error {
+// newLimit checks rl.
+func newLimit(rl RateLimit) (limit, error) {
 	perSecond, burst, err := rl.parse()
+	if err != nil {
+		return limit{}, err
+	}
+	return limit{cfg: rl, every: rate.Limit(perSecond), burst: int(burst)}, nil
+}
+
+// set checks rl and puts it in force for session ("": the global limit,
+// for every session without one of its own), with the buckets it governs
+// full; on error nothing changes.
+func (l *limiter) set(session string, rl RateLimit) error {
+	lim, err := newLimit(rl)
 	if err != nil {
 		return err
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.cfg, l.perSecond, l.burst = rl, perSecond, burst
-	clear(l.buckets)
-	l.on.Store(rl.Rate != "")
+	if session == "" {
+		l.global = lim
+	} else {
+		if l.sessions[session] == nil && len(l.sessions) >= l.maxSessions {
+			l.evictSessionLocked()
+		}
+		l.sessions[session] = &sessionLimit{limit: lim, used: l.now()}
+	}
+	l.dropBucketsLocked(session)
+	l.on.Store(l.global.every != 0 || len(l.sessions) > 0)
 	return nil
 }
 
-// get returns the limit in force.
-func (l *limiter) get() RateLimit {
+// clear lifts the limit of session: it follows the global one again. ""
+// lifts the global limit.
+func (l *limiter) clear(session string) {
+	if session == "" {
+		l.set("", RateLimit{})
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	rl := l.cfg
-	if rl.Rate != "" && rl.Burst == 0 {
-		rl.Burst = int(l.burst)
+	if _, ok := l.sessions[session]; ok {
+		delete(l.sessions, session)
+		l.dropBucketsLocked(session)
 	}
-	return rl
+	l.on.Store(l.global.every != 0 || len(l.sessions) > 0)
 }
 
-// take takes a token from the bucket of id. If there is none, it reports
-// false and how long until there is one.
-func (l *limiter) take(id [sha256.Size]byte) (bool, time.Duration) {
-	now := l.now()
+// dropBucketsLocked drops the buckets session's limit governs ("": those
+// of the global limit, which are all but the ones of sessions with a
+// limit of their own). l.mu must be held.
+func (l *limiter) dropBucketsLocked(session string) {
+	if session == "" && len(l.sessions) == 0 {
+		clear(l.buckets)
+		return
+	}
+	for id, b := range l.buckets {
+		if b.session == session || session == "" && l.sessions[b.session] == nil {
+			delete(l.buckets, id)
+		}
+	}
+}
+
+// evictSessionLocked drops the limit of the session least recently used.
+// l.mu must be held.
+func (l *limiter) evictSessionLocked() {
+	oldest := ""
+	for name, s := range l.sessions {
+		if oldest == "" || s.used.Before(l.sessions[oldest].used) {
+			oldest = name
+		}
+	}
+	delete(l.sessions, oldest)
+	l.dropBucketsLocked(oldest)
+}
+
+// get returns the limit in force for session ("": the global one) and
+// whether the session has one of its own.
+func (l *limiter) get(session string) (RateLimit, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.perSecond == 0 {
-		return true, 0
+	lim, own := l.global, false
+	if s := l.sessions[session]; session != "" && s != nil {
+		lim, own = s.limit, true
+	}
+	rl := lim.cfg
+	if rl.Rate != "" && rl.Burst == 0 {
+		rl.Burst = lim.burst
+	}
+	return rl, own
+}
+
+// withSessions returns the names of the sessions with a limit of their
+// own, sorted.
+func (l *limiter) withSessions() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Sorted(maps.Keys(l.sessions))
+}
+
+// take takes a token from the bucket of id, a caller of session. If there
+// is none, it reports false, how long until there is one, and the rate
+// that refused it.
+func (l *limiter) take(id [sha256.Size]byte, session string) (bool, time.Duration, string) {
+	now := l.now()
+	l.mu.Lock()
+	lim := l.global
+	if s := l.sessions[session]; s != nil {
+		lim = s.limit
+		s.used = now
+	}
+	if lim.every == 0 {
+		l.mu.Unlock()
+		return true, 0, ""
 	}
 	b := l.buckets[id]
 	if b == nil {
 		if len(l.buckets) >= l.max {
-			l.evict(now)
+			l.evictLocked(now)
 		}
-		b = &bucket{tokens: l.burst, last: now}
+		b = &bucket{tokens: rate.NewLimiter(lim.every, lim.burst), session: session}
 		l.buckets[id] = b
-	} else if elapsed := now.Sub(b.last); elapsed > 0 {
-		b.tokens = math.Min(l.burst, b.tokens+elapsed.Seconds()*l.perSecond)
-		b.last = now
 	}
-	if b.tokens >= 1 {
-		b.tokens--
-		return true, 0
+	l.mu.Unlock()
+	if b.tokens.AllowN(now, 1) {
+		return true, 0, ""
 	}
-	return false, time.Duration((1 - b.tokens) / l.perSecond * float64(time.Second))
+	// A refused request takes nothing: wait for the token that is missing.
+	missing := 1 - b.tokens.TokensAt(now)
+	return false, time.Duration(missing / float64(lim.every) * float64(time.Second)), lim.cfg.Rate
 }
 
-// evict makes room for new buckets: it drops those that are full again by
-// now, then, while more than three quarters of the bound remain,
-// arbitrary ones.
-func (l *limiter) evict(now time.Time) {
+// evictLocked makes room for new buckets: it drops those that are full
+// again by now, then, while more than three quarters of the bound remain,
+// arbitrary ones. l.mu must be held.
+func (l *limiter) evictLocked(now time.Time) {
 	for id, b := range l.buckets {
-		if b.tokens+now.Sub(b.last).Seconds()*l.perSecond >= l.burst {
+		if b.tokens.TokensAt(now) >= float64(b.tokens.Burst()) {
 			delete(l.buckets, id)
 		}
 	}
@@ -215,14 +316,19 @@ func (l *limiter) size() int {
 
 // limited answers 429 to a request past the rate limit of its key and
 // session. It comes after the key check, so the key is a valid one; a
-// request without a key is answered 401 before it takes a token.
+// request without a key is answered 401 before it takes a token. The
+// session is the one the sessions step read.
 func (l *limiter) limited(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !l.on.Load() {
 			next.ServeHTTP(w, r)
 			return
 		}
-		ok, wait := l.take(callerID(r))
+		session := httpapi.EntryOf(r).Session
+		if session == "" {
+			session = store.DefaultSession
+		}
+		ok, wait, rate := l.take(callerID(r, session), session)
 		if ok {
 			next.ServeHTTP(w, r)
 			return
@@ -232,26 +338,18 @@ func (l *limiter) limited(next http.Handler) http.Handler {
 		secs := max(1, int64(math.Ceil(wait.Seconds())))
 		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
 		httpapi.WriteError(w, r, http.StatusTooManyRequests, httpapi.CodeTooManyRequests,
-			fmt.Sprintf("rate limit: %s per API key and session; retry after %d s", l.rate(), secs))
+			fmt.Sprintf("rate limit: %s per API key and session; retry after %d s", rate, secs))
 	})
 }
 
-// rate is the rate in force, for messages.
-func (l *limiter) rate() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.cfg.Rate
-}
-
 // callerID identifies the caller a bucket belongs to: the SHA-256 of the
-// bearer token, as the key check read it, and the session header.
-func callerID(r *http.Request) [sha256.Size]byte {
+// bearer token, as the key check read it, and the session.
+func callerID(r *http.Request, session string) [sha256.Size]byte {
 	token := ""
 	if v := r.Header["Authorization"]; len(v) == 1 {
 		_, t, _ := strings.Cut(strings.TrimSpace(v[0]), " ")
 		token = strings.TrimSpace(t)
 	}
-	session := strings.Join(r.Header[SessionHeader], ",")
 	b := make([]byte, 0, len(token)+1+len(session))
 	b = append(append(append(b, token...), 0), session...)
 	return sha256.Sum256(b)
@@ -269,28 +367,55 @@ func rateLimitWarnings(c *spec.Contract) []string {
 	return out
 }
 
-// getRateLimit answers the rate limit in force.
+// getRateLimit answers the rate limit in force: the global one, or with
+// ?session=NAME the one NAME's requests follow, and whether it is the
+// session's own.
 func (s *Server) getRateLimit(w http.ResponseWriter, r *http.Request, _ *httpapi.Request) {
-	httpapi.WriteValue(w, r, http.StatusOK, s.limiter.get())
+	session, ok := s.controlSession(w, r)
+	if !ok {
+		return
+	}
+	httpapi.WriteValue(w, r, http.StatusOK, s.rateLimitView(session))
 }
 
-// setRateLimit replaces the rate limit; every bucket starts full. One the
-// mock cannot apply is a 400 and changes nothing.
+// A rateLimitView is a rate limit as the admin API answers it.
+type rateLimitView struct {
+	RateLimit
+	scope
+}
+
+func (s *Server) rateLimitView(session string) rateLimitView {
+	rl, own := s.limiter.get(session)
+	return rateLimitView{rl, s.scopeOf(session, own, s.limiter.withSessions)}
+}
+
+// setRateLimit replaces the rate limit, the global one or with
+// ?session=NAME that session's own; the buckets it governs start full.
+// One the mock cannot apply is a 400 and changes nothing.
 func (s *Server) setRateLimit(w http.ResponseWriter, r *http.Request, in *httpapi.Request) {
+	session, ok := s.controlSession(w, r)
+	if !ok {
+		return
+	}
 	var rl RateLimit
-	if err := json.Unmarshal(spec.AppendJSON(nil, wholeNumbers(in.Body)), &rl); err != nil {
+	if err := json.Unmarshal(spec.AppendJSON(nil, wholeNumbers(withoutScope(in.Body))), &rl); err != nil {
 		httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidBody, "body: "+s.rd.String(err.Error()))
 		return
 	}
-	if err := s.limiter.set(rl); err != nil {
+	if err := s.limiter.set(session, rl); err != nil {
 		httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidBody, s.rd.String(err.Error()))
 		return
 	}
-	httpapi.WriteValue(w, r, http.StatusOK, s.limiter.get())
+	httpapi.WriteValue(w, r, http.StatusOK, s.rateLimitView(session))
 }
 
-// clearRateLimit lifts the rate limit.
+// clearRateLimit lifts the global rate limit, or with ?session=NAME the
+// session's own, which then follows the global one again.
 func (s *Server) clearRateLimit(w http.ResponseWriter, r *http.Request, _ *httpapi.Request) {
-	s.limiter.set(RateLimit{})
+	session, ok := s.controlSession(w, r)
+	if !ok {
+		return
+	}
+	s.limiter.clear(session)
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -116,13 +116,13 @@ func TestTokenBucketEdges(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			clock := &fakeClock{t: time.Unix(1e9, 0)}
 			l := newLimiter(10, clock.now)
-			if err := l.set(tt.limit); err != nil {
+			if err := l.set("", tt.limit); err != nil {
 				t.Fatal(err)
 			}
 			id := sha256.Sum256([]byte("key"))
 			for i, s := range tt.steps {
 				clock.add(s.after)
-				ok, wait := l.take(id)
+				ok, wait, _ := l.take(id, "")
 				if ok != s.ok || (!ok && (wait-s.wait).Abs() > time.Microsecond) {
 					t.Errorf("step %d (after %s): take = %v, wait %s; want %v, wait %s", i, s.after, ok, wait, s.ok, s.wait)
 				}
@@ -137,16 +137,16 @@ func TestTokenBucketEdges(t *testing.T) {
 func TestRateLimitBucketsBounded(t *testing.T) {
 	clock := &fakeClock{t: time.Unix(1e9, 0)}
 	l := newLimiter(100, clock.now)
-	if err := l.set(RateLimit{Rate: "1/s", Burst: 1}); err != nil {
+	if err := l.set("", RateLimit{Rate: "1/s", Burst: 1}); err != nil {
 		t.Fatal(err)
 	}
 	busy := sha256.Sum256([]byte("busy"))
-	if ok, _ := l.take(busy); !ok {
+	if ok, _, _ := l.take(busy, ""); !ok {
 		t.Fatal("the first take of a new bucket was refused")
 	}
 	for i := range 10_000 {
 		clock.add(time.Millisecond)
-		l.take(sha256.Sum256([]byte(fmt.Sprint("caller-", i))))
+		l.take(sha256.Sum256([]byte(fmt.Sprint("caller-", i))), "")
 		if n := l.size(); n > 100 {
 			t.Fatalf("%d buckets after %d callers; want at most 100", n, i+1)
 		}
@@ -154,7 +154,7 @@ func TestRateLimitBucketsBounded(t *testing.T) {
 	// Every bucket of the last second is empty; the oldest are full again
 	// and go first.
 	clock.add(100 * time.Millisecond)
-	if ok, _ := l.take(sha256.Sum256([]byte("caller-9999"))); ok {
+	if ok, _, _ := l.take(sha256.Sum256([]byte("caller-9999")), ""); ok {
 		t.Error("the last caller's bucket was dropped while it was empty: it got a token back early")
 	}
 }
@@ -166,7 +166,7 @@ func TestRateLimitConcurrentKeys(t *testing.T) {
 	clock := &fakeClock{t: time.Unix(1e9, 0)}
 	l := newLimiter(MaxRateBuckets, clock.now)
 	const burst, keys, tries = 5, 16, 40
-	if err := l.set(RateLimit{Rate: "1/s", Burst: burst}); err != nil {
+	if err := l.set("", RateLimit{Rate: "1/s", Burst: burst}); err != nil {
 		t.Fatal(err)
 	}
 	var passed [keys]atomic.Int64
@@ -176,7 +176,7 @@ func TestRateLimitConcurrentKeys(t *testing.T) {
 			wg.Go(func() {
 				id := sha256.Sum256([]byte(fmt.Sprint("key-", k)))
 				for range tries / 4 {
-					if ok, _ := l.take(id); ok {
+					if ok, _, _ := l.take(id, ""); ok {
 						passed[k].Add(1)
 					}
 				}

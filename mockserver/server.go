@@ -50,12 +50,18 @@ type Config struct {
 	// nil: the embedded fixtures (an empty, non-nil slice: no records).
 	Records []fixtures.Record
 	// Sessions bounds the sessions of the Memory store made from Records,
-	// and of the journal.
-	Sessions    store.Options
-	APIKeys     []string     // empty: only httpapi.DevKey
-	AdminKey    string       // empty: admin endpoints take an API key
-	CORSOrigins []string     // empty or "*": any origin, without credentials
-	Logger      *slog.Logger // nil: no logs
+	// of the journal, and of the sessions' own chaos rules and rate limits.
+	Sessions store.Options
+	// RequireSession refuses, with a 400, a request of the contract that
+	// names no session (by the mock-session cookie, the X-Mock-Session
+	// header or the mock-session query parameter), so that no test writes
+	// into the default session by mistake. /healthz and the admin API are
+	// not affected.
+	RequireSession bool
+	APIKeys        []string     // empty: only httpapi.DevKey
+	AdminKey       string       // empty: admin endpoints take an API key
+	CORSOrigins    []string     // empty or "*": any origin, without credentials
+	Logger         *slog.Logger // nil: no logs
 	// AdminOrigins are the browser origins whose pages may call the admin
 	// API under /__admin/, besides the dashboard it serves itself; empty:
 	// none. The contract's operations follow CORSOrigins.
@@ -126,6 +132,8 @@ type Server struct {
 	limiter  *limiter
 	metrics  *metrics.Metrics // nil: none
 	maxDelay time.Duration
+	// requireSession refuses requests that name no session.
+	requireSession bool
 	rd       *exchange.Redactor // every configured key, each with the variable a curl line reads it from
 	keys     httpapi.Keys
 	guard    func(http.Handler) http.Handler // the admin guard: Host and cross-origin checks on /__admin/
@@ -203,10 +211,12 @@ func New(cfg Config) (*Server, error) {
 	for _, name := range shape.Fields {
 		s.fields[name] = true
 	}
-	if err := s.chaos.set(cfg.Chaos); err != nil {
+	s.chaos.maxSessions, s.limiter.maxSessions = maxSessions, maxSessions
+	s.requireSession = cfg.RequireSession
+	if err := s.chaos.set("", cfg.Chaos); err != nil {
 		return nil, fmt.Errorf("mockserver: chaos: %w", err)
 	}
-	if err := s.limiter.set(cfg.RateLimit); err != nil {
+	if err := s.limiter.set("", cfg.RateLimit); err != nil {
 		return nil, fmt.Errorf("mockserver: rate limit: %w", err)
 	}
 	hosts, err := httpapi.NewHosts(cfg.AllowedHosts)
@@ -307,8 +317,8 @@ func (s *Server) Redactor() *exchange.Redactor { return s.rd }
 // Contract returns the contract in force.
 func (s *Server) Contract() *spec.Contract { return s.live.Load().contract }
 
-// Chaos returns the latency and fault rules in force.
-func (s *Server) Chaos() Chaos { return s.chaos.get() }
+// Chaos returns the global latency and fault rules in force.
+func (s *Server) Chaos() Chaos { c, _ := s.chaos.get(""); return c }
 
 // Store returns the mock's store.
 func (s *Server) Store() store.Store { return s.store }
@@ -317,8 +327,8 @@ func (s *Server) Store() store.Store { return s.store }
 // the contract describes it, for the log.
 func (s *Server) Warnings() []string { return s.live.Load().warnings }
 
-// RateLimit returns the rate limit in force.
-func (s *Server) RateLimit() RateLimit { return s.limiter.get() }
+// RateLimit returns the global rate limit in force.
+func (s *Server) RateLimit() RateLimit { rl, _ := s.limiter.get(""); return rl }
 
 // Notes says what of the contract the mock serves in a way the contract
 // allows but a user may not expect (an operation answered 501, which the
@@ -375,9 +385,10 @@ func (s *Server) routes(keys httpapi.Keys) (http.Handler, error) {
 		ops[p][op.Method] = op
 	}
 	// Each path of the contract: journaled, the operation noted, the key
-	// checked, then the method's operation (405 for another method).
+	// checked, the session read, the rate limit taken, then the method's
+	// operation (405 for another method).
 	for _, p := range order {
-		h := httpapi.Chain(httpapi.Methods(byPath[p]), s.journal.journaled, addressing(ops[p]), httpapi.RequireKey(keys.API), s.limiter.limited)
+		h := httpapi.Chain(httpapi.Methods(byPath[p]), s.journal.journaled, addressing(ops[p]), httpapi.RequireKey(keys.API), s.sessions(s.requireSession), s.limiter.limited)
 		if err := httpapi.Handle(root, p, h); err != nil {
 			return nil, err
 		}

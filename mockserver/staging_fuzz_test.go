@@ -28,15 +28,15 @@ func FuzzRateLimit(f *testing.F) {
 		}
 		now := time.Unix(1e9, 0)
 		l := newLimiter(4, func() time.Time { return now })
-		if err := l.set(rl); err != nil {
+		if err := l.set("", rl); err != nil {
 			t.Fatalf("ParseRateLimitFlag(%q) accepted what set refuses: %v", v, err)
 		}
 		id := sha256.Sum256([]byte(v))
-		if ok, _ := l.take(id); !ok {
+		if ok, _, _ := l.take(id, ""); !ok {
 			t.Fatalf("%q: a full bucket refused its first request", v)
 		}
 		for range 3 {
-			if ok, wait := l.take(id); !ok && (wait <= 0 || wait > 24*time.Hour*365*10) {
+			if ok, wait, _ := l.take(id, ""); !ok && (wait <= 0 || wait > 24*time.Hour*365*10) {
 				t.Fatalf("%q: refused with a wait of %s", v, wait)
 			}
 		}

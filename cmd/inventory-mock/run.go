@@ -109,6 +109,7 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 		AdminKey:         string(o.AdminKey),
 		CORSOrigins:      o.CORSOrigins,
 		AdminOrigins:     o.AdminOrigins,
+		RequireSession:   o.RequireSession,
 		AllowedHosts:     adminHosts(o),
 		Logger:           logger,
 		MaxDelay:         o.MaxDelay,

@@ -234,6 +234,24 @@ func TestDashboard(t *testing.T) {
 	tb.waitFor("alice's pet 7", `document.querySelector('#records-body tr[data-key="7"] input').value === '707'`)
 	tb.waitFor("alice's journal only", `document.querySelectorAll('#entries li').length === 1`)
 
+	// A rule set while alice is shown is alice's own: her list fails, the
+	// default session's does not, and the panel says whom it applies to.
+	tb.choose("rule-op", "listInventory")
+	tb.choose("rule-effect", "status:503")
+	tb.Do(chromedp.Click(chromedp.CSS(`#rule-form button[type=submit]`)))
+	tb.waitFor("alice's own rule", `document.querySelector('#rules li') && document.getElementById('controls-scope').textContent.startsWith('Rules of session alice only')`)
+	if status, _ := call(t, srv, "GET", "/v1/inventory", "", "X-Mock-Session", "alice"); status != 503 {
+		t.Errorf("alice's list under her rule: %d; want 503", status)
+	}
+	if status, _ := call(t, srv, "GET", "/v1/inventory", ""); status != 200 {
+		t.Errorf("the default session's list under alice's rule: %d; want 200", status)
+	}
+	if got := s.Chaos().Rules; len(got) != 0 {
+		t.Errorf("global rules after a rule set for alice: %+v; want none", got)
+	}
+	tb.Do(chromedp.Click(chromedp.ID("rules-clear")))
+	tb.waitFor("alice's rules off", `document.querySelectorAll('#rules li').length === 0 && document.getElementById('controls-scope').textContent.includes('follows the global ones')`)
+
 	checkAccessible(t, tb)
 	checkKeyKept(t, tb, srv.URL)
 	if got := tb.text(`document.getElementById('violations').hidden ? 'hidden' : 'shown'`); got != "hidden" {

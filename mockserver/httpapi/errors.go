@@ -25,7 +25,8 @@ const (
 	CodeAdminKeyRequired     = "admin_key_required"     // 401 on admin endpoints: an API key, where the admin key is required
 	CodeInvalidBody          = "invalid_body"           // 400: the body is missing, malformed or has invalid values
 	CodeInvalidParameter     = "invalid_parameter"      // 400: a parameter is not valid
-	CodeInvalidSession       = "invalid_session"        // 400: the X-Mock-Session header is not a session name
+	CodeInvalidSession       = "invalid_session"        // 400: the X-Mock-Session header, mock-session cookie or query parameter is not a session name
+	CodeMissingSession       = "missing_session"        // 400: --require-session, and the request names no session
 	CodeInvalidPreference    = "invalid_preference"     // 400: the Prefer header asks for what the mock cannot do
 	CodePayloadTooLarge      = "payload_too_large"      // 400: the body is larger than the mock accepts
 	CodeUnsupportedMediaType = "unsupported_media_type" // 400: the body is not sent as the operation's media type

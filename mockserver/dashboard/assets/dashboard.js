@@ -280,6 +280,8 @@ $('session').addEventListener('change', () => {
   clearJournal();
   loadRecords();
   pollJournal();
+  loadChaos();
+  loadLimit();
   announce('Showing session ' + state.session);
 });
 
@@ -740,6 +742,24 @@ async function copyText(text, pre, button) {
 
 // --- chaos rules ------------------------------------------------------------
 
+// controlQuery names the session the chaos rules and the rate limit are
+// set for: the one shown, unless it is the default session, whose panel
+// sets the global ones (every session without its own follows them).
+function controlQuery() {
+  return state.session === 'default' ? [] : [['session', state.session]];
+}
+
+// renderScope says whom the rules and the limit shown apply to.
+function renderScope() {
+  const own = state.chaos.scope === 'session' || (state.rateLimit || {}).scope === 'session';
+  const others = state.chaos.sessions || [];
+  $('controls-scope').textContent = state.session === 'default'
+    ? 'Global rules: they apply to every session that has none of its own' + (others.length ? ` (${others.join(', ')} have their own).` : '.')
+    : own
+      ? `Rules of session ${state.session} only; the other sessions do not see them.`
+      : `Session ${state.session} has no rules of its own and follows the global ones; a rule set here applies to it only.`;
+}
+
 const FAULTS = {
   reset: 'Fault: connection reset',
   empty: 'Fault: closed without an answer',
@@ -815,7 +835,7 @@ $('rule-form').addEventListener('submit', async (ev) => {
 
 $('rules-clear').addEventListener('click', async () => {
   try {
-    await api('DELETE', '/chaos');
+    await api('DELETE', '/chaos', { query: controlQuery() });
   } catch (e) {
     if (!(e instanceof SignedOut)) $('rule-error').textContent = e.message;
     return;
@@ -828,7 +848,7 @@ $('rules-clear').addEventListener('click', async () => {
 // putRules replaces the rules, keeping the seed so a run stays replayable.
 async function putRules(rules) {
   try {
-    state.chaos = await api('PUT', '/chaos', { body: { seed: state.chaos.seed, rules } });
+    state.chaos = await api('PUT', '/chaos', { query: controlQuery(), body: { seed: state.chaos.seed, rules } });
   } catch (e) {
     if (!(e instanceof SignedOut)) $('rule-error').textContent = e.message;
     return false;
@@ -840,7 +860,7 @@ async function putRules(rules) {
 
 async function loadChaos() {
   try {
-    state.chaos = await api('GET', '/chaos');
+    state.chaos = await api('GET', '/chaos', { query: controlQuery() });
   } catch (e) {
     return;
   }
@@ -858,6 +878,7 @@ function describeRule(r) {
 }
 
 function renderRules() {
+  renderScope();
   const list = $('rules');
   const rules = state.chaos.rules || [];
   const key = JSON.stringify(rules);
@@ -882,7 +903,7 @@ function renderRules() {
 
 async function loadLimit() {
   try {
-    state.rateLimit = await api('GET', '/rate-limit');
+    state.rateLimit = await api('GET', '/rate-limit', { query: controlQuery() });
   } catch (e) {
     return;
   }
@@ -895,6 +916,7 @@ function renderLimit() {
     ? `In force: ${l.rate} per API key and session, ${l.burst} at once; past it, 429 with Retry-After.`
     : 'No rate limit: every API key and session may send as fast as it likes.';
   $('limit-off').hidden = !l.rate;
+  renderScope();
 }
 
 $('limit-form').addEventListener('submit', async (ev) => {
@@ -916,7 +938,7 @@ $('limit-form').addEventListener('submit', async (ev) => {
     }
   }
   try {
-    state.rateLimit = await api('PUT', '/rate-limit', { body });
+    state.rateLimit = await api('PUT', '/rate-limit', { query: controlQuery(), body });
   } catch (e) {
     if (!(e instanceof SignedOut)) $('limit-error').textContent = e.message;
     return;
@@ -930,14 +952,13 @@ $('limit-form').addEventListener('submit', async (ev) => {
 
 $('limit-off').addEventListener('click', async () => {
   try {
-    await api('DELETE', '/rate-limit');
+    await api('DELETE', '/rate-limit', { query: controlQuery() });
   } catch (e) {
     if (!(e instanceof SignedOut)) $('limit-error').textContent = e.message;
     return;
   }
   $('limit-error').textContent = '';
-  state.rateLimit = {};
-  renderLimit();
+  await loadLimit();
   announce('Rate limit off');
   $('limit-rate').focus();
 });
