@@ -22,8 +22,10 @@ var allowedLicences = []string{"Apache-2.0", "BSD-2-Clause", "BSD-3-Clause", "IS
 
 // classifyLicence names the licence of a licence file's text by phrases
 // each licence's text has and the others lack; "" for a text it does not
-// know. A GNU licence anywhere in the file is named first, so that a file
-// that adds the GPL to another licence is not read as the other one.
+// know. The MPL-2.0 is named first, as its text names the GNU licences (as
+// its "Secondary Licenses"); then a GNU licence anywhere in the file, so
+// that a file that adds the GPL to another licence is not read as the
+// other one.
 func classifyLicence(text string) string {
 	t := strings.Join(strings.Fields(text), " ") // one space for every run of white space
 	has := func(phrases ...string) bool {
@@ -35,6 +37,8 @@ func classifyLicence(text string) string {
 		return true
 	}
 	switch {
+	case has("Mozilla Public License Version 2.0"), has("Mozilla Public License, version 2.0"):
+		return "MPL-2.0"
 	case has("GNU Affero General Public License"):
 		return "AGPL"
 	case has("GNU Lesser General Public License"), has("GNU Library General Public License"):
@@ -43,8 +47,6 @@ func classifyLicence(text string) string {
 		return "GPL"
 	case has("Apache License", "Version 2.0"):
 		return "Apache-2.0"
-	case has("Mozilla Public License", "2.0"):
-		return "MPL-2.0"
 	case has("Permission is hereby granted, free of charge, to any person obtaining a copy"):
 		return "MIT"
 	case has("Permission to use, copy, modify, and", "distribute this software for any purpose with or without fee"):
@@ -72,6 +74,7 @@ func TestClassifyLicence(t *testing.T) {
 		{"Redistribution and use in source and binary forms, with or without modification, are permitted provided that", "BSD-2-Clause"},
 		{"Permission to use, copy, modify, and/or distribute this software for any\npurpose with or without fee is hereby granted", "ISC"},
 		{"Mozilla Public License Version 2.0\n==================================", "MPL-2.0"},
+		{"Mozilla Public License Version 2.0\n... means either the GNU General Public License, Version 2.0, the GNU Lesser General Public License, Version 2.1, the GNU Affero General Public License, Version 3.0", "MPL-2.0"},
 		{"GNU GENERAL PUBLIC LICENSE\nVersion 3, 29 June 2007", "GPL"},
 		{"GNU LESSER GENERAL PUBLIC LICENSE", "LGPL"},
 		{"GNU AFFERO GENERAL PUBLIC LICENSE", "AGPL"},
