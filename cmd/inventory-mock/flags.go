@@ -31,6 +31,7 @@ type options struct {
 	adminOrigins  adminOriginsFlag
 	allowedHosts  hostsFlag
 	maxConns      int
+	shutdownGrace time.Duration
 	tlsCert       string
 	tlsKey        string
 	tlsSelfSigned bool
@@ -97,7 +98,8 @@ func flags(o *options) *flag.FlagSet {
 	fs.Var(&o.corsOrigins, "cors-origin", "allowed browser `origin` such as http://localhost:3000 (repeatable), with credentials, for the contract's operations; none or *: any origin, without credentials")
 	fs.Var(&o.adminOrigins, "admin-origin", "a browser `origin` whose pages may call the admin API under /__admin/ (repeatable); none: only the dashboard the mock serves itself")
 	fs.Var(&o.allowedHosts, "allowed-host", "a host `name` /__admin/ answers for, besides localhost, IP addresses and, when listening on every interface, this machine's name (repeatable), such as the service name in a compose file; * for any")
-	fs.IntVar(&o.maxConns, "max-connections", defaultMaxConns, "open connections served at most (`N`); past three quarters of it, connections idle for 5 s are closed, and at it the longest idle one")
+	fs.IntVar(&o.maxConns, "max-connections", defaultMaxConns, "open connections served at most (`N`); past three quarters of it, connections idle for 5 s are closed; at it, one whose request has been arriving for 1 s or more, else the longest idle one")
+	fs.DurationVar(&o.shutdownGrace, "shutdown-grace", defaultShutdownGrace, "on SIGTERM or SIGINT, how long the requests in flight may take to finish; those still running then are cut, named in the log (and the proxy's reports), and the exit status stays the run's")
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `file` (needs --tls-key)")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "private key `file` for --tls-cert")
 	fs.BoolVar(&o.tlsSelfSigned, "tls-self-signed", false, "serve HTTPS with a certificate made at start-up for localhost")
@@ -166,7 +168,7 @@ type flagGroup struct {
 // the mock's own flags (any flag not named elsewhere), the proxy's (those
 // proxyFlags declares), and the actions.
 func flagGroups() []flagGroup {
-	serving := []string{"addr", "api-key", "admin-key", "allowed-host", "max-connections", "spec", "log-format", "pprof"}
+	serving := []string{"addr", "api-key", "admin-key", "allowed-host", "max-connections", "shutdown-grace", "spec", "log-format", "pprof"}
 	tls := []string{"tls-cert", "tls-key", "tls-self-signed", "tls-cert-out"}
 	scratch := flag.NewFlagSet("proxy", flag.ContinueOnError)
 	proxyFlags(scratch, &proxyOptions{})
@@ -228,6 +230,8 @@ func parse(args []string, lookupEnv func(string) (string, bool)) (*options, erro
 		return nil, cli.Usagef("--max-sessions and --session-idle must be positive")
 	case o.maxConns < 1:
 		return nil, cli.Usagef("--max-connections %d: want at least 1", o.maxConns)
+	case o.shutdownGrace < 0:
+		return nil, cli.Usagef("--shutdown-grace %s: want 0 or more", o.shutdownGrace)
 	}
 	if err := checkAddr("--addr", o.addr); err != nil {
 		return nil, err

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petstore/inventory-kit/cmd/internal/cli"
 	"github.com/petstore/inventory-kit/mockserver/store/redistest"
 )
 
@@ -33,9 +34,8 @@ func TestMain(m *testing.M) {
 		stop()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "inventory-mock:", err)
-			os.Exit(2)
 		}
-		os.Exit(0)
+		os.Exit(cli.Code(err)) // as cli.Main
 	}
 	os.Exit(m.Run())
 }
