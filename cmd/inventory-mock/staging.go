@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/petstore/inventory-kit/mockserver"
 	"github.com/petstore/inventory-kit/mockserver/metrics"
@@ -14,13 +15,14 @@ import (
 // records from a live backend, the spec reloaded when it changes, a rate
 // limit, and metrics.
 type stagingOptions struct {
-	fixturesFrom string
-	upstreamKey  upstreamKeyFlag
-	watch        bool
-	rateLimit    string
-	limit        mockserver.RateLimit // rateLimit, parsed
-	metrics      bool
-	metricsAddr  string
+	fixturesFrom    string
+	fixturesTimeout time.Duration
+	upstreamKey     upstreamKeyFlag
+	watch           bool
+	rateLimit       string
+	limit           mockserver.RateLimit // rateLimit, parsed
+	metrics         bool
+	metricsAddr     string
 
 	m *metrics.Metrics // the run's, from newMetrics; nil: none
 }
@@ -32,6 +34,7 @@ const upstreamKeyEnv = "INVENTORY_UPSTREAM_API_KEY"
 // stagingFlags declares the flags of stagingOptions on fs.
 func stagingFlags(fs *flag.FlagSet, s *stagingOptions) {
 	fs.StringVar(&s.fixturesFrom, "fixtures-from", "", "serve the records of the backend at this `URL`, its base path included, such as https://staging.example.com/v1: listed once at start-up with --upstream-api-key, each checked against the spec (TLS: the --upstream-* flags)")
+	fs.DurationVar(&s.fixturesTimeout, "fixtures-timeout", defaultFixturesTimeout, "--fixtures-from: give up when the whole list has not arrived within this `duration`")
 	fs.Var(&s.upstreamKey, "upstream-api-key", "the backend's API `key` for --fixtures-from; never printed (better in the variable: ps shows a command line)")
 	fs.BoolVar(&s.watch, "watch", false, "reload the --spec file when it, or a file next to it, changes: no restart, records kept; an edit that does not load is logged and the spec in force keeps serving")
 	fs.StringVar(&s.rateLimit, "rate-limit", "", "let each API key and session send requests at this `RATE`, N/s or N/m, with :BURST at once, such as 10/s or 600/m:50; past it, 429 with Retry-After; PUT /__admin/rate-limit changes it")
@@ -48,6 +51,8 @@ func (s *stagingOptions) check(o *options) error {
 		return errors.New("--fixtures-from, --fixtures and --generate exclude each other")
 	case s.fixturesFrom != "" && s.upstreamKey == "":
 		return fmt.Errorf("--fixtures-from needs the backend's key: set %s (or --upstream-api-key)", upstreamKeyEnv)
+	case s.fixturesTimeout <= 0:
+		return errors.New("--fixtures-timeout must be positive")
 	case s.fixturesFrom == "" && o.given["upstream-api-key"]:
 		return errors.New("--upstream-api-key is the key of --fixtures-from, which is not given")
 	case s.watch && o.specFile == "":

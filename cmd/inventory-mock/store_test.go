@@ -157,14 +157,14 @@ func startChild(t *testing.T, args ...string) *child {
 		close(c.exited)
 	}()
 	t.Cleanup(c.kill)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) { // a million pets take seconds on a loaded machine
 		select {
 		case <-c.exited:
 			t.Fatalf("the mock exited at start:\n%s", c.log)
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the mock did not answer /healthz within 10s:\n%s", c.log)
+			t.Fatalf("the mock did not answer /healthz within 60s:\n%s", c.log)
 		}
 		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
 			resp.Body.Close()
