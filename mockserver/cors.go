@@ -2,6 +2,7 @@ package mockserver
 
 import (
 	"github.com/petstore/inventory-kit/mockserver/httpapi"
+	"github.com/petstore/inventory-kit/mockserver/metrics"
 
 	"fmt"
 	"net/http"
@@ -77,7 +78,7 @@ func cors(p corsPolicy) func(http.Handler) http.Handler {
 			h := w.Header()
 			h.Add("Vary", "Origin")
 			preflight := r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
-			admin := underBase(r.URL.Path, p.adminBase)
+			admin := underBase(r.URL.Path, p.adminBase) || r.URL.Path == metrics.Path // the metrics tell what was served: the admin API's rules
 			switch {
 			case admin && slices.Contains(adminOrigins, origin), !admin && !anyOrigin && slices.Contains(origins, origin):
 				h.Set("Access-Control-Allow-Origin", origin)

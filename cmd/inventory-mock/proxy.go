@@ -16,6 +16,7 @@ import (
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
 	"github.com/petstore/inventory-kit/conformance/report"
 	"github.com/petstore/inventory-kit/mockserver/httpapi"
+	"github.com/petstore/inventory-kit/mockserver/metrics"
 	"github.com/petstore/inventory-kit/mockserver/proxy"
 	"github.com/petstore/inventory-kit/spec"
 	"github.com/petstore/inventory-kit/spec/exchange"
@@ -174,7 +175,7 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 	if err != nil {
 		return err
 	}
-	guard, err := httpapi.AdminGuard(spec.AdminBasePath(), hosts, nil, rd, nil)
+	guard, err := httpapi.AdminGuard([]string{spec.AdminBasePath(), metrics.Path}, hosts, nil, rd, nil)
 	if err != nil {
 		return err
 	}

@@ -57,6 +57,7 @@ func TestParseStore(t *testing.T) {
 		{"redis://:hunter2@cache:6379/1", storeRedis, "redis://:xxxxx@cache:6379/1"},
 		{"rediss://u:hunter2@cache:6380/0?prefix=team-a:", storeRedis, "rediss://u:xxxxx@cache:6380/0"},
 		{"redis://hunter2@cache:6379/0", storeRedis, "redis://xxxxx@cache:6379/0"},
+		{"redis://hunter2:@cache:6379/0", storeRedis, "redis://xxxxx@cache:6379/0"},
 		{"redis://cache:6379/0?client_name=hunter2", storeRedis, "redis://cache:6379/0?client_name=xxxxx"},
 		{"", "", "unknown kind"},
 		{"Memory", "", "unknown kind"},
