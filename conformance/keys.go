@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -82,18 +84,31 @@ func (k *keySource) run(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, k.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", k.command)
+	// In a process group of its own, killed whole: a child the command
+	// leaves running (sleep 150 &) holds neither the run nor its pipes.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
 	var out, errOut capped
 	out.max, errOut.max = maxKeyOutput, 2048
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
+	if cmd.Process != nil {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what it left behind
+	}
+	if errors.Is(err, exec.ErrWaitDelay) {
+		err = nil // it exited; a child it left kept the pipes open
+	}
 	key := strings.TrimSpace(out.b.String())
 	k.secrets.Add(KeySecret(key)) // before anything could show it
-	said := strings.TrimSpace(k.secrets.Redactor().String(errOut.b.String()))
+	// A failing command may print the key on stderr, where nothing says
+	// it is one: every word that looks like a token is hidden too.
+	said := strings.TrimSpace(tokenLike.ReplaceAllStringFunc(k.secrets.Redactor().String(errOut.b.String()), hideToken))
 	if said != "" {
 		said = ": " + strings.ReplaceAll(said, "\n", " ")
 	}
 	switch {
-	case ctx.Err() != nil:
+	case err != nil && ctx.Err() != nil:
 		return fmt.Errorf("--api-key-command did not finish within %s%s", k.timeout, said)
 	case err != nil:
 		var ee *exec.ExitError
@@ -111,6 +126,19 @@ func (k *keySource) run(ctx context.Context) error {
 	k.key = key
 	k.gen++
 	return nil
+}
+
+// tokenLike matches a word that may be a key: 12 characters or more of
+// those keys and tokens are written in (JWTs, base64, hex).
+var tokenLike = regexp.MustCompile(`[A-Za-z0-9_\-.=+/~]{12,}`)
+
+// hideToken hides a tokenLike word that holds a digit and a letter, as
+// keys do and words of a message seldom do.
+func hideToken(w string) string {
+	if strings.ContainsAny(w, "0123456789") && strings.IndexFunc(w, func(r rune) bool { return r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' }) >= 0 {
+		return "[REDACTED]"
+	}
+	return w
 }
 
 // capped keeps the first max bytes written to it and notes the rest.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/petstore/inventory-kit/mockserver/httpapi"
+	"github.com/petstore/inventory-kit/mockserver/metrics"
 )
 
 // guarded sends one request to s with the given Host and headers, and
@@ -176,5 +177,36 @@ func TestCORSRefusalsAreLogged(t *testing.T) {
 func TestAdminOriginStar(t *testing.T) {
 	if _, err := New(Config{AdminOrigins: []string{"*"}}); err == nil || !strings.Contains(err.Error(), "never open to every origin") {
 		t.Errorf("New with AdminOrigins * = %v; want a refusal", err)
+	}
+}
+
+// TestMetricsGuarded: /metrics tells what the mock has served, so it
+// keeps the admin API's rules: a Host a page rebinds to this machine is
+// refused, and a page of another origin gets no CORS header (its browser
+// keeps the answer from it), where the contract's operations answer any
+// origin with "*".
+func TestMetricsGuarded(t *testing.T) {
+	s := newServer(t, func(c *Config) { c.Metrics = metrics.New() })
+	tests := []struct {
+		name, host, path, origin string
+		status                   int
+		code                     string
+		allowOrigin              string // Access-Control-Allow-Origin
+	}{
+		{"loopback", "127.0.0.1:8080", "/metrics", "", 200, "", ""},
+		{"rebound name", "evil.example:8080", "/metrics", "", 403, httpapi.CodeHostNotAllowed, ""},
+		{"page of another origin", "127.0.0.1:8080", "/metrics", "http://evil.example", 200, "", ""},
+		{"the API, for comparison", "127.0.0.1:8080", "/v1/inventory", "http://evil.example", 200, "", "*"},
+	}
+	for _, tt := range tests {
+		var h map[string]string
+		if tt.origin != "" {
+			h = map[string]string{"Origin": tt.origin}
+		}
+		w := guarded(s, "GET", tt.host, tt.path, "", h)
+		if w.Code != tt.status || (tt.code != "" && errorCode(t, w) != tt.code) || w.Header().Get("Access-Control-Allow-Origin") != tt.allowOrigin {
+			t.Errorf("%s: GET %s, Host %s, Origin %q = %d %s, Access-Control-Allow-Origin %q; want %d %s, %q", tt.name, tt.path, tt.host, tt.origin,
+				w.Code, errorCode(t, w), w.Header().Get("Access-Control-Allow-Origin"), tt.status, tt.code, tt.allowOrigin)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package mockserver
 
 import (
 	"github.com/petstore/inventory-kit/mockserver/httpapi"
+	"github.com/petstore/inventory-kit/mockserver/metrics"
 
 	"fmt"
 	"net/http"
@@ -105,7 +106,7 @@ func cors(p corsPolicy) func(http.Handler) http.Handler {
 			switch {
 			case r.Header.Get("Origin") == "":
 				next.ServeHTTP(w, r)
-			case underBase(r.URL.Path, p.adminBase):
+			case underBase(r.URL.Path, p.adminBase) || r.URL.Path == metrics.Path: // the metrics tell what was served: the admin API's rules
 				admin.ServeHTTP(w, r)
 			default:
 				apiNext.ServeHTTP(w, r)

@@ -25,15 +25,38 @@ import (
 // are left out and configured keys replaced when the journal is read. Its
 // memory is bounded by the number of sessions, the entries per session,
 // the body limit (a list answer is kept whole up to listKept times it) and
-// maxJournalHeaders.
+// maxJournalHeaders, and in all by maxBytes: past it, the least recently
+// used sessions' journals are dropped whole.
 type journal struct {
 	perSession  int // entries kept per session; 0: the journal is off
 	bodyLimit   int // bytes kept of each body
 	maxSessions int // sessions kept; past it, the least recently used goes
+	maxBytes    int // bytes kept in all (entrySize), MaxJournalBytes
 
-	mu       sync.Mutex // guards sessions and seq
+	mu       sync.Mutex // guards sessions, seq and bytes
 	sessions map[string]*ring
 	seq      uint64 // the seq of the last entry added
+	bytes    int    // the entrySize of every entry kept
+}
+
+// MaxJournalBytes bounds the journal's memory in all sessions together,
+// as entrySize counts it: 64 MiB, a hundred full entries (4 KiB bodies,
+// 4 KiB of headers) of about 200 sessions. One client with a key cannot
+// make the mock hold more by opening sessions.
+const MaxJournalBytes = 64 << 20
+
+// entryOverhead is what entrySize counts for an entry besides its bodies
+// and headers: its fields, URL and verdict.
+const entryOverhead = 512
+
+// entrySize is the memory an entry holds, as the journal's bound counts
+// it: bodies, headers, a list kept whole, and entryOverhead.
+func entrySize(e *entry) int {
+	n := entryOverhead + len(e.reqBody) + len(e.respBody) + headerSize(e.reqHeader) + headerSize(e.respHeader)
+	if e.hasList {
+		n += e.respList.Size()
+	}
+	return n
 }
 
 // Defaults of the journal's bounds.
@@ -43,7 +66,7 @@ const (
 )
 
 func newJournal(perSession, bodyLimit, maxSessions int) *journal {
-	return &journal{perSession: perSession, bodyLimit: bodyLimit, maxSessions: maxSessions, sessions: map[string]*ring{}}
+	return &journal{perSession: perSession, bodyLimit: bodyLimit, maxSessions: maxSessions, maxBytes: MaxJournalBytes, sessions: map[string]*ring{}}
 }
 
 // A ring is one session's last entries, oldest overwritten first.
@@ -51,6 +74,7 @@ type ring struct {
 	entries []*entry
 	next    int
 	used    time.Time
+	bytes   int // the entrySize of its entries
 }
 
 // An entry is one journaled request. It holds what the request and the
@@ -293,30 +317,42 @@ func (j *journal) add(e *entry) {
 	r := j.sessions[e.session]
 	if r == nil {
 		if len(j.sessions) > j.maxSessions {
-			j.evictLocked()
+			j.evictLocked(e.session)
 		}
 		r = &ring{entries: make([]*entry, 0, min(j.perSession, 16))}
 		j.sessions[e.session] = r
 	}
 	r.used = e.time
+	size := entrySize(e)
+	r.bytes += size
+	j.bytes += size
 	if len(r.entries) < j.perSession {
 		r.entries = append(r.entries, e)
-		return
+	} else {
+		old := entrySize(r.entries[r.next])
+		r.bytes -= old
+		j.bytes -= old
+		r.entries[r.next] = e
+		r.next = (r.next + 1) % j.perSession
 	}
-	r.entries[r.next] = e
-	r.next = (r.next + 1) % j.perSession
+	for j.bytes > j.maxBytes && len(j.sessions) > 1 {
+		j.evictLocked(e.session)
+	}
 }
 
-// evictLocked drops the least recently used session's journal. j.mu must
-// be held.
-func (j *journal) evictLocked() {
+// evictLocked drops the least recently used session's journal, other than
+// keep's. j.mu must be held.
+func (j *journal) evictLocked(keep string) {
 	var oldest string
 	for name, r := range j.sessions {
-		if oldest == "" || r.used.Before(j.sessions[oldest].used) {
+		if name != keep && (oldest == "" || r.used.Before(j.sessions[oldest].used)) {
 			oldest = name
 		}
 	}
-	delete(j.sessions, oldest)
+	if r := j.sessions[oldest]; r != nil {
+		j.bytes -= r.bytes
+		delete(j.sessions, oldest)
+	}
 }
 
 // A journalFilter selects entries.
@@ -387,9 +423,13 @@ func (j *journal) clear(session string) {
 	defer j.mu.Unlock()
 	if session == "" {
 		clear(j.sessions)
+		j.bytes = 0
 		return
 	}
-	delete(j.sessions, session)
+	if r := j.sessions[session]; r != nil {
+		j.bytes -= r.bytes
+		delete(j.sessions, session)
+	}
 }
 
 // A journalEntry is an entry as GET /__admin/requests shows it.

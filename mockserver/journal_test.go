@@ -3,6 +3,7 @@ package mockserver
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -212,5 +213,41 @@ func TestJournalCurlReplays(t *testing.T) {
 		if f := strings.Fields(line); len(f) < 2 || f[1] != strconv.Itoa(want) {
 			t.Errorf("%s: replaying %s\ngave %q; want status %d", name, e.Curl, line, want)
 		}
+	}
+}
+
+// TestJournalBytesBound fills the journal from one client through 1,000
+// sessions of 10 entries with 4 KiB bodies each: what it keeps stays
+// within its bound in bytes, the sessions used last are kept, and the
+// count it keeps matches its entries (after replacements and clears too).
+func TestJournalBytesBound(t *testing.T) {
+	j := newJournal(10, 4096, 1000)
+	j.maxBytes = 1 << 20
+	body := make([]byte, 4096)
+	start := time.Now()
+	for i := range 1000 {
+		for k := range 12 { // past the ring: two replaced
+			j.add(&entry{session: fmt.Sprintf("s%d", i), time: start.Add(time.Duration(i*12+k) * time.Millisecond), reqBody: body, respBody: body})
+		}
+	}
+	counted := 0
+	for _, r := range j.sessions {
+		for _, e := range r.entries {
+			counted += entrySize(e)
+		}
+	}
+	if j.bytes > j.maxBytes || counted != j.bytes {
+		t.Errorf("the journal keeps %d bytes (counted %d); want at most its bound, %d, and the two equal", j.bytes, counted, j.maxBytes)
+	}
+	if j.sessions["s999"] == nil || len(j.sessions) < 2 {
+		t.Errorf("%d sessions kept, the last used among them: %v; want the ones used last", len(j.sessions), j.sessions["s999"] != nil)
+	}
+	j.clear("s999")
+	j.clear("")
+	if j.bytes != 0 {
+		t.Errorf("%d bytes counted after clearing the journal; want 0", j.bytes)
+	}
+	if MaxJournalBytes != 64<<20 {
+		t.Errorf("MaxJournalBytes = %d; mockserver/README.md says 64 MiB", MaxJournalBytes)
 	}
 }

@@ -233,7 +233,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	refusals := httpapi.NewOriginRefusals(logger, s.rd)
-	if s.guard, err = httpapi.AdminGuard(spec.AdminBasePath(), hosts, adminOrigins, s.rd, func(origin string) {
+	if s.guard, err = httpapi.AdminGuard([]string{spec.AdminBasePath(), metrics.Path}, hosts, adminOrigins, s.rd, func(origin string) {
 		refusals.Refused(origin, "the admin API", "--admin-origin")
 	}); err != nil {
 		return nil, fmt.Errorf("mockserver: admin origins: %w", err)
@@ -342,7 +342,7 @@ func (s *Server) routes(keys httpapi.Keys) (http.Handler, error) {
 	root := http.NewServeMux()
 	root.Handle("/healthz", httpapi.Methods(map[string]http.Handler{"GET": http.HandlerFunc(s.health)}))
 	if s.metrics != nil {
-		root.Handle("/metrics", httpapi.Methods(map[string]http.Handler{"GET": httpapi.RequireAdminKey(keys.Admin, keys.API, s.metrics.Handler())}))
+		root.Handle(metrics.Path, httpapi.Methods(map[string]http.Handler{"GET": httpapi.RequireAdminKey(keys.Admin, keys.API, s.metrics.Handler())}))
 	}
 	root.Handle("/openapi.yaml", httpapi.Methods(map[string]http.Handler{"GET": httpapi.NewDocument(s.contract.Raw, s.contract.BasePath)}))
 	adminBase := spec.AdminBasePath()

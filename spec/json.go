@@ -356,3 +356,41 @@ func AppendString(b []byte, s string) []byte {
 	enc.Encode(s)
 	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 }
+
+// ReadJSONArray reads one JSON array from r, as a stream, and calls each
+// with the raw encoding of every element in turn, valid only until each
+// returns: a list of any length is read in the memory of its largest
+// element. It is as strict as DecodeJSON (a member name given twice,
+// invalid UTF-8, anything after the array). notArray is returned where
+// the value is not an array; an error of each is returned as it is; other
+// errors are *JSONError.
+func ReadJSONArray(r io.Reader, notArray error, each func(raw []byte) error) error {
+	dec := jsontext.NewDecoder(r)
+	fail := func(err error) error { return jsonError(err, dec.InputOffset(), int(dec.InputOffset())) }
+	tok, err := dec.ReadToken()
+	switch {
+	case err != nil:
+		return fail(err)
+	case tok.Kind() != '[':
+		return notArray
+	}
+	for dec.PeekKind() != ']' {
+		raw, err := dec.ReadValue()
+		if err != nil {
+			return fail(err)
+		}
+		if err := each(raw); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return fail(err)
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		if err == nil {
+			err = errTrailing
+		}
+		return fail(err)
+	}
+	return nil
+}

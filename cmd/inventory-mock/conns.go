@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -22,13 +24,29 @@ const (
 	pressureIdle  = 5 * time.Second
 )
 
+// slowAfter is how long a request may take to arrive, headers and body,
+// before a connection that comes at the cap closes it rather than an idle
+// one: a client on this machine or a LAN sends a request in milliseconds,
+// so one still arriving after a second is slow, on purpose or not.
+const slowAfter = time.Second
+
 // A connLimiter is a listener that serves at most max connections at once.
-// A connection that arrives at the cap makes the one idle longest (between
-// two requests) close, then waits for a free place; one that arrives past
-// three quarters of the cap closes those idle for pressureIdle or longer.
-// The server tells it which connections are idle through track, its
-// ConnState hook. Its memory is bounded by max: one entry per open
-// connection.
+// A connection that arrives at the cap makes room by closing one other
+// (shed): the one whose request has been arriving longest if that is
+// slowAfter or more, else the one idle longest (between two requests),
+// else the one whose request has been arriving longest; a connection whose
+// request has arrived whole and is being answered is never closed. Only
+// where every connection is being answered does the new one wait for a free
+// place. One that arrives past three quarters of the cap closes those idle
+// for pressureIdle or longer too. So a crowd of clients that send their
+// headers or bodies a byte at a time cannot keep the places: each new
+// connection takes the place of the oldest of them, and a request sent at
+// a normal pace is read and answered before its turn comes.
+//
+// The server tells it each connection's state through track, its
+// ConnState hook, and through arrived, its handler middleware, when a
+// request's body has been read. Its memory is bounded by max: one entry per
+// open connection.
 type connLimiter struct {
 	net.Listener
 	slots chan struct{} // one token per open connection
@@ -36,15 +54,27 @@ type connLimiter struct {
 
 	closeOnce sync.Once // closes done
 
-	mu   sync.Mutex // guards idle
-	idle map[net.Conn]time.Time
+	mu    sync.Mutex // guards conns and the connState they point to
+	conns map[net.Conn]*connState
 
 	pressureIdle time.Duration // pressureIdle, shorter in tests
+	slowAfter    time.Duration // slowAfter, shorter in tests
+}
+
+// A connState is what the limiter knows of one open connection.
+type connState struct {
+	state http.ConnState // new, active or idle
+	since time.Time      // when it entered state
+	// answering counts the requests on it whose bodies have been read
+	// whole and whose handlers still run (more than one over HTTP/2): a
+	// connection answering one is not closed to make room.
+	answering int
 }
 
 // limitConns returns ln serving at most max connections.
 func limitConns(ln net.Listener, max int) *connLimiter {
-	return &connLimiter{Listener: ln, slots: make(chan struct{}, max), done: make(chan struct{}), idle: map[net.Conn]time.Time{}, pressureIdle: pressureIdle}
+	return &connLimiter{Listener: ln, slots: make(chan struct{}, max), done: make(chan struct{}),
+		conns: map[net.Conn]*connState{}, pressureIdle: pressureIdle, slowAfter: slowAfter}
 }
 
 // Accept waits for a connection and a free place for it.
@@ -53,20 +83,27 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	select {
-	case l.slots <- struct{}{}:
-	default:
-		// At the cap: make room, then wait for it.
-		l.closeIdle(0, false)
+	for placed := false; !placed; {
 		select {
 		case l.slots <- struct{}{}:
+			placed = true
+			continue
+		default:
+		}
+		// At the cap: make room, then wait for it; where no connection
+		// could be closed, look again now and then.
+		l.shed()
+		select {
+		case l.slots <- struct{}{}:
+			placed = true
+		case <-time.After(100 * time.Millisecond):
 		case <-l.done:
 			c.Close()
 			return nil, net.ErrClosed
 		}
 	}
 	if float64(len(l.slots)) >= pressureShare*float64(cap(l.slots)) {
-		l.closeIdle(l.pressureIdle, true)
+		l.closeIdle(l.pressureIdle)
 	}
 	return &limitedConn{Conn: c, release: func() { <-l.slots }}, nil
 }
@@ -77,41 +114,150 @@ func (l *connLimiter) Close() error {
 	return l.Listener.Close()
 }
 
-// track is the server's ConnState hook: it keeps the connections idle
-// between two requests, and since when.
+// track is the server's ConnState hook: it keeps each open connection's
+// state, and since when.
 func (l *connLimiter) track(c net.Conn, state http.ConnState) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if state == http.StateIdle {
-		l.idle[c] = time.Now()
-	} else {
-		delete(l.idle, c)
+	switch state {
+	case http.StateNew, http.StateActive, http.StateIdle:
+		s := l.conns[c]
+		if s == nil {
+			s = &connState{}
+			l.conns[c] = s
+		}
+		s.state, s.since = state, time.Now()
+	default:
+		delete(l.conns, c)
 	}
 }
 
-// closeIdle closes the connection idle longest, or with all true every
-// connection idle for d or longer. A request that arrives on one just as it
-// is closed is lost as on any keep-alive connection a server closes:
-// clients send an idempotent request again on a new connection.
-func (l *connLimiter) closeIdle(d time.Duration, all bool) {
+// connKey is the context key of the connection a request came on.
+type connKey struct{}
+
+// connContext is the server's ConnContext hook: it puts the connection in
+// the context of its requests, for arrived.
+func connContext(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, c)
+}
+
+// arrived is the middleware that tells the limiter when a request has
+// arrived whole: at once for a request without a body, else when its
+// handler has read the body to its end. From then until the handler
+// returns, its connection is not closed to make room.
+func (l *connLimiter) arrived(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, _ := r.Context().Value(connKey{}).(net.Conn)
+		if c == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		a := &arrival{l: l, c: c}
+		defer a.end()
+		if r.Body == nil || r.Body == http.NoBody {
+			a.mark()
+		} else {
+			r.Body = &arrivingBody{ReadCloser: r.Body, a: a}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// An arrival is one request's part in its connection's answering count.
+type arrival struct {
+	l      *connLimiter
+	c      net.Conn
+	marked bool // counted in answering; only the handler's goroutine reads or writes it
+}
+
+// mark counts the request as arrived whole.
+func (a *arrival) mark() {
+	if a.marked {
+		return
+	}
+	a.marked = true
+	a.l.mu.Lock()
+	if s := a.l.conns[a.c]; s != nil {
+		s.answering++
+	}
+	a.l.mu.Unlock()
+}
+
+// end takes the request out of the count once its handler has returned.
+func (a *arrival) end() {
+	if !a.marked {
+		return
+	}
+	a.l.mu.Lock()
+	if s := a.l.conns[a.c]; s != nil && s.answering > 0 {
+		s.answering--
+		// The answer is being written: its age counts from now, so that it
+		// is not cut as a request slow to arrive.
+		s.since = time.Now()
+	}
+	a.l.mu.Unlock()
+}
+
+// An arrivingBody marks its request arrived once the body is read to its
+// end.
+type arrivingBody struct {
+	io.ReadCloser
+	a *arrival
+}
+
+func (b *arrivingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.a.mark()
+	}
+	return n, err
+}
+
+// shed closes one connection to make room, as connLimiter says, if there
+// is one it may close.
+func (l *connLimiter) shed() {
 	now := time.Now()
-	var victims []net.Conn
-	var oldest net.Conn
-	var since time.Time
+	var arriving, idle net.Conn // the oldest of each
+	var arrivingSince, idleSince time.Time
 	l.mu.Lock()
-	for c, t := range l.idle {
+	for c, s := range l.conns {
 		switch {
-		case now.Sub(t) < d:
-		case all:
-			victims = append(victims, c)
-			delete(l.idle, c)
-		case oldest == nil || t.Before(since):
-			oldest, since = c, t
+		case s.state == http.StateIdle:
+			if idle == nil || s.since.Before(idleSince) {
+				idle, idleSince = c, s.since
+			}
+		case s.answering == 0:
+			if arriving == nil || s.since.Before(arrivingSince) {
+				arriving, arrivingSince = c, s.since
+			}
 		}
 	}
-	if oldest != nil {
-		victims = append(victims, oldest)
-		delete(l.idle, oldest)
+	victim := arriving
+	if idle != nil && (arriving == nil || now.Sub(arrivingSince) < l.slowAfter) {
+		victim = idle
+	}
+	if victim != nil {
+		delete(l.conns, victim)
+	}
+	l.mu.Unlock()
+	if victim != nil {
+		victim.Close()
+	}
+}
+
+// closeIdle closes every connection idle for d or longer. A request that
+// arrives on one just as it is closed is lost as on any keep-alive
+// connection a server closes: clients send an idempotent request again on
+// a new connection.
+func (l *connLimiter) closeIdle(d time.Duration) {
+	now := time.Now()
+	var victims []net.Conn
+	l.mu.Lock()
+	for c, s := range l.conns {
+		if s.state == http.StateIdle && now.Sub(s.since) >= d {
+			victims = append(victims, c)
+			delete(l.conns, c)
+		}
 	}
 	l.mu.Unlock()
 	for _, c := range victims {

@@ -22,37 +22,38 @@ import (
 // no variable, so that one left in a container's environment cannot turn
 // the mock into a one-shot command.
 type options struct {
-	Addr          string        `name:"addr" env:"INVENTORY_MOCK_ADDR" group:"serving" default:"127.0.0.1:8080" placeholder:"HOST:PORT" help:"host:port to listen on"`
-	APIKeys       []string      `name:"api-key" env:"INVENTORY_MOCK_API_KEYS" group:"serving" notempty:"" type:"apikey" placeholder:"KEY" help:"an accepted API key (repeat the flag for more; the variable takes a comma-separated list); none given: the development key ${dev_key}"`
-	AdminKey      string        `name:"admin-key" env:"INVENTORY_MOCK_ADMIN_KEY" group:"serving" notempty:"" type:"adminkey" placeholder:"KEY" help:"key for the admin endpoints under /__admin/; not given: any API key"`
-	AllowedHosts  []string      `name:"allowed-host" env:"INVENTORY_MOCK_ALLOWED_HOSTS" group:"serving" type:"host" placeholder:"NAME" help:"a host name /__admin/ answers for, besides localhost, IP addresses and, when listening on every interface, this machine's name (repeatable), such as the service name in a compose file; * for any"`
-	MaxConns      int           `name:"max-connections" env:"INVENTORY_MOCK_MAX_CONNECTIONS" group:"serving" default:"${max_conns}" placeholder:"N" help:"open connections served at most (N); past three quarters of it, connections idle for 5 s are closed, and at it the longest idle one"`
-	Spec          string        `name:"spec" env:"INVENTORY_MOCK_SPEC" group:"serving" placeholder:"FILE" help:"OpenAPI file to serve instead of the embedded contract"`
-	LogFormat     string        `name:"log-format" env:"INVENTORY_MOCK_LOG_FORMAT" group:"serving" default:"text" enum:"text,json" placeholder:"FORMAT" help:"log format: text or json"`
-	Pprof         string        `name:"pprof" env:"INVENTORY_MOCK_PPROF" group:"serving" placeholder:"HOST:PORT" help:"serve Go's profiles at http://host:port/debug/pprof/ on a loopback address (off by default)"`
-	TLSCert       string        `name:"tls-cert" env:"INVENTORY_MOCK_TLS_CERT" group:"tls" placeholder:"FILE" help:"serve HTTPS with this certificate file (needs --tls-key)"`
-	TLSKey        string        `name:"tls-key" env:"INVENTORY_MOCK_TLS_KEY" group:"tls" placeholder:"FILE" help:"private key file for --tls-cert"`
-	TLSSelfSigned bool          `name:"tls-self-signed" env:"INVENTORY_MOCK_TLS_SELF_SIGNED" group:"tls" help:"serve HTTPS with a certificate made at start-up for localhost"`
-	TLSCertOut    string        `name:"tls-cert-out" env:"INVENTORY_MOCK_TLS_CERT_OUT" group:"tls" placeholder:"FILE" help:"with --tls-self-signed: write its certificate (PEM) to file, for clients to trust (curl --cacert, inventory-conformance --ca-cert)"`
-	Fixtures      string        `name:"fixtures" env:"INVENTORY_MOCK_FIXTURES" placeholder:"FILE" help:"JSON file of records instead of the embedded fixtures"`
-	Generate      int           `name:"generate" env:"INVENTORY_MOCK_GENERATE" placeholder:"N" help:"serve N generated pets (petIds 1..N) instead of fixtures"`
-	Seed          uint64        `name:"seed" env:"INVENTORY_MOCK_SEED" default:"1" placeholder:"SEED" help:"seed for --generate: the same seed gives the same pets on every machine"`
-	CORSOrigins   []string      `name:"cors-origin" env:"INVENTORY_MOCK_CORS_ORIGINS" type:"origin" placeholder:"ORIGIN" help:"allowed browser origin such as http://localhost:3000 (repeatable), with credentials, for the contract's operations; none or *: any origin, without credentials"`
-	AdminOrigins  []string      `name:"admin-origin" env:"INVENTORY_MOCK_ADMIN_ORIGINS" type:"adminorigin" placeholder:"ORIGIN" help:"a browser origin whose pages may call the admin API under /__admin/ (repeatable); none: only the dashboard the mock serves itself"`
-	Store         string        `name:"store" env:"INVENTORY_MOCK_STORE" default:"memory" placeholder:"STORE" help:"keep state in STORE: memory; file:PATH, which survives restarts; or redis://[:PASSWORD@]HOST:PORT/DB, shared by replicas (see mockserver/store/README.md)"`
-	Latency       []string      `name:"latency" env:"INVENTORY_MOCK_LATENCY" placeholder:"[OPERATION=]DELAY[-DELAY]" help:"add latency: [OPERATION=]DELAY[-DELAY], such as 200ms or updateInventory=50ms-1s (repeatable)"`
-	Fault         []string      `name:"fault" env:"INVENTORY_MOCK_FAULT" placeholder:"[OPERATION=]FAULT[:STATUS][@P]" help:"inject a fault: [OPERATION=]FAULT[:STATUS][@P], FAULT one of status, reset, empty, truncate, slow, such as status:503@0.1 (repeatable)"`
-	ChaosSeed     int64         `name:"chaos-seed" env:"INVENTORY_MOCK_CHAOS_SEED" placeholder:"SEED" help:"seed of the latency and fault draws, to replay a run; kept when rules are put at run time without one; 0: random, shown by GET /__admin/chaos"`
-	MaxDelay      time.Duration `name:"max-delay" env:"INVENTORY_MOCK_MAX_DELAY" default:"${max_delay}" placeholder:"DELAY" help:"the longest delay a Prefer header or a latency rule may ask for"`
-	JournalSize   int           `name:"journal-size" env:"INVENTORY_MOCK_JOURNAL_SIZE" default:"${journal_size}" placeholder:"N" help:"requests the journal keeps per session (N); 0 turns the journal off"`
-	JournalBody   int           `name:"journal-body-limit" env:"INVENTORY_MOCK_JOURNAL_BODY_LIMIT" default:"${journal_body}" placeholder:"BYTES" help:"bytes of each request and response body the journal keeps, at least 1 (a list of up to 4 times it is kept whole)"`
-	MaxSessions   int           `name:"max-sessions" env:"INVENTORY_MOCK_MAX_SESSIONS" default:"${max_sessions}" placeholder:"N" help:"sessions (mock-session cookie, X-Mock-Session header or mock-session query parameter) kept besides the default, with their own chaos rules and rate limits (N); past it the least recently used is dropped"`
-	RequireSession bool `name:"require-session" env:"INVENTORY_MOCK_REQUIRE_SESSION" help:"refuse with 400 a request of the contract that names no session (mock-session cookie, X-Mock-Session header or mock-session query parameter), so that no test writes into the default session by mistake; /healthz and /__admin/ are not affected"`
-	SessionIdle   time.Duration `name:"session-idle" env:"INVENTORY_MOCK_SESSION_IDLE" default:"${session_idle}" placeholder:"DURATION" help:"drop a session unused for this duration"`
-	MCP           bool          `name:"mcp" env:"INVENTORY_MOCK_MCP" help:"also speak the Model Context Protocol on stdin and stdout, for an editor that starts the mock (logs stay on stderr; the mock stops when stdin ends); /__admin/mcp serves it over HTTP either way"`
-	PrintFixtures bool          `name:"print-fixtures" group:"actions" help:"print the data set as JSON and exit"`
-	HealthCheck   bool          `name:"health-check" group:"actions" help:"GET /healthz on --addr; exit 0 if it answers 200, else 1, a bad setting included (for container health checks: Docker reserves 2)"`
-	Version       bool          `name:"version" group:"actions" help:"print the version and exit"`
+	Addr           string        `name:"addr" env:"INVENTORY_MOCK_ADDR" group:"serving" default:"127.0.0.1:8080" placeholder:"HOST:PORT" help:"host:port to listen on"`
+	APIKeys        []string      `name:"api-key" env:"INVENTORY_MOCK_API_KEYS" group:"serving" notempty:"" type:"apikey" placeholder:"KEY" help:"an accepted API key (repeat the flag for more; the variable takes a comma-separated list); none given: the development key ${dev_key}"`
+	AdminKey       string        `name:"admin-key" env:"INVENTORY_MOCK_ADMIN_KEY" group:"serving" notempty:"" type:"adminkey" placeholder:"KEY" help:"key for the admin endpoints under /__admin/; not given: any API key"`
+	AllowedHosts   []string      `name:"allowed-host" env:"INVENTORY_MOCK_ALLOWED_HOSTS" group:"serving" type:"host" placeholder:"NAME" help:"a host name /__admin/ answers for, besides localhost, IP addresses and, when listening on every interface, this machine's name (repeatable), such as the service name in a compose file; * for any"`
+	MaxConns       int           `name:"max-connections" env:"INVENTORY_MOCK_MAX_CONNECTIONS" group:"serving" default:"${max_conns}" placeholder:"N" help:"open connections served at most (N); past three quarters of it, connections idle for 5 s are closed; at it, one whose request has been arriving for 1 s or more, else the longest idle one"`
+	ShutdownGrace  time.Duration `name:"shutdown-grace" env:"INVENTORY_MOCK_SHUTDOWN_GRACE" group:"serving" default:"${shutdown_grace}" placeholder:"DURATION" help:"on SIGTERM or SIGINT, how long the requests in flight may take to finish; those still running then are cut, named in the log (and the proxy's reports), and the exit status stays the run's"`
+	Spec           string        `name:"spec" env:"INVENTORY_MOCK_SPEC" group:"serving" placeholder:"FILE" help:"OpenAPI file to serve instead of the embedded contract"`
+	LogFormat      string        `name:"log-format" env:"INVENTORY_MOCK_LOG_FORMAT" group:"serving" default:"text" enum:"text,json" placeholder:"FORMAT" help:"log format: text or json"`
+	Pprof          string        `name:"pprof" env:"INVENTORY_MOCK_PPROF" group:"serving" placeholder:"HOST:PORT" help:"serve Go's profiles at http://host:port/debug/pprof/ on a loopback address (off by default)"`
+	TLSCert        string        `name:"tls-cert" env:"INVENTORY_MOCK_TLS_CERT" group:"tls" placeholder:"FILE" help:"serve HTTPS with this certificate file (needs --tls-key)"`
+	TLSKey         string        `name:"tls-key" env:"INVENTORY_MOCK_TLS_KEY" group:"tls" placeholder:"FILE" help:"private key file for --tls-cert"`
+	TLSSelfSigned  bool          `name:"tls-self-signed" env:"INVENTORY_MOCK_TLS_SELF_SIGNED" group:"tls" help:"serve HTTPS with a certificate made at start-up for localhost"`
+	TLSCertOut     string        `name:"tls-cert-out" env:"INVENTORY_MOCK_TLS_CERT_OUT" group:"tls" placeholder:"FILE" help:"with --tls-self-signed: write its certificate (PEM) to file, for clients to trust (curl --cacert, inventory-conformance --ca-cert)"`
+	Fixtures       string        `name:"fixtures" env:"INVENTORY_MOCK_FIXTURES" placeholder:"FILE" help:"JSON file of records instead of the embedded fixtures"`
+	Generate       int           `name:"generate" env:"INVENTORY_MOCK_GENERATE" placeholder:"N" help:"serve N generated pets (petIds 1..N) instead of fixtures"`
+	Seed           uint64        `name:"seed" env:"INVENTORY_MOCK_SEED" default:"1" placeholder:"SEED" help:"seed for --generate: the same seed gives the same pets on every machine"`
+	CORSOrigins    []string      `name:"cors-origin" env:"INVENTORY_MOCK_CORS_ORIGINS" type:"origin" placeholder:"ORIGIN" help:"allowed browser origin such as http://localhost:3000 (repeatable), with credentials, for the contract's operations; none or *: any origin, without credentials"`
+	AdminOrigins   []string      `name:"admin-origin" env:"INVENTORY_MOCK_ADMIN_ORIGINS" type:"adminorigin" placeholder:"ORIGIN" help:"a browser origin whose pages may call the admin API under /__admin/ (repeatable); none: only the dashboard the mock serves itself"`
+	Store          string        `name:"store" env:"INVENTORY_MOCK_STORE" default:"memory" placeholder:"STORE" help:"keep state in STORE: memory; file:PATH, which survives restarts; or redis://[:PASSWORD@]HOST:PORT/DB, shared by replicas (see mockserver/store/README.md)"`
+	Latency        []string      `name:"latency" env:"INVENTORY_MOCK_LATENCY" placeholder:"[OPERATION=]DELAY[-DELAY]" help:"add latency: [OPERATION=]DELAY[-DELAY], such as 200ms or updateInventory=50ms-1s (repeatable)"`
+	Fault          []string      `name:"fault" env:"INVENTORY_MOCK_FAULT" placeholder:"[OPERATION=]FAULT[:STATUS][@P]" help:"inject a fault: [OPERATION=]FAULT[:STATUS][@P], FAULT one of status, reset, empty, truncate, slow, such as status:503@0.1 (repeatable)"`
+	ChaosSeed      int64         `name:"chaos-seed" env:"INVENTORY_MOCK_CHAOS_SEED" placeholder:"SEED" help:"seed of the latency and fault draws, to replay a run; kept when rules are put at run time without one; 0: random, shown by GET /__admin/chaos"`
+	MaxDelay       time.Duration `name:"max-delay" env:"INVENTORY_MOCK_MAX_DELAY" default:"${max_delay}" placeholder:"DELAY" help:"the longest delay a Prefer header or a latency rule may ask for"`
+	JournalSize    int           `name:"journal-size" env:"INVENTORY_MOCK_JOURNAL_SIZE" default:"${journal_size}" placeholder:"N" help:"requests the journal keeps per session (N); 0 turns the journal off"`
+	JournalBody    int           `name:"journal-body-limit" env:"INVENTORY_MOCK_JOURNAL_BODY_LIMIT" default:"${journal_body}" placeholder:"BYTES" help:"bytes of each request and response body the journal keeps, at least 1 (a list of up to 4 times it is kept whole)"`
+	MaxSessions    int           `name:"max-sessions" env:"INVENTORY_MOCK_MAX_SESSIONS" default:"${max_sessions}" placeholder:"N" help:"sessions (mock-session cookie, X-Mock-Session header or mock-session query parameter) kept besides the default, with their own chaos rules and rate limits (N); past it the least recently used is dropped"`
+	RequireSession bool          `name:"require-session" env:"INVENTORY_MOCK_REQUIRE_SESSION" help:"refuse with 400 a request of the contract that names no session (mock-session cookie, X-Mock-Session header or mock-session query parameter), so that no test writes into the default session by mistake; /healthz and /__admin/ are not affected"`
+	SessionIdle    time.Duration `name:"session-idle" env:"INVENTORY_MOCK_SESSION_IDLE" default:"${session_idle}" placeholder:"DURATION" help:"drop a session unused for this duration"`
+	MCP            bool          `name:"mcp" env:"INVENTORY_MOCK_MCP" help:"also speak the Model Context Protocol on stdin and stdout, for an editor that starts the mock (logs stay on stderr; the mock stops when stdin ends); /__admin/mcp serves it over HTTP either way"`
+	PrintFixtures  bool          `name:"print-fixtures" group:"actions" help:"print the data set as JSON and exit"`
+	HealthCheck    bool          `name:"health-check" group:"actions" help:"GET /healthz on --addr; exit 0 if it answers 200, else 1, a bad setting included (for container health checks: Docker reserves 2)"`
+	Version        bool          `name:"version" group:"actions" help:"print the version and exit"`
 
 	Proxy   proxyOptions   `embed:"" group:"proxy"`
 	Staging stagingOptions `embed:""`
@@ -64,18 +65,20 @@ type options struct {
 // newParser returns the parser of the mock's flags into o.
 func newParser(o *options) *cli.Parser {
 	return cli.New("inventory-mock", o, map[string]string{
-		"dev_key":      httpapi.DevKey,
-		"max_conns":    strconv.Itoa(defaultMaxConns),
-		"max_delay":    mockserver.DefaultMaxDelay.String(),
-		"journal_size": strconv.Itoa(mockserver.DefaultJournalSize),
-		"journal_body": strconv.Itoa(mockserver.DefaultJournalBodyLimit),
-		"max_sessions": strconv.Itoa(store.DefaultMaxSessions),
-		"session_idle": store.DefaultIdleTimeout.String(),
-		"body_limit":   strconv.Itoa(proxy.DefaultBodyLimit),
-		"timeout":      proxy.DefaultTimeout.String(),
-		"reports_for":  "proxy: ",
-		"reports_at":   " at shutdown",
-		"reports_of":   "the traffic",
+		"dev_key":          httpapi.DevKey,
+		"max_conns":        strconv.Itoa(defaultMaxConns),
+		"max_delay":        mockserver.DefaultMaxDelay.String(),
+		"journal_size":     strconv.Itoa(mockserver.DefaultJournalSize),
+		"journal_body":     strconv.Itoa(mockserver.DefaultJournalBodyLimit),
+		"max_sessions":     strconv.Itoa(store.DefaultMaxSessions),
+		"session_idle":     store.DefaultIdleTimeout.String(),
+		"shutdown_grace":   defaultShutdownGrace.String(),
+		"fixtures_timeout": defaultFixturesTimeout.String(),
+		"body_limit":       strconv.Itoa(proxy.DefaultBodyLimit),
+		"timeout":          proxy.DefaultTimeout.String(),
+		"reports_for":      "proxy: ",
+		"reports_at":       " at shutdown",
+		"reports_of":       "the traffic",
 	}, true)
 }
 
@@ -194,6 +197,8 @@ func parse(args []string, lookupEnv func(string) (string, bool)) (*options, erro
 		return nil, cli.Usagef("--journal-body-limit %d: want at least 1 byte; to keep no journal at all, give --journal-size 0", o.JournalBody)
 	case o.MaxSessions < 1 || o.SessionIdle <= 0:
 		return nil, cli.Usagef("--max-sessions and --session-idle must be positive")
+	case o.ShutdownGrace < 0:
+		return nil, cli.Usagef("--shutdown-grace %s: want 0 or more", o.ShutdownGrace)
 	case o.MaxConns < 1:
 		return nil, cli.Usagef("--max-connections %d: want at least 1", o.MaxConns)
 	case o.MCP && o.Proxy.To != "":

@@ -15,6 +15,7 @@ import (
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
 	"github.com/petstore/inventory-kit/conformance/report"
 	"github.com/petstore/inventory-kit/mockserver/httpapi"
+	"github.com/petstore/inventory-kit/mockserver/metrics"
 	"github.com/petstore/inventory-kit/mockserver/proxy"
 	"github.com/petstore/inventory-kit/spec"
 	"github.com/petstore/inventory-kit/spec/exchange"
@@ -153,11 +154,11 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 	if err != nil {
 		return err
 	}
-	guard, err := httpapi.AdminGuard(spec.AdminBasePath(), hosts, nil, rd, nil)
+	guard, err := httpapi.AdminGuard([]string{spec.AdminBasePath(), metrics.Path}, hosts, nil, rd, nil)
 	if err != nil {
 		return err
 	}
-	err = serve(ctx, o, guard(px), logs, ready, func(addr string) {
+	cut, err := serve(ctx, o, guard(px), logs, ready, func(addr string) {
 		logger.Info("proxying", "url", addr+contract.BasePath, "to", upstream, "enforce", p.Enforce,
 			"startup", time.Since(start).Round(time.Microsecond), "version", cli.Version(version))
 	})
@@ -166,7 +167,7 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 	}
 	outputs := report.Outputs{JUnit: p.JUnit, Markdown: p.Markdown, HTML: p.HTML}
 	outputs.GitHub(func(k string) string { v, _ := lookupEnv(k); return v }, stdout)
-	return finishProxy(p, contract, findings, outputs, upstream, logger)
+	return finishProxy(p, contract, findings, outputs, upstream, cut, logger)
 }
 
 // checkUpstream refuses a --proxy-to URL without a path where the spec's
@@ -185,11 +186,21 @@ func checkUpstream(to, basePath string) error {
 // finishProxy writes the reports, logs the tally, and returns cli.Failed
 // with --fail-on-violation if there were violations, or with
 // --min-coverage if the traffic's coverage is below it.
-func finishProxy(p *proxyOptions, contract *spec.Contract, findings *spec.Findings, outputs report.Outputs, upstream string, logger *slog.Logger) error {
+func finishProxy(p *proxyOptions, contract *spec.Contract, findings *spec.Findings, outputs report.Outputs, upstream string, cut []cutRequest, logger *slog.Logger) error {
 	run := report.Traffic("inventory-mock contract proxy", contract, findings)
 	run.Facts = []report.Property{{Name: "backend", Value: upstream}}
 	if p.Enforce {
 		run.Facts = append(run.Facts, report.Property{Name: "mode", Value: "enforcing"})
+	}
+	if len(cut) > 0 {
+		// Stopped with requests in flight past --shutdown-grace: their
+		// answers were not seen, so not checked.
+		note := report.Note{Title: fmt.Sprintf("Cut at shutdown: %d still in flight after --shutdown-grace, their answers not checked", len(cut))}
+		for _, c := range cut {
+			note.Lines = append(note.Lines, c.String())
+			run.Properties = append(run.Properties, report.Property{Name: "cut at shutdown", Value: c.String()})
+		}
+		run.Notes = append(run.Notes, note)
 	}
 	run.Coverage.Min = float64(p.MinCoverage)
 	if err := outputs.Write(run, findings.Redactor()); err != nil {

@@ -156,7 +156,7 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 		defer stop()
 	}
 
-	return serve(ctx, o, mock, handler, ready, func(url string) {
+	_, err = serve(ctx, o, mock, handler, ready, func(url string) {
 		logger.Info("listening",
 			"url", url+data.contract.BasePath,
 			"dashboard", url+"/__admin/",
@@ -167,27 +167,30 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 			"startup", time.Since(begin).Round(time.Microsecond),
 			"version", cli.Version(version))
 	})
+	return err
 }
 
 // serve listens on o.addr, with TLS as o says, and serves h until ctx is
-// done, then shuts down gracefully: requests in flight finish. listening
+// done, then shuts down gracefully: requests in flight finish, for
+// --shutdown-grace at most; those still in flight then are cut, logged
+// and returned, and the stop is no error. listening
 // gets the server's URL once it accepts connections, and ready, if not
 // nil, its address. With --pprof, Go's profiles are served too, and with
 // --metrics-addr the metrics. The mock and the proxy mode serve through
 // it.
-func serve(ctx context.Context, o *options, h http.Handler, logs slog.Handler, ready func(addr string), listening func(url string)) error {
+func serve(ctx context.Context, o *options, h http.Handler, logs slog.Handler, ready func(addr string), listening func(url string)) (cut []cutRequest, err error) {
 	logger := slog.New(logs)
 	if o.Pprof != "" {
 		stopPprof, err := servePprof(o.Pprof, os.Args, logger)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		defer stopPprof()
 	}
 	if o.Staging.MetricsAddr != "" && o.Staging.m != nil {
 		stopMetrics, err := serveMetrics(o.Staging.MetricsAddr, o.Staging.m, logger)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		defer stopMetrics()
 	}
@@ -204,29 +207,29 @@ func serve(ctx context.Context, o *options, h http.Handler, logs slog.Handler, r
 	var cert []byte // the self-signed certificate, PEM, for --tls-cert-out
 	if o.TLSCert != "" || o.TLSSelfSigned {
 		scheme = "https"
-		var err error
 		if srv.TLSConfig, cert, err = tlsConfig(o); err != nil {
-			return err
+			return nil, err
 		}
 		// A file left by an earlier run would pass for this run's
 		// certificate: --tls-cert-out appears only once the mock listens.
 		if err := removeStale(o.TLSCertOut); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
-		return listenError("--addr", o.Addr, err)
+		return nil, listenError("--addr", o.Addr, err)
 	}
 	conns := limitConns(ln, o.MaxConns)
-	srv.ConnState = conns.track
+	flights := newInFlight()
+	srv.ConnState, srv.ConnContext, srv.Handler = conns.track, connContext, conns.arrived(flights.track(h))
 	ln = conns
 	if srv.TLSConfig != nil {
 		ln = tls.NewListener(plainHTTPAnswered(ln), srv.TLSConfig)
 		if o.TLSCertOut != "" {
 			if err := writeAtomically(o.TLSCertOut, cert); err != nil {
 				ln.Close()
-				return fmt.Errorf("--tls-cert-out: %w", err)
+				return nil, fmt.Errorf("--tls-cert-out: %w", err)
 			}
 			logger.Info("wrote the self-signed certificate; trust it with curl --cacert FILE or inventory-conformance --ca-cert FILE", "file", o.TLSCertOut)
 		}
@@ -241,13 +244,25 @@ func serve(ctx context.Context, o *options, h http.Handler, logs slog.Handler, r
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
-		return err
+		return nil, err
 	case <-ctx.Done():
 	}
-	logger.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	logger.Info("shutting down: finishing the requests in flight", "grace", o.ShutdownGrace)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), o.ShutdownGrace)
 	defer cancel()
-	return srv.Shutdown(shutdownCtx)
+	err = srv.Shutdown(shutdownCtx)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		return nil, err
+	}
+	// Past the grace: the requests still in flight are cut, and said so;
+	// the stop itself went as asked, so the exit status stays the run's.
+	cut = flights.list()
+	for _, c := range cut {
+		logger.Warn("request cut at shutdown: still in flight after --shutdown-grace", "method", c.Method, "path", c.Path, "ran", c.Ran.Round(time.Millisecond), "grace", o.ShutdownGrace)
+	}
+	srv.Close()
+	flights.wait(afterCut)
+	return cut, nil
 }
 
 // writeTimeout is the server's write timeout: a minute, or longer where

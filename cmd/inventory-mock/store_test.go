@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petstore/inventory-kit/cmd/internal/cli"
 	"github.com/petstore/inventory-kit/mockserver/store/redistest"
 )
 
@@ -33,9 +34,8 @@ func TestMain(m *testing.M) {
 		stop()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "inventory-mock:", err)
-			os.Exit(2)
 		}
-		os.Exit(0)
+		os.Exit(cli.Code(err)) // as cli.Main
 	}
 	os.Exit(m.Run())
 }
@@ -57,6 +57,7 @@ func TestParseStore(t *testing.T) {
 		{"redis://:hunter2@cache:6379/1", storeRedis, "redis://:xxxxx@cache:6379/1"},
 		{"rediss://u:hunter2@cache:6380/0?prefix=team-a:", storeRedis, "rediss://u:xxxxx@cache:6380/0"},
 		{"redis://hunter2@cache:6379/0", storeRedis, "redis://xxxxx@cache:6379/0"},
+		{"redis://hunter2:@cache:6379/0", storeRedis, "redis://xxxxx@cache:6379/0"},
 		{"redis://cache:6379/0?client_name=hunter2", storeRedis, "redis://cache:6379/0?client_name=xxxxx"},
 		{"", "", "unknown kind"},
 		{"Memory", "", "unknown kind"},
@@ -157,14 +158,14 @@ func startChild(t *testing.T, args ...string) *child {
 		close(c.exited)
 	}()
 	t.Cleanup(c.kill)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) { // a million pets take seconds on a loaded machine
 		select {
 		case <-c.exited:
 			t.Fatalf("the mock exited at start:\n%s", c.log)
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the mock did not answer /healthz within 10s:\n%s", c.log)
+			t.Fatalf("the mock did not answer /healthz within 60s:\n%s", c.log)
 		}
 		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
 			resp.Body.Close()

@@ -26,6 +26,12 @@ import (
 // one is refused, with this limit named.
 const maxUpstreamList = 256 << 20
 
+// defaultFixturesTimeout is --fixtures-timeout's default: the longest a
+// --fixtures-from list may take to arrive whole. A million pets, 53 MB,
+// take seconds on a LAN and a minute at 7 Mbit/s; a backend that sends a
+// byte now and then cannot hold start-up longer than this.
+const defaultFixturesTimeout = 5 * time.Minute
+
 // An upstream is the backend --fixtures-from lists the records of.
 type upstream struct {
 	base    *url.URL // with its base path, such as https://staging.example.com/v1
@@ -34,6 +40,7 @@ type upstream struct {
 	rd      *exchange.Redactor // hides the key in every message
 	limit   int64              // bytes of the list read at most
 	timeout time.Duration      // --upstream-timeout, for messages
+	whole   time.Duration      // --fixtures-timeout: the whole load
 }
 
 // newUpstream checks the --fixtures-from address and makes the client
@@ -53,7 +60,7 @@ func newUpstream(o *options) (*upstream, error) {
 	}
 	key := string(s.UpstreamKey)
 	return &upstream{
-		base: u, key: key, limit: maxUpstreamList, timeout: p.Timeout,
+		base: u, key: key, limit: maxUpstreamList, timeout: p.Timeout, whole: s.FixturesTimeout,
 		rd: exchange.NewRedactor(exchange.Secret{Value: key, Var: upstreamKeyEnv}),
 		client: &http.Client{Transport: transport, CheckRedirect: func(r *http.Request, _ []*http.Request) error {
 			// The key goes to the address given, and nowhere else.
@@ -80,7 +87,17 @@ func (u *upstream) records(ctx context.Context, shape *fixtures.Shape) (records 
 	target := *u.base
 	target.Path += shape.List.Path
 	where := "GET " + target.Redacted()
+	ctx, cancel := context.WithTimeout(ctx, u.whole)
+	defer cancel()
+	var body *listBody
 	defer func() {
+		if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			read := int64(0)
+			if body != nil {
+				read = body.n
+			}
+			err = fmt.Errorf("the list did not arrive whole within --fixtures-timeout %s (%d bytes read); give a longer one for a slow backend or a long list", u.whole, read)
+		}
 		if err != nil {
 			err = errors.New(u.rd.String(fmt.Sprintf("--fixtures-from: %s: %v", where, err)))
 		}
@@ -115,25 +132,59 @@ func (u *upstream) records(ctx context.Context, shape *fixtures.Shape) (records 
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" && !strings.HasSuffix(mt, "+json") {
 		return nil, nil, "", fmt.Errorf("the backend answered 200 with Content-Type %q; want application/json", resp.Header.Get("Content-Type"))
 	}
-	body, err := u.read(resp)
+	body, err = u.body(resp)
 	if err != nil {
 		return nil, nil, "", err
 	}
-	if holdsKey(body, u.key) {
-		// Messages quote values cut short, where the redactor could not
-		// find the whole key; and the mock would serve it to anyone.
-		return nil, nil, "", errors.New("the list holds the key the mock sent; it is not served, nor quoted")
-	}
-	records, unknown, err = fixtures.Load("the backend's list", body, shape)
-	if err != nil {
+	holdsKeyErr := errors.New("the list holds the key the mock sent; it is not served, nor quoted")
+	records, unknown, err = fixtures.Read("the backend's list", body, shape, func(raw []byte) error {
+		if holdsKey(raw, u.key) {
+			// Messages quote values cut short, where the redactor could
+			// not find the whole key; and the mock would serve it to anyone.
+			return holdsKeyErr
+		}
+		return nil
+	})
+	switch {
+	case body.err != nil: // the answer could not be read: that, not what the JSON decoder made of it
+		return nil, nil, "", body.err
+	case err != nil:
 		return nil, nil, "", errors.New(strings.TrimPrefix(err.Error(), "fixtures: "))
 	}
 	return records, unknown, where, nil
 }
 
-// read reads the answer's body, decoded, refusing one longer than the
-// limit before it is all read.
-func (u *upstream) read(resp *http.Response) ([]byte, error) {
+// A listBody is the answer's body, decoded, as the list is read from it:
+// it counts the bytes, refuses more than the limit, and keeps the error
+// that stopped it.
+type listBody struct {
+	r       io.Reader
+	n       int64 // bytes read
+	limit   int64
+	tooLong error
+	err     error // why reading stopped, other than the end
+}
+
+func (b *listBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	switch {
+	case b.n > b.limit:
+		b.err = b.tooLong
+		return 0, b.err
+	case err != nil && err != io.EOF:
+		b.err = fmt.Errorf("the backend's answer ended early (%d bytes read): %v", b.n, err)
+		return n, b.err
+	}
+	return n, err
+}
+
+// body returns the answer's body, decoded, as a listBody that refuses
+// more than the limit before it is all read.
+func (u *upstream) body(resp *http.Response) (*listBody, error) {
 	limit := fmt.Sprintf("%d bytes", u.limit)
 	if u.limit%(1<<20) == 0 {
 		limit = fmt.Sprintf("%d MiB", u.limit>>20)
@@ -154,14 +205,7 @@ func (u *upstream) read(resp *http.Response) ([]byte, error) {
 	default:
 		return nil, fmt.Errorf("the backend answered in Content-Encoding %q; want none or gzip", resp.Header.Get("Content-Encoding"))
 	}
-	b, err := io.ReadAll(io.LimitReader(body, u.limit+1))
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("the backend's answer ended early (%d bytes read): %v", len(b), err)
-	case int64(len(b)) > u.limit:
-		return nil, tooLong
-	}
-	return b, nil
+	return &listBody{r: body, limit: u.limit, tooLong: tooLong}, nil
 }
 
 // errorMessage returns ": " and the message of an Error body, if the

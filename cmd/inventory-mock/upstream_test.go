@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -127,6 +128,19 @@ func TestFixturesFromRefused(t *testing.T) {
 			case <-time.After(5 * time.Second):
 			}
 		}, args: []string{"--upstream-timeout", "200ms"}, want: "the backend sent no answer within --upstream-timeout 200ms"},
+		{name: "a byte at a time", backend: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, "[")
+			for {
+				w.(http.Flusher).Flush()
+				select {
+				case <-r.Context().Done():
+					return
+				case <-time.After(100 * time.Millisecond): // each well within --upstream-timeout
+				}
+				io.WriteString(w, " ")
+			}
+		}, args: []string{"--fixtures-timeout", "700ms", "--upstream-timeout", "300ms"}, want: "the list did not arrive whole within --fixtures-timeout 700ms ("},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			url := down.URL
@@ -144,6 +158,9 @@ func TestFixturesFromRefused(t *testing.T) {
 			if !strings.HasPrefix(err.Error(), "--fixtures-from: GET "+url+"/v1/inventory: ") {
 				t.Errorf("the message does not name the request: %v", err)
 			}
+			if strings.Contains(err.Error(), "embedded fixtures") || strings.Contains(err.Error(), "--spec") {
+				t.Errorf("the message gives the hint about --spec and the embedded fixtures, which does not apply: %v", err)
+			}
 			for _, s := range []string{err.Error(), out.String(), errOut.String()} {
 				if strings.Contains(s, upstreamKey) || strings.Contains(s, upstreamKey[1:]) {
 					t.Errorf("the key is shown: %s", s)
@@ -156,7 +173,11 @@ func TestFixturesFromRefused(t *testing.T) {
 // TestFixturesFromLimit: a list longer than the limit is refused with the
 // limit named, before it is all read, compressed or not.
 func TestFixturesFromLimit(t *testing.T) {
-	list := `[` + strings.Repeat(`{"petId":1,"quantity":1,"status":"sold"},`, 100) + `{"petId":2,"quantity":1,"status":"sold"}]`
+	var b strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&b, `{"petId":%d,"quantity":1,"status":"sold"},`, i+1)
+	}
+	list := `[` + b.String() + `{"petId":1,"quantity":1,"status":"sold"}]` // the last a duplicate
 	for _, gz := range []bool{false, true} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
@@ -232,5 +253,54 @@ func TestFixturesFromTLS(t *testing.T) {
 				t.Errorf("run = %v; want an error with %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestFixturesFromMemory measures the peak resident memory (VmHWM) of a
+// mock started on a backend's list of 100,000 pets, against the same mock
+// generating as many (--generate) in the same run: the list is read as a
+// stream, so loading it costs about what generating does, where reading
+// it whole cost about 17 times the list. INVENTORY_FIXTURES_FROM_PETS sets
+// another number of pets, such as 1000000 for the README's figure.
+func TestFixturesFromMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("no /proc: peak memory cannot be read")
+	}
+	pets := 100_000
+	if n, _ := strconv.Atoi(os.Getenv("INVENTORY_FIXTURES_FROM_PETS")); n > 0 {
+		pets = n
+	}
+	list := fixtures.Encode(generated(t, pets, 3))
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(list)
+	}))
+	defer backend.Close()
+	t.Setenv(upstreamKeyEnv, upstreamKey)
+	peak := func(args ...string) int64 {
+		c := startChild(t, args...)
+		defer c.kill()
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+				kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+				return kb << 10
+			}
+		}
+		t.Fatalf("no VmHWM in /proc/PID/status:\n%s", status)
+		return 0
+	}
+	generate := peak("--generate", fmt.Sprint(pets))
+	from := peak("--fixtures-from", backend.URL+"/v1")
+	t.Logf("peak resident memory, %d pets (%.1f MB list): --generate %.1f MB, --fixtures-from %.1f MB (%.2fx)",
+		pets, float64(len(list))/1e6, float64(generate)/1e6, float64(from)/1e6, float64(from)/float64(generate))
+	if limit := generate*3/2 + int64(len(list)); from > limit {
+		t.Errorf("--fixtures-from peaked at %.1f MB; want at most %.1f MB, 1.5 times --generate's %.1f MB and the list's size", float64(from)/1e6, float64(limit)/1e6, float64(generate)/1e6)
 	}
 }

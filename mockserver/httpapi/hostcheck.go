@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -94,16 +95,17 @@ func (h Hosts) Allows(hostport string) bool {
 }
 
 // AdminGuard keeps browser pages of other sites away from the admin API
-// under base (/__admin): a request to it whose Host header hosts does not
+// under each of bases (/__admin, and /metrics, which tells what the mock
+// has served): a request to it whose Host header hosts does not
 // allow is refused 403 host_not_allowed, and a request that changes state
 // (not GET, HEAD or OPTIONS) sent by a page of another origin than the
 // server's own and the trusted origins is refused 403 cross_origin
 // (net/http's CrossOriginProtection, which reads Sec-Fetch-Site, else
-// Origin against Host). Requests outside base pass untouched, as do
+// Origin against Host). Requests outside bases pass untouched, as do
 // requests from clients that are not browsers (they send neither header).
 // refused, if not nil, is told the origin of each request refused as
 // cross-origin. Each trusted origin must be scheme://host[:port].
-func AdminGuard(base string, hosts Hosts, trusted []string, rd *exchange.Redactor, refused func(origin string)) (func(http.Handler) http.Handler, error) {
+func AdminGuard(bases []string, hosts Hosts, trusted []string, rd *exchange.Redactor, refused func(origin string)) (func(http.Handler) http.Handler, error) {
 	cop := http.NewCrossOriginProtection()
 	for _, o := range trusted {
 		if err := cop.AddTrustedOrigin(o); err != nil {
@@ -112,10 +114,15 @@ func AdminGuard(base string, hosts Hosts, trusted []string, rd *exchange.Redacto
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if p := r.URL.Path; !strings.HasPrefix(p, base) || (len(p) > len(base) && p[len(base)] != '/') {
+			i := slices.IndexFunc(bases, func(base string) bool {
+				p := r.URL.Path
+				return strings.HasPrefix(p, base) && (len(p) == len(base) || p[len(base)] == '/')
+			})
+			if i < 0 {
 				next.ServeHTTP(w, r)
 				return
 			}
+			base := bases[i]
 			if !hosts.Allows(r.Host) {
 				WriteError(w, r, http.StatusForbidden, CodeHostNotAllowed, fmt.Sprintf(
 					"Host %q is not a name this server answers %s/ for: only localhost, IP addresses and the names given with --allowed-host are (a guard against DNS rebinding); to reach it by this name, start it with --allowed-host %s",

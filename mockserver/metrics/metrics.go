@@ -27,6 +27,10 @@ import (
 	"github.com/petstore/inventory-kit/spec"
 )
 
+// Path is where the mock and the proxy serve the metrics, behind the
+// admin key and the admin API's guard (httpapi.AdminGuard).
+const Path = "/metrics"
+
 // Namespace prefixes every metric's name.
 const Namespace = "inventory_mock"
 

@@ -155,13 +155,14 @@ func ParseRedisURL(raw string) (*redis.Options, string, string, error) {
 }
 
 // redactedURL returns a Redis URL for messages: its password as xxxxx,
-// and its user too where it has no password (redis://PASSWORD@host is how
-// many write a password alone); the values of its query parameters as
+// and its user too where it has no password or an empty one
+// (redis://PASSWORD@host and redis://PASSWORD:@host are how many write a
+// password alone, and go-redis reads them so); the values of its query parameters as
 // xxxxx, except the numbers, durations and switches go-redis reads there.
 func redactedURL(u *url.URL) string {
 	r := *u
 	if r.User != nil {
-		if _, ok := r.User.Password(); ok {
+		if p, _ := r.User.Password(); p != "" {
 			r.User = url.UserPassword(r.User.Username(), "xxxxx")
 		} else {
 			r.User = url.User("xxxxx")

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+)
+
+// defaultShutdownGrace is --shutdown-grace's default: long enough for any
+// request of a mock on this machine, short enough that the reports are
+// written before a container engine's 10 s between SIGTERM and SIGKILL.
+const defaultShutdownGrace = 5 * time.Second
+
+// afterCut is how long a stop waits, once it has cut the requests still in
+// flight, for their handlers to see it and return, so that the proxy
+// records them before it writes its reports.
+const afterCut = 2 * time.Second
+
+// An inFlight keeps the requests being served, so that a stop that has to
+// cut some can say which.
+type inFlight struct {
+	mu   sync.Mutex // guards next and reqs
+	next uint64
+	reqs map[uint64]cutRequest
+	wg   sync.WaitGroup // one per handler running
+}
+
+// A cutRequest is a request a stop cut: its method and path (never the
+// query, which may hold a key), and how long it had run.
+type cutRequest struct {
+	Method, Path string
+	start        time.Time
+	Ran          time.Duration
+}
+
+// String is the request as the log and the reports name it.
+func (c cutRequest) String() string {
+	return fmt.Sprintf("%s %s, cut after %s", c.Method, c.Path, c.Ran.Round(time.Millisecond))
+}
+
+func newInFlight() *inFlight { return &inFlight{reqs: map[uint64]cutRequest{}} }
+
+// track is the middleware that keeps each request while its handler runs.
+func (f *inFlight) track(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		f.next++
+		id := f.next
+		f.reqs[id] = cutRequest{Method: r.Method, Path: r.URL.Path, start: time.Now()}
+		f.wg.Add(1)
+		f.mu.Unlock()
+		defer func() {
+			f.mu.Lock()
+			delete(f.reqs, id)
+			f.mu.Unlock()
+			f.wg.Done()
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// list returns the requests in flight, oldest first, with how long each
+// has run.
+func (f *inFlight) list() []cutRequest {
+	now := time.Now()
+	f.mu.Lock()
+	out := make([]cutRequest, 0, len(f.reqs))
+	for _, c := range f.reqs {
+		c.Ran = now.Sub(c.start)
+		out = append(out, c)
+	}
+	f.mu.Unlock()
+	slices.SortFunc(out, func(a, b cutRequest) int { return a.start.Compare(b.start) })
+	return out
+}
+
+// wait waits for the handlers running to return, for d at most.
+func (f *inFlight) wait(d time.Duration) {
+	done := make(chan struct{})
+	go func() { f.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
+}
