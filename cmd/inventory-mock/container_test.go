@@ -668,6 +668,11 @@ func (p *podman) readme(t *testing.T, bins string) {
 				t.Errorf("%s: no %s, which podman needs here", l, strings.Join(containerLimits, " "))
 			}
 			args = append([]string{"run", "--label", "inventory-test=" + p.id}, args[1:]...)
+			if slices.Contains(args, "-d") && !slices.Contains(args, "--network") {
+				// The run's own network, as runMock's: podman's default
+				// one may share CNI's subnet here (see runMock).
+				args = append([]string{"run", "--network", p.name("net")}, args[1:]...)
+			}
 			out := p.must(t, 3*time.Minute, args...)
 			if slices.Contains(args, "-d") {
 				containerInventory(t, containerWaitList(t, fmt.Sprintf("http://127.0.0.1:%d", port), 20*time.Second))
