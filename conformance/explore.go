@@ -140,9 +140,12 @@ func (f *exploreFailure) String() string {
 func (r *exploreResult) Summary() string {
 	found := "nothing broken"
 	if r.Failure != nil {
-		found = "found: " + r.Failure.Rule
+		// The rule is what should hold ("a valid update answers 200"):
+		// said as what was found not to.
+		broken := fmt.Sprintf("%q did not hold", r.Failure.Rule)
+		found = "found: " + broken
 		if r.Found > 0 {
-			found = fmt.Sprintf("found after %s: %s", r.Found.Round(time.Millisecond), r.Failure.Rule)
+			found = fmt.Sprintf("found after %s: %s", r.Found.Round(time.Millisecond), broken)
 		}
 	}
 	return fmt.Sprintf("%d steps in %d sequences in %s, %d %s, seed %d, stopped by %s; %s",

@@ -115,7 +115,9 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 	suite.RandomSeed = 1 // a stable order; exploration has its own --seed
 	suite.RandomizeAllSpecs = false
 	suite.DryRun = o.DryRun
-	reporter.Verbose = reporter.Verbose || o.Verbose
+	// --verbose is Ginkgo's -vv: every check as it runs, and each
+	// failure in full, additional ones too.
+	reporter.VeryVerbose = reporter.VeryVerbose || o.Verbose
 	if _, isTest := o.T.(*standIn); isTest {
 		reporter.NoColor = true
 	}
@@ -198,10 +200,18 @@ type cwdHider struct {
 // suitePath is what Ginkgo writes after the suite's name in its banner.
 var suitePath = regexp.MustCompile(regexp.QuoteMeta(SuiteName) + ` - [^\n\x1b]*`)
 
+// ginkgoVV is the command Ginkgo names to show a check's additional failures.
+var ginkgoVV = []byte("ginkgo -vv")
+
 func (h cwdHider) Write(p []byte) (int, error) {
 	out := p
 	if bytes.Contains(out, []byte(SuiteName+" - ")) {
 		out = suitePath.ReplaceAllLiteral(out, []byte(SuiteName))
+	}
+	if bytes.Contains(out, ginkgoVV) {
+		// Ginkgo's advice names its own command, which a binary run
+		// has not; --verbose shows what -vv would.
+		out = bytes.ReplaceAll(out, ginkgoVV, []byte("inventory-conformance with --verbose"))
 	}
 	if len(h.cwd) > 0 && bytes.Contains(out, h.cwd) {
 		out = bytes.ReplaceAll(out, h.cwd, []byte("."))

@@ -3,18 +3,22 @@ package conformance
 import (
 	"github.com/petstore/inventory-kit/spec/exchange"
 
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/petstore/inventory-kit/spec"
@@ -228,9 +232,13 @@ func (t *Target) prepareList(ctx context.Context) error {
 	case x.Failure == exchange.FailureNoAnswer:
 		return setupErrorf("%s", unreachable(x))
 	case x.Status == http.StatusUnauthorized || x.Status == http.StatusForbidden:
-		return setupErrorf("the API key was rejected: a plain GET %s answered %d", x.URL, x.Status)
+		return setupErrorf("the API key was rejected: a plain GET %s answered %d, so every check would fail on it; pass a key this target accepts with --api-key, INVENTORY_API_KEY or --api-key-command (inventory-mock accepts the keys of its --api-keys, or, given none, the development key its start-up log names)", x.URL, x.Status)
 	case x.Status == http.StatusNotFound:
 		return setupErrorf("GET %s answered 404: check --base-url, which should end in %s", x.URL, contract.BasePath)
+	case x.Status == http.StatusBadRequest && bytes.Contains(x.RespBody, []byte("HTTP request to an HTTPS server")):
+		return setupErrorf("GET %s answered 400 %q: the target speaks HTTPS; use https:// in --base-url", x.URL, bytes.TrimSpace(x.RespBody))
+	case notTheAPI(x) != "":
+		return setupErrorf("GET %s answered %d with %s: this is not the API; check --base-url (a web page, a login page or a proxy's error page answers here, not the service)", x.URL, x.Status, notTheAPI(x))
 	}
 	what := fmt.Sprintf("GET %s answered %d", x.URL, x.Status)
 	switch ix, err := DecodeList(ctx, x.RespBody, inv.Key); {
@@ -241,7 +249,11 @@ func (t *Target) prepareList(ctx context.Context) error {
 	case err != nil:
 		t.listBroken = fmt.Sprintf("%s with no JSON array of records: %s", what, strings.TrimPrefix(err.Error(), ErrNotList.Error()+": "))
 	case len(ix.Order) == 0 && ix.BadCount > 0:
-		t.listBroken = fmt.Sprintf("%s with %d records, none with an int64 %s", what, ix.BadCount, inv.Key)
+		records := "records, none"
+		if ix.BadCount == 1 {
+			records = "record, not"
+		}
+		t.listBroken = fmt.Sprintf("%s with %d %s with an int64 %s", what, ix.BadCount, records, inv.Key)
 	default:
 		t.first = ix
 	}
@@ -318,7 +330,37 @@ func unreachable(x *Exchange) string {
 	case errors.As(x.Cause, &ci):
 		return fmt.Sprintf("the target's TLS certificate is not valid (GET %s: %v): pass the right CA with --ca-cert FILE, or --insecure-skip-verify for a test target", x.URL, x.Err)
 	}
-	return fmt.Sprintf("target unreachable: GET %s: %v", x.URL, x.Err)
+	switch {
+	case strings.Contains(x.Err, "server gave HTTP response to HTTPS client"):
+		return fmt.Sprintf("target unreachable: GET %s: %v: the target speaks plain HTTP; use http:// in --base-url", x.URL, x.Err)
+	case errors.Is(x.Cause, syscall.ECONNREFUSED):
+		return fmt.Sprintf("target unreachable: GET %s: %v: nothing listens there; start the service (inventory-mock listens on 127.0.0.1:8080 by default) or check the host and port of --base-url", x.URL, x.Err)
+	}
+	var dns *net.DNSError
+	if errors.As(x.Cause, &dns) {
+		return fmt.Sprintf("target unreachable: GET %s: %v: the host name does not resolve; check the host of --base-url", x.URL, x.Err)
+	}
+	return fmt.Sprintf("target unreachable: GET %s: %v: check that the service runs and that --base-url names it (scheme, host and port)", x.URL, x.Err)
+}
+
+// notTheAPI describes an answer that no JSON API gives, such as a web
+// page: the first call reached something else. "": it may be the API.
+func notTheAPI(x *Exchange) string {
+	if x.Status == 0 || x.Failure != "" {
+		return ""
+	}
+	ct := x.RespHeader.Get("Content-Type")
+	mt, _, _ := mime.ParseMediaType(ct)
+	body := bytes.TrimSpace(x.RespBody)
+	switch {
+	case mt == "text/html" || mt == "application/xhtml+xml":
+		return "an HTML page (" + ct + ")"
+	case mt != "" && strings.Contains(mt, "json"):
+		return ""
+	case bytes.HasPrefix(body, []byte("<")):
+		return "a body that starts with '<' (markup, not JSON)"
+	}
+	return ""
 }
 
 // newClient builds the HTTP client for cfg's TLS settings and timeout.

@@ -47,7 +47,13 @@ func TestPrefer(t *testing.T) {
 		{"forced 404", update, "code=404", 404, httpapi.CodeNotFound, "forced by the request's Prefer: code=404; the contract says: The requested resource could not be found.", false},
 		{"forced 400", update, "code=400", 400, httpapi.CodeInvalidBody, "forced", false},
 		{"forced 401", update, "code=401", 401, httpapi.CodeUnauthorized, "forced", false},
-		{"the natural answer", update, "code=200", 200, "", `"quantity":42`, true},
+		// code=200 on a write is a dry run (a forced answer writes
+		// nothing): the record as the update would leave it, not stored;
+		// what the update refuses is refused as without Prefer.
+		{"code=200 on the update: a dry run", update, "code=200", 200, "", `"petId":3,"quantity":42`, false},
+		{"code=200 on the update of an unknown pet", req{method: "PATCH", path: "/v1/inventory/999999", body: `{"quantity": 42}`}, "code=200", 404, httpapi.CodeNotFound, "no record", false},
+		{"code=200 on an update with a bad body", req{method: "PATCH", path: "/v1/inventory/3", body: `{"quantity": "many"}`}, "code=200", 400, httpapi.CodeInvalidBody, "quantity", false},
+		{"code=200 on the list: the list", list, "code=200", 200, "", `"petId":64`, false},
 		{"named example", list, "example=empty", 200, "", "[]", false},
 		{"named example with its code", list, "code=200, example=one-of-each", 200, "", `"petId":3,"quantity":0,"status":"sold"`, false},
 		{"an answer without a body", req{method: "GET", path: "/v1/store/orders"}, "code=200", 200, "", "", false},

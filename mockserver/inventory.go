@@ -159,7 +159,7 @@ func (s *Server) updateInventory(op *spec.Operation) (opHandler, error) {
 				delete(changes, name)
 			}
 		}
-		rec, err := s.store.Update(r.Context(), in.Session, id, func(old fixtures.Record) (fixtures.Record, error) {
+		change := func(old fixtures.Record) (fixtures.Record, error) {
 			// Under a contract other than the record's, the write applies
 			// to the record as that contract serves it, and keeps the
 			// fields it does not serve (reshaper.write).
@@ -168,7 +168,18 @@ func (s *Server) updateInventory(op *spec.Operation) (opHandler, error) {
 				return fixtures.Record{}, problems(ps)
 			}
 			return s.reshape.write(old, rec), nil
-		})
+		}
+		var rec fixtures.Record
+		var err error
+		if in.DryRun {
+			// Prefer: code=200: the record as the update would leave
+			// it, read and changed here, never stored.
+			if rec, err = s.store.Get(r.Context(), in.Session, id); err == nil {
+				rec, err = change(rec)
+			}
+		} else {
+			rec, err = s.store.Update(r.Context(), in.Session, id, change)
+		}
 		if err != nil {
 			s.writeRecordError(w, r, id, err)
 			return

@@ -90,6 +90,10 @@ func (s *Server) operation(op *spec.Operation, h opHandler) http.Handler {
 			answerForced(w, r, op, pref)
 			e.ForcedAnswer = e.Code != httpapi.CodeInvalidPreference
 		default:
+			// Prefer: code=N naming the operation's own answer forces
+			// nothing: the request is checked and served as usual, and a
+			// write is a dry run, since a forced answer writes nothing.
+			in.DryRun = pref.code == natural
 			if in.Body, ps = op.CheckRequest(r, r.PathValue, body); len(ps) > 0 {
 				writeRequestError(w, r, op, ps)
 			} else {

@@ -134,14 +134,14 @@ type Server struct {
 	maxDelay time.Duration
 	// requireSession refuses requests that name no session.
 	requireSession bool
-	rd       *exchange.Redactor // every configured key, each with the variable a curl line reads it from
-	keys     httpapi.Keys
-	guard    func(http.Handler) http.Handler // the admin guard: Host and cross-origin checks on /__admin/
-	cors     corsPolicy
-	logger   *slog.Logger
-	notes    []string
-	storeLog *storeErrorLog // shared by the copies updateRecord makes
-	mcp      http.Handler   // served at /__admin/mcp; nil: none
+	rd             *exchange.Redactor // every configured key, each with the variable a curl line reads it from
+	keys           httpapi.Keys
+	guard          func(http.Handler) http.Handler // the admin guard: Host and cross-origin checks on /__admin/
+	cors           corsPolicy
+	logger         *slog.Logger
+	notes          []string
+	storeLog       *storeErrorLog // shared by the copies updateRecord makes
+	mcp            http.Handler   // served at /__admin/mcp; nil: none
 }
 
 // New builds a mock from cfg. It fails if the contract's operations do not

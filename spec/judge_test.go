@@ -167,6 +167,9 @@ func TestRuleFilter(t *testing.T) {
 	if strings.Join(got, ",") != "response-content-type" {
 		t.Errorf("filtered violations = %q; want only response-content-type", got)
 	}
+	if f, err := NewRuleFilter([]string{"upstream-*"}); err != nil || f.Keeps(RuleNoAnswer) || f.Keeps(RuleIncomplete) || !f.Keeps(RuleResponseBody) {
+		t.Errorf("NewRuleFilter(upstream-*) = %v, %v; want the former names' pattern to stand for no-answer and answer-incomplete, and no other rule", f, err)
+	}
 	if f, err := NewRuleFilter([]string{"upstream-unreachable"}); err != nil || f.Keeps(RuleNoAnswer) {
 		t.Errorf("NewRuleFilter(upstream-unreachable) = %v, %v; want the former name to stand for no-answer", f, err)
 	}

@@ -117,6 +117,18 @@ func NewRuleFilter(patterns []string) (RuleFilter, error) {
 		if now, ok := renamed[p]; ok {
 			p = now
 		}
+		// A pattern of the former names, such as upstream-*, stands for
+		// the rules they became.
+		formerly := false
+		for old, now := range renamed {
+			if ok, _ := path.Match(p, old); ok && p != old {
+				f = append(f, now)
+				formerly = true
+			}
+		}
+		if formerly {
+			continue
+		}
 		matched := false
 		for _, r := range Rules {
 			ok, err := path.Match(p, r.Name)

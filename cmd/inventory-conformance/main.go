@@ -206,7 +206,11 @@ func conform(ctx context.Context, args []string, getenv func(string) string, std
 
 	outcome, runErr, finished := runChecks(target, o, reports, out, errOut, contractName)
 	if failed := target.RestoreAll(); len(failed) > 0 {
-		fmt.Fprintf(errOut, "\n!!! inventory-conformance: %d records could NOT be restored; set them back by hand:\n  %s\n", len(failed), strings.Join(failed, "\n  "))
+		records := "records"
+		if len(failed) == 1 {
+			records = "record"
+		}
+		fmt.Fprintf(errOut, "\n!!! inventory-conformance: %d %s could NOT be restored; set them back by hand:\n  %s\n", len(failed), records, strings.Join(failed, "\n  "))
 		outcome.Passed = false
 	}
 	switch {

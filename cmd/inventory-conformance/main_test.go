@@ -92,6 +92,16 @@ func TestCannotRun(t *testing.T) {
 	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// What answers at a wrong address: a web page, a TLS server asked in
+	// plain HTTP, a plain HTTP server asked in TLS.
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, "<!doctype html><title>Welcome</title>")
+	}))
+	t.Cleanup(page.Close)
+	tlsSrv := httptest.NewTLSServer(http.NotFoundHandler())
+	t.Cleanup(tlsSrv.Close)
+	plain := strings.Replace(url, "http://", "https://", 1)
 	tests := []struct {
 		name string
 		args []string
@@ -99,6 +109,10 @@ func TestCannotRun(t *testing.T) {
 		want string
 	}{
 		{"unknown flag", []string{"--nope"}, nil, "not defined"},
+		{"a web page", []string{"--base-url", page.URL + "/v1", "--api-key", testKey}, nil, "an HTML page (text/html; charset=utf-8): this is not the API; check --base-url"},
+		{"http against a TLS server", []string{"--base-url", strings.Replace(tlsSrv.URL, "https://", "http://", 1) + "/v1", "--api-key", testKey}, nil, "the target speaks HTTPS; use https:// in --base-url"},
+		{"https against a plain HTTP server", []string{"--base-url", plain, "--api-key", testKey}, nil, "the target speaks plain HTTP; use http:// in --base-url"},
+		{"target down", []string{"--base-url", "http://127.0.0.1:1/v1", "--api-key", testKey}, nil, "nothing listens there; start the service"},
 		{"bad duration", []string{"--base-url", url, "--timeout", "soon"}, nil, `--timeout "soon": want a duration such as 500ms`},
 		{"stray argument", []string{"--base-url", url, "extra"}, nil, "unexpected argument"},
 		{"no base URL", []string{"--api-key", testKey}, nil, "--base-url is required"},
@@ -106,8 +120,8 @@ func TestCannotRun(t *testing.T) {
 		{"no key", []string{"--base-url", url}, nil, "INVENTORY_API_KEY"},
 		{"bad label filter", []string{"--base-url", url, "--api-key", testKey, "--label-filter", "auth &&"}, nil, "--label-filter"},
 		{"unreachable target", []string{"--base-url", "http://127.0.0.1:1/v1", "--api-key", testKey}, nil, "unreachable"},
-		{"rejected key", []string{"--base-url", url, "--api-key", "wrong-key"}, nil, "API key was rejected"},
-		{"rejected key from the environment", []string{"--base-url", url}, map[string]string{"INVENTORY_API_KEY": "wrong-key"}, "API key was rejected"},
+		{"rejected key", []string{"--base-url", url, "--api-key", "wrong-key"}, nil, "API key was rejected: a plain GET " + url + "/inventory answered 401, so every check would fail on it; pass a key this target accepts"},
+		{"rejected key from the environment", []string{"--base-url", url}, map[string]string{"INVENTORY_API_KEY": "wrong-key"}, "pass a key this target accepts with --api-key, INVENTORY_API_KEY or --api-key-command"},
 		{"base URL without /v1", []string{"--base-url", strings.TrimSuffix(url, "/v1"), "--api-key", testKey}, nil, "should end in /v1"},
 		{"unknown pet", []string{"--base-url", url, "--api-key", testKey, "--pet-id", "999999"}, nil, "--pet-id 999999"},
 		{"unwritable JUnit report", []string{"--base-url", url, "--api-key", testKey, "--junit-report", filepath.Join(notDir, "r.xml")}, nil, "--junit-report"},
@@ -381,7 +395,7 @@ func TestRestoreFailureIsLoud(t *testing.T) {
 	if code != cli.ExitFailed {
 		t.Errorf("exit %d; want 1\n%s", code, out)
 	}
-	for _, want := range []string{"RESTORE FAILED: petId 3: could not restore quantity 25", "could NOT be restored"} {
+	for _, want := range []string{"RESTORE FAILED: petId 3: could not restore quantity 25", "1 record could NOT be restored"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

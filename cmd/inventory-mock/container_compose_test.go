@@ -32,7 +32,7 @@ import (
 func (p *podman) service(t *testing.T) string {
 	t.Helper()
 	sock := filepath.Join(t.TempDir(), "podman.sock")
-	cmd := exec.Command(p.bin, append(slices.Clone(p.global), "system", "service", "--time", "0", "unix://"+sock)...)
+	cmd := command(p.ctx, p.bin, append(slices.Clone(p.global), "system", "service", "--time", "0", "unix://"+sock)...)
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
@@ -128,9 +128,9 @@ func (p *podman) compose(t *testing.T, file, mockImage string) {
 	env = append(env, "DOCKER_HOST="+host, fmt.Sprintf("MOCK_PORT=%d", port))
 	run := func(args ...string) {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		ctx, cancel := context.WithTimeout(p.ctx, 3*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, argv[0], append(argv[1:], append([]string{"-p", project,
+		cmd := command(ctx, argv[0], append(argv[1:], append([]string{"-p", project,
 			"-f", filepath.Join(root, "docker", file), "-f", override}, args...)...)...)
 		cmd.Env = env
 		start := time.Now()
@@ -149,7 +149,7 @@ func (p *podman) compose(t *testing.T, file, mockImage string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		for _, args := range [][]string{{"logs", "--no-color", "--tail", "30"}, {"down", "-v", "-t", "5"}} {
-			cmd := exec.CommandContext(ctx, argv[0], append(argv[1:], append([]string{"-p", project, "-f", filepath.Join(root, "docker", file), "-f", override}, args...)...)...)
+			cmd := command(ctx, argv[0], append(argv[1:], append([]string{"-p", project, "-f", filepath.Join(root, "docker", file), "-f", override}, args...)...)...)
 			cmd.Env = env
 			out, _ := cmd.CombinedOutput()
 			if args[0] == "logs" {
@@ -213,7 +213,7 @@ func (p *podman) sharedThroughProxy(t *testing.T, base, project string) {
 		n := map[string]int{}
 		for _, m := range []string{"mock-a", "mock-b"} {
 			// The mock logs to its standard error, which podman logs writes to its own.
-			logs, err := exec.Command(p.bin, append(slices.Clone(p.global), "logs", p.composeContainer(t, project, m))...).CombinedOutput()
+			logs, err := command(p.ctx, p.bin, append(slices.Clone(p.global), "logs", p.composeContainer(t, project, m))...).CombinedOutput()
 			if err != nil {
 				t.Fatalf("podman logs: %v\n%s", err, logs)
 			}
@@ -264,7 +264,7 @@ func (p *podman) waitHealthy(t *testing.T, ctr string, limit time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(p.ctx, 10*time.Second)
 		_, err := p.cmd(ctx, nil, "healthcheck", "run", ctr)
 		cancel()
 		if err == nil {

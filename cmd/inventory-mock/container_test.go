@@ -1,25 +1,32 @@
 package main
 
 // The images of docker/Dockerfile, built and run with podman, on a machine
-// that reaches no image registry: the build and runtime bases are local
-// images this test makes (podman import of a root filesystem it writes),
-// passed to the Dockerfile as BUILD_IMAGE and RUNTIME_IMAGE, the build
-// arguments whose defaults are golang and distroless. Where podman (or
-// busybox, for the build base's shell) is missing the test skips, saying
-// so; where INVENTORY_REQUIRE_PODMAN is set, as .ci/run sets it, it fails.
+// that reaches no image registry. The static binaries are compiled on the
+// host, once, by the Dockerfile's own go build command (the compile
+// TestDockerfileBuild makes too, so the build cache serves both), and the
+// images are built from them with BINARIES=prebuilt on a local runtime
+// base this test makes (podman import of a root file system it writes),
+// passed as RUNTIME_IMAGE, the build argument whose default is distroless.
+// Where podman is missing the test skips, saying so; where
+// INVENTORY_REQUIRE_PODMAN is set, as .ci/run sets it, it fails.
 //
 // podman runs here as root with runc and cgroupfs: Debian's default runtime,
 // crun, fails on this machine's hybrid cgroups ("cgroups in hybrid mode not
 // supported"), and podman's default open-files and processes limits are
 // refused ("setrlimit RLIMIT_NOFILE: Operation not permitted"), so every
 // container gets --ulimit nofile=1024:1024 --ulimit nproc=1024:1024.
+//
+// Nothing the test starts outlives it: every podman command runs under a
+// context that ends before go test's deadline (-timeout), leaving the
+// cleanup time to remove what the run made; a command that is cancelled
+// gets SIGTERM first, so podman stops its build or container itself, and
+// dies with the test process should that be killed.
 
 import (
 	"archive/tar"
 	"bytes"
 	"context"
 	"crypto/rand"
-	"debug/elf"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -32,6 +39,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -48,6 +56,7 @@ const containerDevKey = "inventory-dev-key"
 // containers inherit it), compose projects their own label.
 type podman struct {
 	t        *testing.T
+	ctx      context.Context // ends before the test's deadline: every podman command runs under it
 	bin      string
 	global   []string // --runtime runc --cgroup-manager cgroupfs [--network-backend netavark]
 	id       string   // unique to the run: names, tags and the label
@@ -76,7 +85,7 @@ func newPodman(t *testing.T) *podman {
 	if _, err := rand.Read(b); err != nil {
 		t.Fatal(err)
 	}
-	p := &podman{t: t, bin: bin, id: "inventory-test-" + hex.EncodeToString(b)}
+	p := &podman{t: t, ctx: beforeDeadline(t), bin: bin, id: "inventory-test-" + hex.EncodeToString(b)}
 	p.global = []string{"--runtime", "runc", "--cgroup-manager", "cgroupfs"}
 	// Netavark's DNS server, aardvark-dns, answers a container's name and
 	// aliases on its network (CNI does it only with the dnsname plugin,
@@ -85,7 +94,7 @@ func newPodman(t *testing.T) *podman {
 	if p.netavark {
 		p.global = append(p.global, "--network-backend", "netavark")
 	}
-	if out, err := p.cmd(context.Background(), nil, "version", "--format", "{{.Client.Version}}"); err != nil {
+	if out, err := p.cmd(p.ctx, nil, "version", "--format", "{{.Client.Version}}"); err != nil {
 		t.Fatalf("podman does not run: %v", err)
 	} else {
 		t.Logf("podman %s, run %s", strings.TrimSpace(out), p.id)
@@ -105,10 +114,38 @@ func podmanHelper(name string) bool {
 	return false
 }
 
+// cleanupTime is what the test keeps of its time for its cleanup: the
+// podman commands stop this long before go test's deadline.
+const cleanupTime = 2 * time.Minute
+
+// beforeDeadline returns a context that ends when the test does, or
+// cleanupTime before go test's deadline (-timeout), whichever comes first.
+func beforeDeadline(t *testing.T) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	if d, ok := t.Deadline(); ok {
+		ctx, cancel = context.WithDeadline(context.Background(), d.Add(-cleanupTime))
+	}
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// command returns a command that ends with ctx: first SIGTERM, which
+// podman answers by stopping its build or container and removing what it
+// had made, then, 20 s on, SIGKILL. It also gets SIGTERM if the test
+// process dies first (dieWithTest).
+func command(ctx context.Context, name string, args ...string) *exec.Cmd {
+	c := exec.CommandContext(ctx, name, args...)
+	c.Cancel = func() error { return c.Process.Signal(syscall.SIGTERM) }
+	c.WaitDelay = 20 * time.Second
+	dieWithTest(c)
+	return c
+}
+
 // cmd runs podman with args, stdin from in, and returns its standard
-// output; an error carries the standard error.
+// output; an error carries the standard error. It ends with ctx: one
+// derived from p.ctx, except in the cleanup, which has time of its own.
 func (p *podman) cmd(ctx context.Context, in []byte, args ...string) (string, error) {
-	c := exec.CommandContext(ctx, p.bin, append(slices.Clone(p.global), args...)...)
+	c := command(ctx, p.bin, append(slices.Clone(p.global), args...)...)
 	if in != nil {
 		c.Stdin = bytes.NewReader(in)
 	}
@@ -123,7 +160,7 @@ func (p *podman) cmd(ctx context.Context, in []byte, args ...string) (string, er
 // must runs podman with a time limit and fails t on an error.
 func (p *podman) must(t *testing.T, timeout time.Duration, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(p.ctx, timeout)
 	defer cancel()
 	out, err := p.cmd(ctx, nil, args...)
 	if err != nil {
@@ -153,7 +190,7 @@ func (p *podman) ids(args ...string) []string {
 // cleanup removes the containers, compose networks and volumes, and images
 // of the run, and fails the test if any image is left.
 func (p *podman) cleanup() {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	label := "label=inventory-test=" + p.id
 	// A container that restarts (restart: unless-stopped) may refuse its
@@ -306,43 +343,12 @@ func (p *podman) importAs(t *testing.T, r *containerRootfs, what string, changes
 	for _, c := range changes {
 		args = append(args, "--change", c)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(p.ctx, time.Minute)
 	defer cancel()
 	if _, err := p.cmd(ctx, r.buf.Bytes(), append(args, "-", ref)...); err != nil {
 		t.Fatal(err)
 	}
 	return ref
-}
-
-// buildBase makes the stand-in for golang:GO_VERSION-bookworm: busybox's
-// shell and tools, and the Go image's environment. The Go toolchain, the
-// module cache and the build cache are the host's, mounted by buildImages.
-func (p *podman) buildBase() string {
-	p.t.Helper()
-	busybox, err := exec.LookPath("busybox")
-	if err != nil {
-		missing(p.t, podmanRequire, "busybox is not installed (apt-get install busybox-static): the local build base has no shell")
-	}
-	if f, err := elf.Open(busybox); err != nil {
-		p.t.Fatalf("%s: %v", busybox, err)
-	} else {
-		dynamic := slices.ContainsFunc(f.Progs, func(p *elf.Prog) bool { return p.Type == elf.PT_INTERP })
-		f.Close()
-		if dynamic {
-			missing(p.t, podmanRequire, busybox+" is dynamically linked (apt-get install busybox-static)")
-		}
-	}
-	r := newContainerRootfs(p.t)
-	r.hostFile("/bin/busybox", busybox)
-	for _, tool := range []string{"sh", "ls", "cat", "env", "mkdir", "rm"} {
-		r.symlink("/bin/"+tool, "busybox")
-	}
-	r.dir("/tmp", 0o1777, 0)
-	r.dir("/root", 0o700, 0)
-	r.passwd()
-	return p.importAs(p.t, r, "build-base",
-		"ENV=PATH=/usr/local/go/bin:/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-		"ENV=GOPATH=/go", "ENV=GOTOOLCHAIN=local", "ENV=HOME=/root")
 }
 
 // runtimeBase makes the stand-in for gcr.io/distroless/static-debian12:nonroot:
@@ -362,60 +368,43 @@ func (p *podman) runtimeBase() string {
 		"ENV=SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt")
 }
 
-// containerGoEnv returns go env's values of names.
-func containerGoEnv(t *testing.T, names ...string) []string {
-	t.Helper()
-	out, err := exec.Command("go", append([]string{"env"}, names...)...).Output()
-	if err != nil {
-		t.Fatalf("go env: %v", err)
+// buildImages compiles the two binaries on the host with the Dockerfile's
+// go build command, stamped with version, and builds the Dockerfile's two
+// targets from them (BINARIES=prebuilt, the binaries' directory as the
+// build context) on the local runtime base. It returns the images of the
+// mock and of the conformance suite. The build reads no network and
+// compiles nothing: --layers=false keeps no intermediate image, and every
+// image carries the run's label.
+func (p *podman) buildImages(version, dir string) (mock, conformance string) {
+	p.t.Helper()
+	for _, bin := range []string{"inventory-mock", "inventory-conformance"} {
+		start := time.Now()
+		buildAsDockerfileIn(p.t, p.ctx, version, bin, dir)
+		p.t.Logf("go build %s (static, -trimpath): %v", bin, time.Since(start).Round(100*time.Millisecond))
 	}
-	vals := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(vals) != len(names) || slices.Contains(vals, "") {
-		t.Fatalf("go env %v: %q", names, vals)
-	}
-	return vals
+	mock, conformance = p.buildFrom(dir, p.runtimeBase(), version)
+	return mock, conformance
 }
 
-// buildImages builds the Dockerfile's two targets on the local bases and
-// returns the images of the mock and of the conformance suite, stamped
-// with version.
-//
-// Modules and compiling: the build mounts the host's Go toolchain at
-// /usr/local/go, its module cache read-only at /go/pkg/mod and its build
-// cache at /root/.cache/go-build, where the Go image keeps them, and runs
-// with GOPROXY=off and no network. The build reads nothing from the
-// network, which this machine mostly lacks, and compiles only what the
-// host's cache lacks: -trimpath keeps the directory out of Go's cache keys,
-// and TestDockerfileBuild builds the same configuration on the host. go mod
-// download on the host first puts every module go.mod names in the cache.
-func (p *podman) buildImages(version string) (mock, conformance string) {
+// buildFrom builds the Dockerfile's two targets from the binaries in dir
+// on the runtime base and returns their images.
+func (p *podman) buildFrom(dir, runtime, version string) (mock, conformance string) {
 	p.t.Helper()
-	build, runtime := p.buildBase(), p.runtimeBase()
-	dl := exec.Command("go", "mod", "download")
-	dl.Dir = root
-	if out, err := dl.CombinedOutput(); err != nil {
-		p.t.Fatalf("go mod download: %v\n%s", err, out)
-	}
-	env := containerGoEnv(p.t, "GOROOT", "GOMODCACHE", "GOCACHE")
-	dir, err := filepath.Abs(root) // the build context
+	dockerfile, err := filepath.Abs(filepath.Join(root, "docker/Dockerfile"))
 	if err != nil {
 		p.t.Fatal(err)
 	}
 	args := []string{
 		"build", "--format", "docker", // OCI images drop HEALTHCHECK
-		"--network", "none",
-		"-f", filepath.Join(dir, "docker/Dockerfile"),
-		"--build-arg", "BUILD_IMAGE=" + build,
+		"--network", "none", "--layers=false", "--label", "inventory-test=" + p.id,
+		"-f", dockerfile,
+		"--build-arg", "BINARIES=prebuilt",
 		"--build-arg", "RUNTIME_IMAGE=" + runtime,
-		"--build-arg", "GOPROXY=off",
 		"--build-arg", "VERSION=" + version,
-		"-v", env[0] + ":/usr/local/go:ro",
-		"-v", env[1] + ":/go/pkg/mod:ro",
-		"-v", env[2] + ":/root/.cache/go-build",
 	}
 	for _, target := range []string{"mock", "conformance"} {
 		start := time.Now()
-		p.must(p.t, 10*time.Minute, append(args, "--target", target, "-t", p.image(target), dir)...)
+		p.must(p.t, 3*time.Minute, append(args, "--target", target, "-t", p.image(target), dir)...)
 		p.t.Logf("podman build --target %s: %v", target, time.Since(start).Round(100*time.Millisecond))
 	}
 	return p.image("mock"), p.image("conformance")
@@ -502,7 +491,7 @@ func (p *podman) runMock(image string) (name, base string) {
 	p.must(p.t, time.Minute, "network", "create", "--label", "inventory-test="+p.id, network)
 	for try := 0; ; try++ {
 		port := containerFreePort(p.t)
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		ctx, cancel := context.WithTimeout(p.ctx, time.Minute)
 		_, err := p.cmd(ctx, nil, append(append([]string{"run", "-d", "--name", name, "--label", "inventory-test=" + p.id,
 			"--read-only", "--network", network}, containerLimits...), "-p", fmt.Sprintf("127.0.0.1:%d:8080", port), image)...)
 		cancel()
@@ -528,7 +517,8 @@ func TestContainerImages(t *testing.T) {
 	p := newPodman(t)
 	start := time.Now()
 	version := "container-test-" + strings.TrimPrefix(p.id, "inventory-test-")
-	mockImage, confImage := p.buildImages(version)
+	bins := t.TempDir()
+	mockImage, confImage := p.buildImages(version, bins)
 	t.Logf("bases and both images built in %v", time.Since(start).Round(100*time.Millisecond))
 
 	name, base := p.runMock(mockImage)
@@ -591,7 +581,7 @@ func TestContainerImages(t *testing.T) {
 
 	t.Run("conformance", func(t *testing.T) {
 		run := func(args ...string) (string, error) {
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			ctx, cancel := context.WithTimeout(p.ctx, 3*time.Minute)
 			defer cancel()
 			return p.cmd(ctx, nil, append(append([]string{"run", "--rm", "--read-only", "--network", "host",
 				"--name", p.name("conformance"), "--label", "inventory-test=" + p.id}, containerLimits...), append([]string{confImage}, args...)...)...)
@@ -623,7 +613,76 @@ func TestContainerImages(t *testing.T) {
 		}
 	})
 
+	t.Run("without a registry", func(t *testing.T) { p.readme(t, bins) })
 	t.Run("compose", func(t *testing.T) { p.compose(t, "compose.yaml", mockImage) })
 	t.Run("compose-redis", func(t *testing.T) { p.compose(t, "compose.redis.yaml", mockImage) })
 	t.Logf("total %v", time.Since(start).Round(100*time.Millisecond))
+}
+
+// readme runs the podman commands of docker/README.md's "Without a
+// registry" on the binaries in bins (built as its go build line builds
+// them): the images build on scratch, the mock's container answers, and
+// the suite's container passes against it. Names, the port and the build
+// context are the test's; every other argument is the README's.
+func (p *podman) readme(t *testing.T, bins string) {
+	b, err := os.ReadFile(filepath.Join(root, "docker/README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(b), "## Without a registry\n")
+	_, block, _ := strings.Cut(section, "```sh\n")
+	block, _, _ = strings.Cut(block, "```")
+	var lines []string
+	for _, l := range strings.Split(block, "\n") {
+		if strings.HasPrefix(l, "podman ") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) < 4 || !strings.Contains(block, "go build") {
+		t.Fatalf("docker/README.md, Without a registry: no go build and podman build, run commands in its sh block:\n%s", block)
+	}
+	dockerfile, _ := filepath.Abs(filepath.Join(root, "docker/Dockerfile"))
+	port := containerFreePort(t)
+	images := map[string]string{"inventory-mock": p.image("readme-mock"), "inventory-conformance": p.image("readme-conformance")}
+	for _, l := range lines {
+		l = strings.ReplaceAll(l, "127.0.0.1:8080", fmt.Sprintf("127.0.0.1:%d", port))
+		args := strings.Fields(strings.TrimPrefix(l, "podman "))
+		for i, a := range args {
+			switch {
+			case i > 0 && (args[i-1] == "--name" || args[0] == "rm" && !strings.HasPrefix(a, "-")):
+				args[i] = p.name("readme-" + a) // a container's name
+			case images[a] != "":
+				args[i] = images[a]
+			case a == "docker/Dockerfile":
+				args[i] = dockerfile
+			case a == "bin/":
+				args[i] = bins
+			}
+		}
+		switch args[0] {
+		case "build":
+			args = append([]string{"build", "--format", "docker", "--network", "none", "--layers=false", "--label", "inventory-test=" + p.id}, args[1:]...)
+			p.must(t, 3*time.Minute, args...)
+		case "run":
+			if !strings.Contains(l, strings.Join(containerLimits, " ")) {
+				t.Errorf("%s: no %s, which podman needs here", l, strings.Join(containerLimits, " "))
+			}
+			args = append([]string{"run", "--label", "inventory-test=" + p.id}, args[1:]...)
+			if slices.Contains(args, "-d") && !slices.Contains(args, "--network") {
+				// The run's own network, as runMock's: podman's default
+				// one may share CNI's subnet here (see runMock).
+				args = append([]string{"run", "--network", p.name("net")}, args[1:]...)
+			}
+			out := p.must(t, 3*time.Minute, args...)
+			if slices.Contains(args, "-d") {
+				containerInventory(t, containerWaitList(t, fmt.Sprintf("http://127.0.0.1:%d", port), 20*time.Second))
+			} else if !strings.Contains(out, "0 failed") {
+				t.Errorf("%s: the suite did not pass:\n%s", l, out)
+			}
+		case "rm":
+			p.must(t, time.Minute, args...)
+		default:
+			t.Errorf("%s: a podman command the test does not know", l)
+		}
+	}
 }

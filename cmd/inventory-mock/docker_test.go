@@ -89,7 +89,7 @@ func TestDockerfile(t *testing.T) {
 	if i := find("ARG", "GO_VERSION="); i < 0 || ins[i].args != "GO_VERSION="+goModVersion(t) {
 		t.Errorf("ARG GO_VERSION is not %s, the release go.mod names", goModVersion(t))
 	}
-	for _, arg := range []string{"BUILD_IMAGE=docker.io/library/golang:${GO_VERSION}-bookworm", "RUNTIME_IMAGE=gcr.io/distroless/static-debian12:nonroot"} {
+	for _, arg := range []string{"BUILD_IMAGE=docker.io/library/golang:${GO_VERSION}-bookworm", "RUNTIME_IMAGE=gcr.io/distroless/static-debian12:nonroot", "BINARIES=build"} {
 		if i := find("ARG", arg); i < 0 || ins[i].args != arg || i > find("FROM", "") {
 			t.Errorf("no ARG %s before the first FROM", arg)
 		}
@@ -138,9 +138,17 @@ func TestDockerfile(t *testing.T) {
 		has := func(cmd, args string) bool {
 			return slices.Contains(stage, instruction{cmd, args})
 		}
-		if !has("COPY", "--from=build-"+name+" /out/"+bin+" /usr/local/bin/"+bin) || !has("USER", "65532:65532") ||
+		if !has("COPY", "--from=binary-"+name+" /out/"+bin+" /usr/local/bin/"+bin) || !has("USER", "65532:65532") ||
 			!has("ENTRYPOINT", `["/usr/local/bin/`+bin+`"]`) {
-			t.Errorf("stage %s: want COPY --from=build-%[1]s of /out/%s, USER 65532:65532 and ENTRYPOINT [\"/usr/local/bin/%s\"]", name, bin, bin)
+			t.Errorf("stage %s: want COPY --from=binary-%[1]s of /out/%s, USER 65532:65532 and ENTRYPOINT [\"/usr/local/bin/%s\"]", name, bin, bin)
+		}
+		// The binary comes from the stage BINARIES names: build-NAME
+		// compiles it, prebuilt-NAME copies it from the build context.
+		if find("FROM", "${BINARIES}-"+name+" AS binary-"+name) < 0 {
+			t.Errorf("no stage FROM ${BINARIES}-%s AS binary-%[1]s", name)
+		}
+		if pre := find("FROM", "scratch AS prebuilt-"+name); pre < 0 || pre+1 >= len(ins) || ins[pre+1] != (instruction{"COPY", bin + " /out/" + bin}) {
+			t.Errorf("no stage FROM scratch AS prebuilt-%s that copies %s from the build context to /out/%[2]s", name, bin)
 		}
 	}
 	if !slices.Equal(stages, []string{"conformance", "mock"}) {
@@ -181,6 +189,13 @@ func buildAsDockerfile(t *testing.T, version string) string {
 // buildAsDockerfileCmd is buildAsDockerfile for the command named bin.
 func buildAsDockerfileCmd(t *testing.T, version, bin string) string {
 	t.Helper()
+	return buildAsDockerfileIn(t, context.Background(), version, bin, t.TempDir())
+}
+
+// buildAsDockerfileIn is buildAsDockerfileCmd writing the binary into the
+// directory out, and stopping when ctx ends.
+func buildAsDockerfileIn(t *testing.T, ctx context.Context, version, bin, out string) string {
+	t.Helper()
 	ins := dockerfile(t)
 	i := slices.IndexFunc(ins, func(i instruction) bool {
 		return i.cmd == "RUN" && strings.Contains(i.args, "go build") && strings.Contains(i.args, "/out/"+bin+" ")
@@ -188,9 +203,8 @@ func buildAsDockerfileCmd(t *testing.T, version, bin string) string {
 	if i < 0 {
 		t.Fatalf("the Dockerfile has no go build of %s", bin)
 	}
-	out := t.TempDir()
 	script := strings.ReplaceAll(ins[i].args, "/out/", out+"/")
-	cmd := exec.Command("sh", "-c", script)
+	cmd := exec.CommandContext(ctx, "sh", "-c", script)
 	cmd.Dir = root
 	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "VERSION=") })
 	if version != "" {

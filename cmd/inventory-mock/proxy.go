@@ -142,9 +142,6 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 	if err != nil {
 		return err
 	}
-	if len(o.APIKeys) == 0 && o.AdminKey == "" {
-		logger.Warn("no --admin-key or --api-key: /__admin/violations takes the development key (see mockserver/proxy/README.md)")
-	}
 	tuneGC(lookupEnv, 0, 0)
 	upstream := p.To
 	if u, err := url.Parse(p.To); err == nil {
@@ -159,6 +156,10 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 		return err
 	}
 	cut, err := serve(ctx, o, guard(px), logs, ready, func(addr string) {
+		// Once listening: never before a refusal of the settings.
+		if len(o.APIKeys) == 0 && o.AdminKey == "" {
+			logger.Warn("no --admin-key or --api-key: /__admin/violations takes the development key (see mockserver/proxy/README.md)")
+		}
 		logger.Info("proxying", "url", addr+contract.BasePath, "to", upstream, "enforce", p.Enforce,
 			"startup", time.Since(start).Round(time.Microsecond), "version", cli.Version(version))
 	})
@@ -210,17 +211,23 @@ func finishProxy(p *proxyOptions, contract *spec.Contract, findings *spec.Findin
 		return fmt.Errorf("--report-jsonl: %w", err)
 	}
 	errs, groups := findings.Errors(), int64(len(findings.List()))
+	var requests int64 // violations in what the clients sent
+	for _, g := range findings.List() {
+		if g.Severity == spec.SeverityError && g.Where == spec.WhereRequest {
+			requests += g.Count
+		}
+	}
 	byOp, unknown := findings.Traffic()
 	exchanges := unknown
 	for _, n := range byOp {
 		exchanges += n
 	}
 	exercised, documented := run.Coverage.Figure()
-	logger.Info("contract check", "exchanges", exchanges, "violations", errs, "groups", groups, "dropped", findings.Dropped(),
+	logger.Info("contract check", "exchanges", exchanges, "violations", errs, "in_requests", requests, "in_answers", errs-requests, "groups", groups, "dropped", findings.Dropped(),
 		"coverage", run.Coverage.Headline(), "exercised", exercised, "documented", documented)
 	switch {
 	case p.FailOnViolation && errs > 0:
-		return cli.Failed(fmt.Errorf("%d contract violations in %d groups (--fail-on-violation)", errs, groups))
+		return cli.Failed(fmt.Errorf("%d contract violations in %d groups (--fail-on-violation): %s", errs, groups, report.RequestFindings(requests, errs-requests)))
 	case !run.Coverage.Met():
 		return cli.Failed(errors.New(run.Coverage.Gate()))
 	}

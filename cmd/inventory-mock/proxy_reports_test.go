@@ -21,17 +21,22 @@ func TestProxyReports(t *testing.T) {
 	tests := []struct {
 		name    string
 		broken  bool
+		noKey   bool // the fourth request is sent without a key, not with a wrong one: a request that breaks the contract
 		min     string
 		exit    int
 		verdict string
 		errors  []string // annotation titles
 		text    []string // in the Markdown
 	}{
-		{"a correct backend", false, "10", cli.ExitOK, "passed", nil,
+		{"a correct backend", false, false, "10", cli.ExitOK, "passed", nil,
 			[]string{"Coverage: 14.2% (2 of 14 documented responses)", "200 ×3", "401 ×1"}},
-		{"a correct backend, too little traffic", false, "50", cli.ExitFailed, "coverage below the minimum", []string{"coverage below --min-coverage"},
+		// A request without a key is the client's doing, as a suite's
+		// deliberate bad requests are: the reports say so.
+		{"a correct backend, a request without a key", false, true, "10", cli.ExitOK, "failed", []string{"request-auth-missing"},
+			[]string{"1 of them in requests (what clients sent)", "0 in answers"}},
+		{"a correct backend, too little traffic", false, false, "50", cli.ExitFailed, "coverage below the minimum", []string{"coverage below --min-coverage"},
 			[]string{"below the minimum, 50%"}},
-		{"a broken backend", true, "0", cli.ExitOK, "failed", []string{"response-body-schema"},
+		{"a broken backend", true, false, "0", cli.ExitOK, "failed", []string{"response-body-schema"},
 			[]string{"Coverage: 7.1% (1 of 14 documented responses)", "200 ×4", "\"lost\" is not one of"}},
 	}
 	for _, tt := range tests {
@@ -47,7 +52,11 @@ func TestProxyReports(t *testing.T) {
 					t.Fatalf("through the proxy: %d %s", got, body)
 				}
 			}
-			get(t, http.DefaultClient, "http://"+addr+"/v1/inventory", "not-the-backends-key") // 401 from a correct backend
+			key := "not-the-backends-key" // 401 from a correct backend
+			if tt.noKey {
+				key = ""
+			}
+			get(t, http.DefaultClient, "http://"+addr+"/v1/inventory", key)
 			err := stop()
 			if code := cli.Code(err); code != tt.exit {
 				t.Fatalf("exit %d (%v); want %d", code, err, tt.exit)

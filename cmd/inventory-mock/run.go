@@ -83,9 +83,6 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 		logger.Warn("fixtures: fields the record schema does not have are left out",
 			"source", data.source, "schema", data.shape.Schema.Name, "fields", strings.Join(data.unknown, ", "))
 	}
-	if len(o.APIKeys) == 0 {
-		logger.Warn("no API key configured: accepting the published development key; fine on your own machine, where /__admin/ answers only its own dashboard, by loopback names and IP addresses (see mockserver/README.md, Security)")
-	}
 	chaos, err := chaosOf(o)
 	if err != nil {
 		return err
@@ -157,6 +154,11 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 	}
 
 	_, err = serve(ctx, o, mock, handler, ready, func(url string) {
+		// Said once the mock listens, so that it never comes before a
+		// refusal of the settings, whose message must be the last line.
+		if len(o.APIKeys) == 0 {
+			logger.Warn("no API key configured: accepting the published development key; fine on your own machine, where /__admin/ answers only its own dashboard, by loopback names and IP addresses (see mockserver/README.md, Security)")
+		}
 		logger.Info("listening",
 			"url", url+data.contract.BasePath,
 			"dashboard", url+"/__admin/",
@@ -301,7 +303,13 @@ func chaosFlagError(o *options, err error) error {
 	i := re.Rule - 1
 	switch {
 	case i >= 0 && i < len(o.Latency):
-		return cli.Usagef("--latency %q: %v", o.Latency[i], re.Err)
+		// The rule's own message quotes the delay the flag gave: the
+		// flag's value is quoted once, in front.
+		msg := re.Err.Error()
+		if r, err := mockserver.ParseLatencyFlag(o.Latency[i]); err == nil {
+			msg = strings.TrimPrefix(msg, fmt.Sprintf("latency %q: ", r.Latency))
+		}
+		return cli.Usagef("--latency %q: %s", o.Latency[i], msg)
 	case i >= len(o.Latency) && i < len(o.Latency)+len(o.Fault):
 		return cli.Usagef("--fault %q: %v", o.Fault[i-len(o.Latency)], re.Err)
 	}

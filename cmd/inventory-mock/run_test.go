@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -244,6 +245,13 @@ func TestStartupErrors(t *testing.T) {
 	os.WriteFile(bad, []byte(`[{"petId":1,"quantity":1,"status":"sold"},{"petId":2,"quantity":"many","status":"sold"}]`), 0o600)
 	badSpec := filepath.Join(dir, "spec.yaml")
 	os.WriteFile(badSpec, []byte("openapi: 3.0.3\npaths: {}\n"), 0o600)
+	// The record requires a field it does not define: valid JSON Schema.
+	undefined := filepath.Join(dir, "undefined.yaml")
+	if doc, err := os.ReadFile("../../spec/openapi.yaml"); err != nil || !bytes.Contains(doc, []byte("required: [petId, quantity, status]\n")) {
+		t.Fatalf("spec/openapi.yaml: %v; want InventoryItem's required: [petId, quantity, status]", err)
+	} else {
+		os.WriteFile(undefined, bytes.Replace(doc, []byte("required: [petId, quantity, status]\n"), []byte("required: [petId, quantity, status, updatedAt]\n"), 1), 0o600)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -253,6 +261,7 @@ func TestStartupErrors(t *testing.T) {
 		{"bad fixture", []string{"--fixtures", bad}, nil, []string{"bad.json", "record 1", "petId 2", "quantity"}},
 		{"missing fixture", []string{"--fixtures", filepath.Join(dir, "none.json")}, nil, []string{"none.json"}},
 		{"bad spec", []string{"--spec", badSpec}, nil, []string{"not a valid OpenAPI document"}},
+		{"required field not defined", []string{"--spec", undefined}, nil, []string{"InventoryItem lists updatedAt in required but defines no updatedAt property", "define updatedAt under InventoryItem's properties", "or drop it from required"}},
 		{"unknown flag", []string{"--nope"}, nil, []string{"flag provided but not defined: --nope (see --help)"}},
 		{"unknown flag typed with one dash", []string{"-nope"}, nil, []string{"flag provided but not defined: --nope (see --help)"}},
 		{"flag without its value", []string{"--addr"}, nil, []string{"flag needs an argument: --addr"}},
@@ -293,7 +302,8 @@ func TestStartupErrors(t *testing.T) {
 		{"spec variant without its field", []string{"--spec", "../../testdata/specs/required-updated-at.yaml"}, nil, []string{"fixtures/inventory.json", "record 0", "updatedAt: required", "--generate N", "--fixtures FILE"}},
 		{"address without a port", []string{"--addr", "127.0.0.1"}, nil, []string{`--addr "127.0.0.1": want host:port`}},
 		{"address with a port that is no number", []string{"--addr=127.0.0.1:http"}, nil, []string{`--addr "127.0.0.1:http": the port "http" is not a number`}},
-		{"latency that is no duration", []string{"--latency", "fast"}, nil, []string{`--latency "fast": latency "fast": want a duration`}},
+		{"latency that is no duration", []string{"--latency", "fast"}, nil, []string{`--latency "fast": want a duration such as 200ms, or a range such as 50ms-1s (see --help)`}},
+		{"latency of an operation that is no duration", []string{"--latency", "updateInventory=fast"}, nil, []string{`--latency "updateInventory=fast": want a duration such as 200ms`}},
 		{"fault on no operation, named", []string{"--latency", "1ms", "--fault", "deletePet=reset"}, nil, []string{`--fault "deletePet=reset": no operation "deletePet"`}},
 		{"spec that is not there", []string{"--spec", "/nonexistent.yaml"}, nil, []string{"--spec: open /nonexistent.yaml"}},
 		{"admin origin *", []string{"--admin-origin", "*"}, nil, []string{`--admin-origin "*": the admin API is never open to every origin`}},
@@ -314,6 +324,15 @@ func TestStartupErrors(t *testing.T) {
 				t.Fatal("run() = nil; want an error")
 			}
 			msg := err.Error() + stderr.String()
+			// The refusal is the last thing said: no warning of a
+			// start-up that is not going to happen comes before it.
+			if strings.Contains(stderr.String(), "development key") {
+				t.Errorf("the development-key warning was printed before the refusal:\n%s", &stderr)
+			}
+			// The flag and its value are quoted once.
+			if n := strings.Count(msg, fmt.Sprintf("%q", "fast")); n > 1 {
+				t.Errorf("error %q quotes the value %d times; want once", msg, n)
+			}
 			for _, w := range tt.want {
 				if !strings.Contains(msg, w) {
 					t.Errorf("error %q lacks %q", msg, w)

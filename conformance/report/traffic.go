@@ -87,15 +87,27 @@ func Traffic(name string, c *spec.Contract, f *spec.Findings) Run {
 	_ = Findings(&b, f)
 	run.Summary = b.String()
 
-	var errs, warns int64
+	var errs, warns, requests int64
 	for _, g := range findings {
-		if g.Severity == spec.SeverityError {
-			errs += g.Count
-		} else {
+		switch {
+		case g.Severity != spec.SeverityError:
 			warns += g.Count
+		case g.Where == spec.WhereRequest:
+			requests += g.Count
+			errs += g.Count
+		default:
+			errs += g.Count
 		}
 	}
-	run.Counts = []Count{{exchanges + unknown, "exchanges"}, {errs, "violations"}, {warns, "warnings"}, {int64(len(findings)), "groups"}}
+	run.Counts = []Count{{exchanges + unknown, "exchanges"}, {errs, "violations"}}
+	if requests > 0 {
+		// A request that breaks the contract is what a client sent, on
+		// purpose where a conformance suite sent it; the backend is
+		// judged by its answers.
+		run.Counts = append(run.Counts, Count{requests, "of them in requests (what clients sent)"}, Count{errs - requests, "in answers"})
+		run.Summary = RequestFindings(requests, errs-requests) + "\n\n" + run.Summary
+	}
+	run.Counts = append(run.Counts, Count{warns, "warnings"}, Count{int64(len(findings)), "groups"})
 	if unknown > 0 {
 		run.Counts = append(run.Counts, Count{unknown, "to no operation"})
 	}
@@ -248,4 +260,19 @@ func Findings(w io.Writer, f *spec.Findings) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// RequestFindings says how many violations are in requests, what clients
+// sent, and how many in answers: a conformance suite run through the
+// proxy sends requests that break the contract on purpose, and a backend
+// that answers them as the contract says has broken nothing.
+func RequestFindings(requests, answers int64) string {
+	are := func(n int64) string {
+		if n == 1 {
+			return "1 violation is"
+		}
+		return fmt.Sprintf("%d violations are", n)
+	}
+	return fmt.Sprintf("%s in requests: what the clients sent breaks the contract (a conformance suite sends such requests on purpose, to see them refused); %s in the answers, by which the backend is judged.",
+		are(requests), are(answers))
 }

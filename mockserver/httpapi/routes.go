@@ -28,6 +28,9 @@ type Request struct {
 	Body    any    // the decoded body, as spec.DecodeJSON returns it; nil if none
 	Raw     []byte // the body as sent
 	Session string // the session the request reads and writes (the mock's)
+	// DryRun, set by Prefer: code=200 on a write, asks the handler to
+	// answer what the write would store, and store nothing.
+	DryRun bool
 }
 
 // A Handler serves one operation of a document.
