@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -93,7 +94,11 @@ type Target struct {
 	// that need records skip, naming the reason, and one check fails for
 	// it.
 	listBroken, unstable string
-	unstableX            *Exchange // the second list, which differed
+	// badRecords are the identifiers of the records the first list
+	// showed breaking the contract: the list's check fails on them, the
+	// others note them. Set before the checks run, then only read.
+	badRecords map[string]bool
+	unstableX  *Exchange // the second list, which differed
 
 	read    atomic.Int64  // decompressed response bytes read so far
 	answers *spec.Answers // answers by operation and status, for coverage
@@ -244,6 +249,12 @@ func (t *Target) prepareList(ctx context.Context) error {
 		t.listBroken = fmt.Sprintf("%s with %d records, none with an int64 %s", what, ix.BadCount, inv.Key)
 	default:
 		t.first = ix
+		t.badRecords = map[string]bool{}
+		for _, p := range Errors(t.ResponseProblems(x)) {
+			if p.Record != "" {
+				t.badRecords[p.Record] = true
+			}
+		}
 	}
 	if t.listBroken != "" {
 		t.listBroken = "the list breaks the contract: " + t.listBroken
@@ -258,6 +269,12 @@ func (t *Target) prepareList(ctx context.Context) error {
 		}
 	case len(t.first.Order) > 0:
 		t.petID = t.first.Order[0]
+		for _, id := range t.first.Order {
+			if !t.badRecords[strconv.FormatInt(id, 10)] {
+				t.petID = id // one that keeps the contract, where there is one
+				break
+			}
+		}
 	case cfg.AllowMutations:
 		return setupErrorf("--allow-mutations: the target lists no record (GET %s answered %d with %d bytes: an empty list); the mutating checks need at least one pet to write to and restore: add one, or run without --allow-mutations", x.URL, x.Status, len(x.RespBody))
 	}
