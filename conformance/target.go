@@ -24,6 +24,7 @@ import (
 // Defaults of Config's limits.
 const (
 	DefaultTimeout          = 10 * time.Second
+	DefaultRestoreDeadline  = 5 * time.Second
 	DefaultMaxResponseBytes = 16 << 20 // 16 MiB decompressed per response
 	DefaultMaxRunBytes      = 2 << 30  // 2 GiB decompressed over a run
 	DefaultMaxRetryWait     = 30 * time.Second
@@ -59,6 +60,9 @@ type Config struct {
 	MaxResponseBytes int64         // cap on one decompressed response body; 0: DefaultMaxResponseBytes
 	MaxRunBytes      int64         // cap on all decompressed response bodies of a run; 0: DefaultMaxRunBytes
 	MaxRetryWait     time.Duration // total wait on 429 answers over a run; 0: DefaultMaxRetryWait
+	// RestoreDeadline is how long a restore's read-back may take to show
+	// it (a target whose reads lag its writes); 0: DefaultRestoreDeadline.
+	RestoreDeadline time.Duration
 
 	Explore ExploreConfig
 
@@ -147,6 +151,9 @@ func NewTarget(cfg Config) (*Target, error) {
 	base, err := url.Parse(strings.TrimSuffix(cfg.BaseURL, "/"))
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return nil, setupErrorf("--base-url %s: want an http or https address such as https://staging.example.com%s", exchange.Quote(cfg.BaseURL), contract.BasePath)
+	}
+	if cfg.RestoreDeadline <= 0 {
+		cfg.RestoreDeadline = DefaultRestoreDeadline
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
@@ -248,7 +255,7 @@ func (t *Target) prepareList(ctx context.Context) error {
 	case len(ix.Order) == 0 && ix.BadCount > 0:
 		t.listBroken = fmt.Sprintf("%s with %d records, none with an int64 %s", what, ix.BadCount, inv.Key)
 	default:
-		t.first = ix
+		t.first, t.guard.first = ix, ix
 		t.badRecords = map[string]bool{}
 		for _, p := range Errors(t.ResponseProblems(x)) {
 			if p.Record != "" {
