@@ -1,8 +1,6 @@
 package conformance
 
 import (
-	"github.com/petstore/inventory-kit/spec/exchange"
-
 	"context"
 	"encoding/json"
 	"fmt"
@@ -72,10 +70,39 @@ var digits = regexp.MustCompile(`-?[0-9]+`)
 func (t *Target) Do(ctx context.Context, r Request, tolerated ...int) *Exchange {
 	ginkgo.GinkgoHelper()
 	x := t.Send(ctx, r)
-	if ps := t.ResponseProblems(x, tolerated...); len(ps) > 0 {
-		t.FailWith(x, "every response: a documented status, no 5xx, application/json where a body is documented, a body valid against the contract, an Error body on every error", ps)
-	}
+	t.expectKept(x, false, tolerated...)
 	return x
+}
+
+// DoShape is Do for the check of a list's shape: a problem in a record
+// the first list showed fails it too.
+func (t *Target) DoShape(ctx context.Context, r Request) *Exchange {
+	ginkgo.GinkgoHelper()
+	x := t.Send(ctx, r)
+	t.expectKept(x, true)
+	return x
+}
+
+// everyResponse is what every response keeps.
+const everyResponse = "every response: a documented status, no 5xx, application/json where a body is documented, a body valid against the contract, an Error body on every error"
+
+// expectKept fails the check unless x keeps the rules every response
+// keeps; warnings and (unless all) known bad records are noted.
+func (t *Target) expectKept(x *Exchange, all bool, tolerated ...int) {
+	ginkgo.GinkgoHelper()
+	fails, notes := t.Split(t.ResponseProblems(x, tolerated...))
+	if all {
+		fails, notes = Errors(append(fails, notes...)), nil
+	}
+	t.Note(notes)
+	if len(fails) > 0 {
+		t.FailWith(x, everyResponse, fails)
+	}
+}
+
+// Errors returns the problems that are not warnings.
+func Errors(ps []Problem) []Problem {
+	return slices.DeleteFunc(ps, func(p Problem) bool { return p.Warning })
 }
 
 // ExpectStatus fails the check unless x's status is one of want.
@@ -126,9 +153,7 @@ func (t *Target) List(ctx context.Context) (*Index, *Exchange) {
 	if x == nil {
 		x = t.Send(ctx, Request{Method: t.inv.List.Method, Path: t.inv.List.Path})
 	}
-	if ps := t.ResponseProblems(x); len(ps) > 0 {
-		t.FailWith(x, "every response: a documented status, no 5xx, application/json where a body is documented, a body valid against the contract, an Error body on every error", ps)
-	}
+	t.expectKept(x, false)
 	t.ExpectStatus(x, "the list with the key: 200 and the records", http.StatusOK)
 	if ix == nil {
 		var err error
@@ -308,20 +333,9 @@ func (t *Target) Update(id int64, b []byte) Request {
 func (t *Target) ExpectWritten(x *Exchange, id int64, b Body) Record {
 	ginkgo.GinkgoHelper()
 	t.ExpectStatus(x, "200 and the updated record: "+b.Name+" is valid", http.StatusOK)
-	r := t.DecodeRecord(x)
-	var ps []string
-	if got, ok := r.Int(t.inv.Key); !ok || got != id {
-		v, _ := r.Field(t.inv.Key)
-		ps = append(ps, fmt.Sprintf("%s is %s, want %d", t.inv.Key, exchange.Printable(v), id))
-	}
-	for _, f := range slices.Sorted(mapKeys(b.Sets)) {
-		v := b.Sets[f]
-		if got, _ := r.Field(f); canonical(got) != canonical(v) {
-			ps = append(ps, fmt.Sprintf("%s is %s, want the value sent, %s", f, exchange.Printable(got), v))
-		}
-	}
+	r, ps := t.WrittenProblems(x, id, b.Sets)
 	if len(ps) > 0 {
-		t.FailBecause(CauseWriteAnswer, x, "the answer is the updated record: the same identifier and the values sent", ps)
+		t.FailBecause(CauseWriteAnswer, x, "the answer is the updated record: the same identifier and the values sent", texts(ps))
 	}
 	return r
 }

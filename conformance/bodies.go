@@ -395,7 +395,11 @@ func (t *Target) SilentBodies(cur Record) []Body {
 			}
 			bs = append(bs, t.with(cur, f.Name, json.RawMessage(p.v.String()), fmt.Sprintf("%s %s (%s)", f.Name, p.v, p.what), Silent))
 		}
-		bs = append(bs, t.with(cur, f.Name, json.RawMessage(string(v)+".0"), f.Name+" written as a decimal (such as 5.0)", Silent))
+		// The value as a number, written again with a fraction part: never
+		// the answer's text edited (an answer of 5.0 would give 5.0.0).
+		if n, ok := new(big.Rat).SetString(string(v)); ok && n.IsInt() {
+			bs = append(bs, t.with(cur, f.Name, json.RawMessage(n.Num().String()+".0"), f.Name+" written as a decimal (such as 5.0)", Silent))
+		}
 	}
 	if !t.inv.Body.Closed {
 		bs = append(bs, t.with(cur, "conformanceNote", jsonString("conformance"), "an unknown extra field", Silent))

@@ -11,20 +11,30 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 )
 
 // A guard remembers the records a run wrote to, with their original
-// values, until they are restored.
+// values, until they are restored. The original of a record is as the
+// run's first list showed it, read before the run's first write: a list
+// read later, from a replica that lags the writes, may show a value the
+// run wrote itself.
 type guard struct {
+	first   *Index           // the records as first listed, before any write; set before the checks run
 	mu      sync.Mutex       // guards pending
 	pending map[int64]Record // records written to and not yet restored, as they were
 }
 
-// remember records orig as the value to restore for id, unless one is
-// already recorded.
+// remember records the original of id to restore: as first listed, else
+// orig; unless one is already recorded.
 func (g *guard) remember(id int64, orig Record) {
+	if g.first != nil {
+		if r, ok := g.first.ByID[id]; ok {
+			orig = r
+		}
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if _, dup := g.pending[id]; !dup {
@@ -44,6 +54,9 @@ func (t *Target) Protect(ctx context.Context, id int64) Record {
 		t.FailBecause(CauseRecordMissing, x, fmt.Sprintf("%s %d to be listed before the check writes to it", t.inv.Key, id), []string{"not listed"})
 	}
 	t.guard.remember(id, orig)
+	if f := t.guard.first; f != nil && f.ByID[id].JSON != nil {
+		orig = f.ByID[id]
+	}
 	ginkgo.DeferCleanup(func() {
 		if err := t.restore(id); err != nil {
 			ginkgo.AddReportEntry(entryRestoreFailed, err.Error(), ginkgo.ReportEntryVisibilityAlways)
@@ -69,7 +82,7 @@ func (t *Target) restore(id int64) error {
 		fmt.Fprintf(t.cfg.Stderr, "\n!!! RESTORE FAILED: %v\n", err)
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*t.cfg.Timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*t.cfg.Timeout+t.cfg.RestoreDeadline)
 	defer cancel()
 	if err := t.putBack(ctx, orig); err != nil {
 		err = fmt.Errorf("%s %d: could not restore %s: %v", t.inv.Key, id, t.restorable(orig), err)
@@ -96,17 +109,57 @@ func (t *Target) restorable(orig Record) string {
 	return strings.Join(parts, ", ")
 }
 
-// putBack writes orig's values and checks the list shows them.
+// putBack writes orig's values and reads the list until it shows them
+// or Config.RestoreDeadline passes: a target whose reads lag its writes
+// shows a restore late, not never. A write answered 5xx, or not at all,
+// is sent again meanwhile.
 func (t *Target) putBack(ctx context.Context, orig Record) error {
-	if err := t.writeBack(ctx, orig); err != nil {
-		return err
+	deadline := time.Now().Add(t.cfg.RestoreDeadline)
+	var err error
+	for attempt := 0; ; attempt++ {
+		if err = t.writeBack(ctx, orig); err == nil {
+			break
+		}
+		if !errors.Is(err, errRetry) || attempt == restoreAttempts-1 || time.Now().After(deadline) {
+			return err
+		}
+		pause(ctx, restorePoll)
 	}
-	x := t.send(ctx, Request{Method: t.inv.List.Method, Path: t.inv.List.Path, restore: true})
-	ix, err := DecodeList(ctx, x.RespBody, t.inv.Key)
-	if x.Failure != "" || err != nil {
-		return fmt.Errorf("the list after the restore could not be read")
+	for {
+		x := t.send(ctx, Request{Method: t.inv.List.Method, Path: t.inv.List.Path, restore: true})
+		ix, derr := DecodeList(ctx, x.RespBody, t.inv.Key)
+		switch {
+		case x.Failure != "" || derr != nil:
+			err = fmt.Errorf("the list after the restore could not be read")
+		default:
+			if err = t.restored(orig, ix.ByID[orig.ID]); err == nil {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("%w (still so %s after the restore was acknowledged)", err, t.cfg.RestoreDeadline)
+		}
+		pause(ctx, restorePoll)
 	}
-	return t.restored(orig, ix.ByID[orig.ID])
+}
+
+// How a restore is retried: writes answered 5xx or not at all are sent
+// again, up to restoreAttempts times; the list is read again every
+// restorePoll until it shows the restore.
+const (
+	restoreAttempts = 4
+	restorePoll     = 100 * time.Millisecond
+)
+
+// errRetry marks a restore write worth sending again.
+var errRetry = errors.New("worth another try")
+
+// pause waits d or until ctx ends.
+func pause(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
 }
 
 // writeBack sends the update that puts orig's values back.
@@ -114,10 +167,12 @@ func (t *Target) writeBack(ctx context.Context, orig Record) error {
 	r := t.Update(orig.ID, t.Harmless(orig))
 	r.restore = true
 	x := t.send(ctx, r)
-	if x.Failure == exchange.FailureNoAnswer {
-		return errors.New(x.Err)
-	}
-	if x.Status != http.StatusOK {
+	switch {
+	case x.Failure == exchange.FailureNoAnswer:
+		return fmt.Errorf("%s (%w)", x.Err, errRetry)
+	case x.Status >= 500:
+		return fmt.Errorf("%s answered %d (%w)", t.inv.Update.Method, x.Status, errRetry)
+	case x.Status != http.StatusOK:
 		return fmt.Errorf("%s answered %d", t.inv.Update.Method, x.Status)
 	}
 	return nil
@@ -130,8 +185,10 @@ func (t *Target) restored(orig, got Record) error {
 		v, had := orig.Field(f.Name)
 		w, has := got.Field(f.Name)
 		switch {
+		case had && !has:
+			return fmt.Errorf("wanted %s %s, found none: the list after the restore shows %s", f.Name, exchange.Printable(v), got)
 		case had && canonical(w) != canonical(v):
-			return fmt.Errorf("the list after the restore shows %s", got)
+			return fmt.Errorf("wanted %s %s, found %s: the list after the restore shows %s", f.Name, exchange.Printable(v), exchange.Printable(w), got)
 		case !had && has:
 			return fmt.Errorf("the list after the restore shows %s with %s %s, a field it did not have; an update cannot take it away", got, f.Name, exchange.Printable(w))
 		}

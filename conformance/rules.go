@@ -1,22 +1,32 @@
 package conformance
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/petstore/inventory-kit/spec"
 	"github.com/petstore/inventory-kit/spec/exchange"
 )
 
 // A Problem is one way an answer breaks a rule, as a check reports it:
-// the rule (the cause the summary groups it under) and what was wrong,
-// the key hidden.
+// the rule (the cause the summary groups it under), the field and, in a
+// list, the record it is about, and what was wrong with both named, the
+// key hidden.
 type Problem struct {
-	Cause Cause
-	Text  string
+	Cause  Cause
+	Text   string // such as "quantity: required (petId 11)"
+	Field  string // the JSON field, such as "quantity"; "" for the whole answer or a header
+	Record string // the identifier of the listed record it is in; "" where it is in none
+	// Warning says the rule is a warning (spec.SeverityWarning): it fails
+	// a check only under --strict.
+	Warning bool
 }
 
 // texts returns the problems' words.
@@ -38,22 +48,24 @@ func texts(ps []Problem) []string {
 func (t *Target) ResponseProblems(x *Exchange, tolerated ...int) []Problem {
 	switch x.Failure {
 	case exchange.FailureNoAnswer:
-		return []Problem{{CauseNoAnswer, "no response: " + t.Redactor().String(x.Err)}}
+		return []Problem{{Cause: CauseNoAnswer, Text: "no response: " + t.Redactor().String(x.Err)}}
 	case exchange.FailureCapped:
-		return []Problem{{CauseTooLarge, t.Redactor().String(x.Err)}}
+		return []Problem{{Cause: CauseTooLarge, Text: t.Redactor().String(x.Err)}}
 	case exchange.FailureCut:
-		return []Problem{{Cause(spec.RuleIncomplete), "the answer ended early: " + t.Redactor().String(x.Err)}}
+		return []Problem{{Cause: Cause(spec.RuleIncomplete), Text: "the answer ended early: " + t.Redactor().String(x.Err)}}
 	}
 	var ps []Problem
 	notImplemented := x.Status == http.StatusNotImplemented && x.Op != nil && !x.Op.Shaped()
 	switch {
 	case x.Status == http.StatusTooManyRequests:
-		ps = append(ps, Problem{CauseRateLimited, fmt.Sprintf("status 429: still rate limited after %d tries and %s of waiting (the run's allowance, --max-retry-wait, is %s)", maxAttempts, x.Waited.Round(time.Millisecond), t.cfg.MaxRetryWait)})
+		ps = append(ps, Problem{Cause: CauseRateLimited, Text: fmt.Sprintf("status 429: still rate limited after %d tries and %s of waiting (the run's allowance, --max-retry-wait, is %s)", maxAttempts, x.Waited.Round(time.Millisecond), t.cfg.MaxRetryWait)})
 	case x.Status >= 500 && !notImplemented:
-		ps = append(ps, Problem{CauseServerError, fmt.Sprintf("status %d: no 5xx is allowed", x.Status)})
+		ps = append(ps, Problem{Cause: CauseServerError, Text: fmt.Sprintf("status %d: no 5xx is allowed", x.Status)})
 	case x.Op == nil && !slices.Contains(tolerated, x.Status):
-		ps = append(ps, Problem{Cause(spec.RuleStatus), fmt.Sprintf("status %d is not documented: the request addresses no operation of the contract", x.Status)})
+		ps = append(ps, Problem{Cause: Cause(spec.RuleStatus), Text: fmt.Sprintf("status %d is not documented: the request addresses no operation of the contract", x.Status)})
 	}
+	positions := map[int]string{}           // of the listed records problems are in, to their identifiers
+	at := slices.Repeat([]int{-1}, len(ps)) // the position of each problem's record; -1 for none
 	for _, v := range t.judged(x) {
 		switch {
 		case x.Status == http.StatusTooManyRequests && v.Rule != spec.RuleResponseType:
@@ -63,9 +75,106 @@ func (t *Target) ResponseProblems(x *Exchange, tolerated ...int) []Problem {
 		case notImplemented && v.Rule == spec.RuleResponseBody:
 			continue // the contract gives no shape: 501 is an honest answer
 		}
-		ps = append(ps, Problem{Cause(v.Rule), v.Message})
+		p := Problem{Cause: Cause(v.Rule), Text: v.Message, Warning: spec.Severity(v.Rule) == spec.SeverityWarning}
+		pos := -1
+		if field, ok := strings.CutPrefix(v.Path, "$"); ok {
+			if n, rest, ok := listPosition(field); ok && x.Op == t.inv.List {
+				pos, field = n, rest
+				positions[n] = ""
+			}
+			p.Field = strings.TrimPrefix(field, ".")
+		}
+		ps, at = append(ps, p), append(at, pos)
+	}
+	if len(positions) > 0 {
+		listedIDs(x.RespBody, t.inv.Key, positions)
+	}
+	for i := range ps {
+		if at[i] >= 0 {
+			if ps[i].Record = positions[at[i]]; ps[i].Record == "" {
+				ps[i].Record = fmt.Sprintf("at position %d", at[i])
+			}
+		}
+		ps[i].Text = problemText(ps[i].Field, ps[i].Record, t.inv.Key, ps[i].Text)
 	}
 	return ps
+}
+
+// listedIDs fills in the identifier of the record at each position of
+// the list body that positions holds, where the record has one.
+func listedIDs(body []byte, key string, positions map[int]string) {
+	d := jsontext.NewDecoder(bytes.NewReader(body))
+	if d.PeekKind() != '[' {
+		return
+	}
+	_, _ = d.ReadToken()
+	for i := 0; d.PeekKind() != ']' && d.PeekKind() != 0; i++ {
+		raw, err := d.ReadValue()
+		if err != nil {
+			return
+		}
+		if _, ok := positions[i]; ok {
+			if r, err := decodeRecord(raw, key); err == nil {
+				if id, ok := r.Field(key); ok {
+					positions[i] = string(id)
+				}
+			}
+		}
+	}
+}
+
+// problemText words a problem with its field and record named:
+// "quantity: required (petId 11)".
+func problemText(field, record, key, message string) string {
+	if field != "" && !strings.HasPrefix(message, field+" ") && !strings.HasPrefix(message, field+":") {
+		message = field + ": " + message
+	}
+	switch {
+	case record == "":
+	case strings.HasPrefix(record, "at "):
+		message += " (the record " + record + ")"
+	default:
+		message += " (" + key + " " + record + ")"
+	}
+	return message
+}
+
+// listPosition reads a field path that starts in a list's record, such
+// as "[3].status": the position and the rest, ".status".
+func listPosition(field string) (int, string, bool) {
+	inner, rest, ok := strings.Cut(strings.TrimPrefix(field, "["), "]")
+	if !ok || !strings.HasPrefix(field, "[") {
+		return 0, "", false
+	}
+	pos, err := strconv.Atoi(inner)
+	return pos, rest, err == nil
+}
+
+// Split parts the problems a check fails on from the ones it only
+// notes: the warnings, and the problems of a listed record the first
+// list already showed (the list's own check fails on those, once; a
+// check about auth, a lookup or a write is not about them).
+func (t *Target) Split(ps []Problem) (fails, notes []Problem) {
+	for _, p := range ps {
+		if p.Warning || p.Record != "" && t.badRecords[p.Record] {
+			notes = append(notes, p)
+		} else {
+			fails = append(fails, p)
+		}
+	}
+	return fails, notes
+}
+
+// Note records problems a check does not fail on: a warning (which
+// fails under --strict) and a known bad record (an observation).
+func (t *Target) Note(ps []Problem) {
+	for _, p := range ps {
+		if p.Warning {
+			t.Warn("rule "+string(p.Cause), "%s", p.Text)
+		} else {
+			t.Observe("a record the list's check fails on, not this one", "%s", p.Text)
+		}
+	}
 }
 
 // judged is the Judge's verdict on x's answer, worded with the key
@@ -126,7 +235,7 @@ func (t *Target) ErrorProblems(x *Exchange) []Problem {
 		}
 	}
 	if len(ps) == 0 && x.MediaType() != "application/json" && !strings.HasSuffix(x.MediaType(), "+json") {
-		ps = append(ps, Problem{Cause(spec.RuleErrorBody), fmt.Sprintf("Content-Type %s: an Error body is sent as application/json", exchange.Quote(x.RespHeader.Get("Content-Type")))})
+		ps = append(ps, Problem{Cause: Cause(spec.RuleErrorBody), Text: fmt.Sprintf("Content-Type %s: an Error body is sent as application/json", exchange.Quote(x.RespHeader.Get("Content-Type")))})
 	}
 	return ps
 }

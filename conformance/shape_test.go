@@ -192,3 +192,27 @@ func TestNoInventedOptionalFields(t *testing.T) {
 		t.Errorf("Write changes %v; want lots changed", w.Sets)
 	}
 }
+
+// TestSilentBodiesFromValues: every silent body is one JSON value built
+// from values, also for a record whose answer writes its integers as
+// decimals (5.0 must give 5.0, never 5.0.0).
+func TestSilentBodiesFromValues(t *testing.T) {
+	s := loadFields(t, "3.0.3")
+	for _, cur := range []Record{s.Prototype(), {ID: 7, JSON: []byte(`{"id":7.0,"price":12,"lots":10.0,"rank":2e0}`)}} {
+		decimal := false
+		for _, b := range s.SilentBodies(cur) {
+			if !json.Valid(b.Raw) {
+				t.Errorf("%s: %s is not JSON", b.Name, b.Raw)
+			}
+			if strings.Contains(b.Name, "written as a decimal") {
+				decimal = true
+				if !strings.Contains(string(b.Raw), `"lots":10.0`) && !strings.Contains(string(b.Raw), `"lots":5.0`) && !strings.Contains(string(b.Raw), ".0") {
+					t.Errorf("%s: %s has no value written with a fraction part", b.Name, b.Raw)
+				}
+			}
+		}
+		if !decimal {
+			t.Errorf("%s: no body writes an integer as a decimal", cur.JSON)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,6 +28,7 @@ import (
 // Defaults of Config's limits.
 const (
 	DefaultTimeout          = 10 * time.Second
+	DefaultRestoreDeadline  = 5 * time.Second
 	DefaultMaxResponseBytes = 16 << 20 // 16 MiB decompressed per response
 	DefaultMaxRunBytes      = 2 << 30  // 2 GiB decompressed over a run
 	DefaultMaxRetryWait     = 30 * time.Second
@@ -62,6 +64,9 @@ type Config struct {
 	MaxResponseBytes int64         // cap on one decompressed response body; 0: DefaultMaxResponseBytes
 	MaxRunBytes      int64         // cap on all decompressed response bodies of a run; 0: DefaultMaxRunBytes
 	MaxRetryWait     time.Duration // total wait on 429 answers over a run; 0: DefaultMaxRetryWait
+	// RestoreDeadline is how long a restore's read-back may take to show
+	// it (a target whose reads lag its writes); 0: DefaultRestoreDeadline.
+	RestoreDeadline time.Duration
 
 	Explore ExploreConfig
 
@@ -97,7 +102,11 @@ type Target struct {
 	// that need records skip, naming the reason, and one check fails for
 	// it.
 	listBroken, unstable string
-	unstableX            *Exchange // the second list, which differed
+	// badRecords are the identifiers of the records the first list
+	// showed breaking the contract: the list's check fails on them, the
+	// others note them. Set before the checks run, then only read.
+	badRecords map[string]bool
+	unstableX  *Exchange // the second list, which differed
 
 	read    atomic.Int64  // decompressed response bytes read so far
 	answers *spec.Answers // answers by operation and status, for coverage
@@ -146,6 +155,9 @@ func NewTarget(cfg Config) (*Target, error) {
 	base, err := url.Parse(strings.TrimSuffix(cfg.BaseURL, "/"))
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return nil, setupErrorf("--base-url %s: want an http or https address such as https://staging.example.com%s", exchange.Quote(cfg.BaseURL), contract.BasePath)
+	}
+	if cfg.RestoreDeadline <= 0 {
+		cfg.RestoreDeadline = DefaultRestoreDeadline
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
@@ -255,7 +267,13 @@ func (t *Target) prepareList(ctx context.Context) error {
 		}
 		t.listBroken = fmt.Sprintf("%s with %d %s with an int64 %s", what, ix.BadCount, records, inv.Key)
 	default:
-		t.first = ix
+		t.first, t.guard.first = ix, ix
+		t.badRecords = map[string]bool{}
+		for _, p := range Errors(t.ResponseProblems(x)) {
+			if p.Record != "" {
+				t.badRecords[p.Record] = true
+			}
+		}
 	}
 	if t.listBroken != "" {
 		t.listBroken = "the list breaks the contract: " + t.listBroken
@@ -270,6 +288,12 @@ func (t *Target) prepareList(ctx context.Context) error {
 		}
 	case len(t.first.Order) > 0:
 		t.petID = t.first.Order[0]
+		for _, id := range t.first.Order {
+			if !t.badRecords[strconv.FormatInt(id, 10)] {
+				t.petID = id // one that keeps the contract, where there is one
+				break
+			}
+		}
 	case cfg.AllowMutations:
 		return setupErrorf("--allow-mutations: the target lists no record (GET %s answered %d with %d bytes: an empty list); the mutating checks need at least one pet to write to and restore: add one, or run without --allow-mutations", x.URL, x.Status, len(x.RespBody))
 	}

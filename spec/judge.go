@@ -408,12 +408,15 @@ func (j *Judge) answerKey(x *exchange.Exchange, op *Operation, resp *Response) u
 func classify(resp *Response, ps []Problem) []Violation {
 	var vs []Violation
 	headers := true
-	for i, p := range ps {
+	for _, p := range ps {
 		switch {
 		case headers && isHeader(resp, p.Field):
 			vs = append(vs, Violation{Rule: RuleResponseHeader, Path: "header." + p.Field, Message: p.Message})
-		case i == len(ps)-1 && p.Field == "Content-Type" && strings.HasPrefix(p.Message, `"`) && strings.Contains(p.Message, "; want "):
+		case p.Rule == RuleResponseType:
 			vs = append(vs, Violation{Rule: RuleResponseType, Path: "header.Content-Type", Message: "Content-Type " + p.Message})
+		case p.Rule != "":
+			headers = false
+			vs = append(vs, Violation{Rule: p.Rule, Path: jsonPath(p.Field), Message: p.Message})
 		default:
 			headers = false
 			vs = append(vs, Violation{Rule: RuleResponseBody, Path: jsonPath(p.Field), Message: p.Message})

@@ -23,6 +23,9 @@ type Problem struct {
 	Kind    string // one of the Kind constants
 	Field   string // the parameter or JSON field, such as "petId" or "quantity"; empty for the whole
 	Message string // what was wrong, such as "got string, want integer"
+	// Rule names the rule broken where it is not the one the Kind and the
+	// side give (such as RuleIntegerNotation); "" otherwise.
+	Rule string
 }
 
 // String renders the problem as "field: message", or the message alone.

@@ -197,7 +197,7 @@ func (o *Operation) CheckResponse(status int, header http.Header, body []byte) [
 	ct := header.Get("Content-Type")
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil || !slices.ContainsFunc(r.MediaTypes, func(want string) bool { return mediaTypeMatches(want, mt) }) {
-		return append(ps, Problem{Kind: KindResponse, Field: "Content-Type", Message: fmt.Sprintf("%q; want %s", ct, strings.Join(r.MediaTypes, " or "))})
+		return append(ps, Problem{Kind: KindResponse, Rule: RuleResponseType, Field: "Content-Type", Message: fmt.Sprintf("%q; want %s", ct, strings.Join(r.MediaTypes, " or "))})
 	}
 	if !isJSON(mt) || r.Schema == nil {
 		return ps
@@ -209,7 +209,7 @@ func (o *Operation) CheckResponse(status int, header http.Header, body []byte) [
 			p.Kind = KindResponse
 			ps = append(ps, p)
 		}
-		return ps
+		return append(ps, r.Schema.IntegerNotation(body)...)
 	}
 	v, err := DecodeJSON(body)
 	if err != nil {
@@ -220,7 +220,7 @@ func (o *Operation) CheckResponse(status int, header http.Header, body []byte) [
 		p.Kind = KindResponse
 		ps = append(ps, p)
 	}
-	return ps
+	return append(ps, r.Schema.IntegerNotation(body)...)
 }
 
 // Codes lists the documented response codes as the document writes them,

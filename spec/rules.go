@@ -29,6 +29,10 @@ const (
 	RuleTooLarge         = "body-too-large-to-check"           // a body is longer than was kept; it was not checked
 	RuleBodyNotRecorded  = "body-not-recorded"                 // a HAR entry has no body text to check
 	RuleBodyEncoding     = "body-encoding-unsupported"         // a body is in a content coding the checks cannot read
+	// An integer written 7.0 or 7e0: not one under OpenAPI 3.0.x, one
+	// under 3.1 (JSON Schema 2020-12), where it is a warning.
+	RuleIntegerNotation   = "integer-fraction-or-exponent"
+	RuleIntegerNotation31 = "integer-fraction-or-exponent-3.1"
 )
 
 // Severities of a rule: an error breaks the contract and fails a CI gate;
@@ -74,6 +78,8 @@ var Rules = []Rule{
 	{RuleErrorFieldEmpty, WhereResponse, SeverityError, "a required text field of an Error body is empty"},
 	{RuleNoAnswer, WhereResponse, SeverityError, "the server could not be reached or did not answer in time"},
 	{RuleIncomplete, WhereResponse, SeverityError, "the answer ended, or stalled, before its body did"},
+	{RuleIntegerNotation, WhereResponse, SeverityError, "an integer is written with a fraction or an exponent part (7.0, 7e0), which OpenAPI 3.0's integer is not"},
+	{RuleIntegerNotation31, WhereResponse, SeverityWarning, "an integer is written with a fraction or an exponent part (7.0, 7e0): an integer under OpenAPI 3.1, but generated clients may fail to decode it"},
 	{RuleTooLarge, "", SeverityWarning, "a body is longer than was kept: it was not checked"},
 	{RuleBodyNotRecorded, "", SeverityWarning, "a HAR entry holds no body text, so the body was not checked"},
 	{RuleBodyEncoding, "", SeverityWarning, "a body is in a content coding the checks cannot read (only gzip and deflate are decoded)"},

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -230,4 +231,16 @@ func mustMarshal(v any) []byte {
 		panic(err)
 	}
 	return b
+}
+
+// quantities matches a quantity written as an integer in a JSON body.
+var quantities = regexp.MustCompile(`("quantity":\s*-?[0-9]+)([,}])`)
+
+// decimalQuantities rewrites every quantity of a JSON answer with a
+// fraction part, as a float column answers it: 7 becomes 7.0.
+func decimalQuantities(rec *httptest.ResponseRecorder) {
+	if !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
+		return
+	}
+	rec.Body = bytes.NewBuffer(quantities.ReplaceAll(rec.Body.Bytes(), []byte("${1}.0$2")))
 }

@@ -32,6 +32,9 @@ type brokenServer struct {
 	exactly bool
 	// cause is the cause the exploration must name, where one is given.
 	cause conformance.Cause
+	// problems are lines the failures must show (substrings of a failure
+	// message): a problem names its field and record.
+	problems []string
 }
 
 var brokenServers = []brokenServer{
@@ -134,7 +137,47 @@ var brokenServers = []brokenServer{
 			items[0]["status"] = "lost"
 			return items
 		}),
-		fails: []string{"200 with an array of records valid against the contract", "list order"},
+		fails:   []string{"200 with an array of records valid against the contract"},
+		exactly: true,
+	},
+	{
+		// One bad record among good ones: the checks of the list's shape
+		// fail, naming the record; the others note it and go on.
+		name: "list-one-record-in-stock",
+		wrap: lists(func(items []map[string]any) []map[string]any {
+			for _, it := range items {
+				if it["petId"] == float64(11) {
+					it["status"] = "in_stock"
+				}
+			}
+			return items
+		}),
+		fails:    []string{"200 with an array of records valid against the contract"},
+		exactly:  true,
+		problems: []string{`status: "in_stock" is not one of "available", "pending", "sold" (petId 11)`},
+	},
+	{
+		// A record without its quantity: the problem names both.
+		name: "list-record-without-quantity",
+		wrap: lists(func(items []map[string]any) []map[string]any {
+			for _, it := range items {
+				if it["petId"] == float64(11) {
+					delete(it, "quantity")
+				}
+			}
+			return items
+		}),
+		fails:    []string{"200 with an array of records valid against the contract"},
+		exactly:  true,
+		problems: []string{"quantity: required (petId 11)"},
+	},
+	{
+		// A float column: every quantity answered as 7.0, which OpenAPI
+		// 3.0's integer is not.
+		name:     "integers-as-decimals",
+		wrap:     responses(func(_ *http.Request, rec *httptest.ResponseRecorder) { decimalQuantities(rec) }),
+		fails:    []string{"200 with an array of records valid against the contract"},
+		problems: []string{"quantity: 5.0 is written with a fraction or an exponent part: OpenAPI 3.0 defines integer as a JSON number without a fraction or an exponent part; write 5 (petId 1)"},
 	},
 	{
 		name: "list-duplicate-pet",

@@ -26,7 +26,7 @@ func registerList(t *conformance.Target) {
 	name := s.List.Name()
 	ginkgo.Describe(string(conformance.AreaList), conformance.Labels(conformance.AreaList), func() {
 		ginkgo.It(name+": 200 with an array of records valid against the contract", func(ctx ginkgo.SpecContext) {
-			x := t.Do(ctx, conformance.Request{Method: s.List.Method, Path: s.List.Path})
+			x := t.DoShape(ctx, conformance.Request{Method: s.List.Method, Path: s.List.Path})
 			t.ExpectStatus(x, "200 and the list", http.StatusOK)
 			ix, err := conformance.DecodeList(ctx, x.RespBody, s.Key)
 			if err != nil {

@@ -154,6 +154,11 @@ func TestBrokenServers(t *testing.T) {
 				t.Errorf("%s: %d failed restores reported; want none: %q", b.name, len(restores), restores)
 			}
 		}
+		for _, want := range b.problems {
+			if !slices.ContainsFunc(r.report.SpecReports, func(s types.SpecReport) bool { return strings.Contains(s.Failure.Message, want) }) {
+				t.Errorf("%s: no failure shows %q\n%s", b.name, want, tail(r.output))
+			}
+		}
 		for _, want := range b.warns {
 			if !slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, want) }) {
 				t.Errorf("%s: no warning matches %q; warnings: %q", b.name, want, warnings)
