@@ -501,12 +501,12 @@ func (s *Server) updateRecord() httpapi.Handler {
 			return
 		}
 		key := r.PathValue("key")
-		api := r.Clone(r.Context())
+		api, entry := httpapi.WithEntry(r.Clone(r.Context()))
 		api.URL = &url.URL{Path: s.contract.BasePath + strings.Replace(op.Path, "{"+s.shape.Key+"}", key, 1)}
 		api.RequestURI = api.URL.Path
 		api.Header = http.Header{}
 		if session != store.DefaultSession { // what the API's sessions step would have read
-			httpapi.EntryOf(r).Session = session
+			entry.Session = session
 		}
 		if ct := r.Header.Values("Content-Type"); len(ct) > 0 {
 			api.Header["Content-Type"] = ct

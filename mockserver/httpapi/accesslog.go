@@ -89,6 +89,17 @@ func EntryOf(r *http.Request) *Entry {
 	return &Entry{Start: time.Now()}
 }
 
+// WithEntry returns r with its Entry, and that Entry: a new one where r
+// has none, such as the request of a caller in the same process that is
+// served outside AccessLog (the MCP server's calls of the admin API).
+func WithEntry(r *http.Request) (*http.Request, *Entry) {
+	if e, ok := r.Context().Value(entryKey{}).(*Entry); ok {
+		return r, e
+	}
+	e := &Entry{Start: time.Now()}
+	return r.WithContext(context.WithValue(r.Context(), entryKey{}, e)), e
+}
+
 // A served is one request's Entry and the ResponseWriter that records
 // into it, pooled between requests: a handler keeps neither once it has
 // returned.
