@@ -91,7 +91,7 @@ type Config struct {
 	Reloadable bool
 	// MCP, if not nil, makes the handler served at /__admin/mcp, behind
 	// the admin key and the admin guard like the rest of /__admin/ (package
-	// mockserver/mcp's Handler); nil: that path is 404.
+	// cmd/inventory-mock/mcp's Handler); nil: that path is 404.
 	MCP func(*Server) http.Handler
 }
 

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
+	"github.com/petstore/inventory-kit/cmd/inventory-mock/mcp"
 	"github.com/petstore/inventory-kit/mockserver"
-	"github.com/petstore/inventory-kit/mockserver/mcp"
 )
 
 // serveMCP serves the mock's MCP server on stdin and stdout (--mcp), for

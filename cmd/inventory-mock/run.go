@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
+	"github.com/petstore/inventory-kit/cmd/inventory-mock/mcp"
 	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/mockserver"
-	"github.com/petstore/inventory-kit/mockserver/mcp"
 	"github.com/petstore/inventory-kit/mockserver/store"
 )
 

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petstore/inventory-kit/cmd/inventory-mock/mcp"
 	"github.com/petstore/inventory-kit/mockserver"
-	"github.com/petstore/inventory-kit/mockserver/mcp"
 )
 
 // BenchmarkMCPCost serves the contract's list and update from two mocks,
@@ -17,7 +17,7 @@ import (
 // machine; it reports each one's time per request and the ratio with/without,
 // which is what the MCP server costs the contract's operations.
 //
-//	go test -run '^$' -bench MCPCost -count 6 ./mockserver/mcp
+//	go test -run '^$' -bench MCPCost -count 6 ./cmd/inventory-mock/mcp
 func BenchmarkMCPCost(b *testing.B) {
 	for _, op := range []struct{ name, method, path, body string }{
 		{"list", "GET", "/v1/inventory", ""},
