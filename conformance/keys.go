@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -83,19 +82,13 @@ func (k *keySource) refresh(ctx context.Context, gen int) (string, int, bool) {
 func (k *keySource) run(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, k.timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", k.command)
-	// In a process group of its own, killed whole: a child the command
-	// leaves running (sleep 150 &) holds neither the run nor its pipes.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd := shellCommand(ctx, k.command)
 	cmd.WaitDelay = time.Second
 	var out, errOut capped
 	out.max, errOut.max = maxKeyOutput, 2048
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
-	if cmd.Process != nil {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what it left behind
-	}
+	killLeftovers(cmd)
 	if errors.Is(err, exec.ErrWaitDelay) {
 		err = nil // it exited; a child it left kept the pipes open
 	}
