@@ -284,6 +284,60 @@ var toolCases = []toolCase{
 		}
 	}},
 
+	{name: "set chaos for one session", tool: "set_chaos", args: map[string]any{"session": "s2", "rules": []any{map[string]any{"operation": "updateInventory", "fault": "status", "status": 503}}},
+		check: func(t *testing.T, _ result, m http.Handler) {
+			if w := send(m, "PATCH", "/v1/inventory/3", `{"quantity":1}`, http.Header{"X-Mock-Session": {"s2"}}); w.Code != http.StatusServiceUnavailable {
+				t.Errorf("PATCH in session s2 under its rule: status %d; want 503", w.Code)
+			}
+			if w := send(m, "PATCH", "/v1/inventory/3", `{"quantity":1}`, nil); w.Code != http.StatusOK {
+				t.Errorf("PATCH in the default session under s2's rule: status %d; want 200", w.Code)
+			}
+		}},
+	{name: "set latency for one session", tool: "set_latency", args: map[string]any{"session": "s2", "latency": "1ms"}, check: func(t *testing.T, r result, _ http.Handler) {
+		if !strings.Contains(r.text, `"latency":"1ms"`) || !strings.Contains(r.text, `"status":503`) || !strings.Contains(r.text, `"s2"`) {
+			t.Errorf("chaos of s2 = %s; want its latency beside its 503 fault", r.text)
+		}
+	}},
+	{name: "get chaos of a session", tool: "get_chaos", args: map[string]any{"session": "s2"}, check: func(t *testing.T, r result, _ http.Handler) {
+		if !strings.Contains(r.text, `"latency":"1ms"`) {
+			t.Errorf("chaos of s2 = %s; want its own rules", r.text)
+		}
+	}},
+	{name: "get chaos of a bad session", tool: "get_chaos", args: map[string]any{"session": "a b"}, wantErr: "session"},
+	{name: "clear chaos of a session", tool: "clear_chaos", args: map[string]any{"session": "s2"}, check: func(t *testing.T, r result, m http.Handler) {
+		if strings.Contains(r.text, "503") {
+			t.Errorf("chaos of s2 = %s; want no rule", r.text)
+		}
+		if w := send(m, "PATCH", "/v1/inventory/3", `{"quantity":1}`, http.Header{"X-Mock-Session": {"s2"}}); w.Code != http.StatusOK {
+			t.Errorf("PATCH in s2 after clear_chaos: status %d; want 200", w.Code)
+		}
+	}},
+	{name: "set the rate limit of a session", tool: "set_rate_limit", args: map[string]any{"session": "s2", "rate": "1/m"}, check: func(t *testing.T, _ result, m http.Handler) {
+		s2 := http.Header{"X-Mock-Session": {"s2"}}
+		send(m, "GET", "/v1/inventory", "", s2)
+		if w := send(m, "GET", "/v1/inventory", "", s2); w.Code != http.StatusTooManyRequests {
+			t.Errorf("second list of s2 under its 1/m: status %d; want 429", w.Code)
+		}
+		for range 3 {
+			if w := send(m, "GET", "/v1/inventory", "", nil); w.Code != http.StatusOK {
+				t.Errorf("list of the default session under s2's limit: status %d; want 200", w.Code)
+			}
+		}
+	}},
+	{name: "get the rate limit of a session", tool: "get_rate_limit", args: map[string]any{"session": "s2"}, check: func(t *testing.T, r result, _ http.Handler) {
+		if r.value["rate"] != "1/m" {
+			t.Errorf("rate limit of s2 = %s; want 1/m", r.text)
+		}
+	}},
+	{name: "clear the rate limit of a session", tool: "clear_rate_limit", args: map[string]any{"session": "s2"}, check: func(t *testing.T, r result, m http.Handler) {
+		if r.value["rate"] != nil {
+			t.Errorf("rate limit of s2 = %s; want none", r.text)
+		}
+		if w := send(m, "GET", "/v1/inventory", "", http.Header{"X-Mock-Session": {"s2"}}); w.Code != http.StatusOK {
+			t.Errorf("list of s2 after clear_rate_limit: status %d; want 200", w.Code)
+		}
+	}},
+
 	{name: "set the rate limit", tool: "set_rate_limit", args: map[string]any{"rate": "1/m"}, check: func(t *testing.T, _ result, m http.Handler) {
 		send(m, "GET", "/v1/inventory", "", nil)
 		if w := send(m, "GET", "/v1/inventory", "", nil); w.Code != http.StatusTooManyRequests {

@@ -47,7 +47,8 @@ type chaos struct {
 // with nothing is dropped. The seed in force is kept.
 func (a *admin) setLatency(ctx context.Context, in latencyInput) ([]byte, error) {
 	var cur chaos
-	if err := a.get(ctx, "/chaos", nil, &cur); err != nil {
+	q := sessionQuery(in.Session)
+	if err := a.get(ctx, "/chaos", q, &cur); err != nil {
 		return nil, err
 	}
 	rules := []map[string]any{}
@@ -74,7 +75,7 @@ func (a *admin) setLatency(ctx context.Context, in latencyInput) ([]byte, error)
 		}
 		rules = append(rules, r)
 	}
-	return a.call(ctx, http.MethodPut, "/chaos", nil, chaos{Rules: rules})
+	return a.call(ctx, http.MethodPut, "/chaos", q, chaos{Rules: rules})
 }
 
 // sessionQuery is the query naming a session; none for "".

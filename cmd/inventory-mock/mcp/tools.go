@@ -19,6 +19,12 @@ import (
 
 type noInput struct{}
 
+// controlInput names the session whose own chaos rules or rate limit a
+// tool reads or clears.
+type controlInput struct {
+	Session string `json:"session,omitempty" jsonschema:"the session whose own rules these are (X-Mock-Session); absent: the rules of every session without rules of its own"`
+}
+
 type sessionInput struct {
 	Session string `json:"session,omitempty" jsonschema:"the session, as clients name it in the X-Mock-Session header (1 to 64 letters, digits, '.', '_' or '-'); absent: default"`
 }
@@ -44,6 +50,7 @@ type setRecordInput struct {
 }
 
 type chaosInput struct {
+	Session string `json:"session,omitempty" jsonschema:"the session whose own rules these are (X-Mock-Session); absent: the rules of every session without rules of its own"`
 	Seed  int64       `json:"seed,omitempty" jsonschema:"seed of the random draws (latency ranges, probabilities); absent or 0: the seed in force is kept and the draws start again from it"`
 	Rules []chaosRule `json:"rules" jsonschema:"the rules, replacing those in force; [] removes them all"`
 }
@@ -58,13 +65,27 @@ type chaosRule struct {
 }
 
 type latencyInput struct {
+	Session string `json:"session,omitempty" jsonschema:"the session whose own rules these are (X-Mock-Session); absent: the rules of every session without rules of its own"`
 	Operation string `json:"operation,omitempty" jsonschema:"the operationId (or METHOD /path); absent: every operation"`
 	Latency   string `json:"latency" jsonschema:"a fixed delay such as 200ms, or a uniform range such as 50ms-1s; empty removes the latency of that operation"`
 }
 
 type rateLimitInput struct {
+	Session string `json:"session,omitempty" jsonschema:"the session whose own rate limit this is (X-Mock-Session); absent: the limit of every session without one of its own"`
 	Rate  string `json:"rate,omitempty" jsonschema:"N/s or N/m, such as 10/s or 600/m: the requests each API key and session may send; absent: no limit"`
 	Burst int    `json:"burst,omitempty" jsonschema:"the most requests sent at once after being idle; absent: N of the rate, rounded up"`
+}
+
+// chaosBody and rateLimitBody are what the admin API reads: the tool's
+// input without its session, which goes in the query.
+type chaosBody struct {
+	Seed  int64       `json:"seed,omitempty"`
+	Rules []chaosRule `json:"rules"`
+}
+
+type rateLimitBody struct {
+	Rate  string `json:"rate,omitempty"`
+	Burst int    `json:"burst,omitempty"`
 }
 
 type requestsInput struct {
@@ -151,55 +172,57 @@ func addTools(s *sdk.Server, a *admin) {
 		})
 
 	sdk.AddTool(s, &sdk.Tool{Name: "get_chaos", Annotations: readOnly("Get latency and faults"),
-		Description: "The latency, fault and forced-example rules in force, and the seed of their draws. They apply to every session."},
-		func(ctx context.Context, _ *sdk.CallToolRequest, _ noInput) (*sdk.CallToolResult, output, error) {
-			b, err := a.call(ctx, http.MethodGet, "/chaos", nil, nil)
+		Description: "The latency, fault and forced-example rules in force, and the seed of their draws. With a session: the rules that session's requests get, its own or else the global ones (scope says which)."},
+		func(ctx context.Context, _ *sdk.CallToolRequest, in controlInput) (*sdk.CallToolResult, output, error) {
+			b, err := a.call(ctx, http.MethodGet, "/chaos", sessionQuery(in.Session), nil)
 			return nil, json.RawMessage(b), err
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "set_chaos", Annotations: changes("Set latency and faults", true, true),
-		Description: "Replace the latency, fault and forced-example rules, for every operation or for one (a rule naming the operation wins). They apply to every session. Such as {\"rules\":[{\"operation\":\"updateInventory\",\"fault\":\"status\",\"status\":503}]}. A rule the mock cannot apply is an error and changes nothing. Answers the rules now in force."},
+		Description: "Replace the latency, fault and forced-example rules, for every operation or for one (a rule naming the operation wins). Without a session they apply to every session that has no rules of its own; with one, only to that session's requests. Such as {\"rules\":[{\"operation\":\"updateInventory\",\"fault\":\"status\",\"status\":503}]}. A rule the mock cannot apply is an error and changes nothing. Answers the rules now in force."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, in chaosInput) (*sdk.CallToolResult, output, error) {
 			if in.Rules == nil {
 				in.Rules = []chaosRule{}
 			}
-			b, err := a.call(ctx, http.MethodPut, "/chaos", nil, in)
+			b, err := a.call(ctx, http.MethodPut, "/chaos", sessionQuery(in.Session), chaosBody{Seed: in.Seed, Rules: in.Rules})
 			return nil, json.RawMessage(b), err
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "set_latency", Annotations: changes("Set latency", true, true),
-		Description: "Set the latency of one operation, or of every one, keeping the other rules: a fault or an example of the same operation keeps its place. An empty latency removes it. Answers the rules now in force."},
+		Description: "Set the latency of one operation, or of every one, keeping the other rules: a fault or an example of the same operation keeps its place. An empty latency removes it. With a session, that session's own rules change (starting from the global ones when it has none). Answers the rules now in force."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, in latencyInput) (*sdk.CallToolResult, output, error) {
 			b, err := a.setLatency(ctx, in)
 			return nil, json.RawMessage(b), err
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "clear_chaos", Annotations: changes("Clear latency and faults", true, true),
-		Description: "Remove every latency, fault and forced-example rule. Answers the rules now in force (none)."},
-		func(ctx context.Context, _ *sdk.CallToolRequest, _ noInput) (*sdk.CallToolResult, output, error) {
-			if _, err := a.call(ctx, http.MethodDelete, "/chaos", nil, nil); err != nil {
+		Description: "Remove every global latency, fault and forced-example rule; with a session, that session's own rules, so it follows the global ones again. Answers the rules now in force."},
+		func(ctx context.Context, _ *sdk.CallToolRequest, in controlInput) (*sdk.CallToolResult, output, error) {
+			q := sessionQuery(in.Session)
+			if _, err := a.call(ctx, http.MethodDelete, "/chaos", q, nil); err != nil {
 				return nil, nil, err
 			}
-			b, err := a.call(ctx, http.MethodGet, "/chaos", nil, nil)
+			b, err := a.call(ctx, http.MethodGet, "/chaos", q, nil)
 			return nil, json.RawMessage(b), err
 		})
 
 	sdk.AddTool(s, &sdk.Tool{Name: "get_rate_limit", Annotations: readOnly("Get the rate limit"),
-		Description: "The rate limit in force, a token bucket per API key and session; no rate when there is none."},
-		func(ctx context.Context, _ *sdk.CallToolRequest, _ noInput) (*sdk.CallToolResult, output, error) {
-			b, err := a.call(ctx, http.MethodGet, "/rate-limit", nil, nil)
+		Description: "The rate limit in force, a token bucket per API key and session; no rate when there is none. With a session: the limit its requests get, its own or else the global one (scope says which)."},
+		func(ctx context.Context, _ *sdk.CallToolRequest, in controlInput) (*sdk.CallToolResult, output, error) {
+			b, err := a.call(ctx, http.MethodGet, "/rate-limit", sessionQuery(in.Session), nil)
 			return nil, json.RawMessage(b), err
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "set_rate_limit", Annotations: changes("Set the rate limit", true, true),
-		Description: "Replace the rate limit: past it, a request of the contract is answered 429 with Retry-After. Without a rate, no limit. Answers the limit now in force."},
+		Description: "Replace the rate limit: past it, a request of the contract is answered 429 with Retry-After. Without a rate, no limit. With a session, only that session's limit. Answers the limit now in force."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, in rateLimitInput) (*sdk.CallToolResult, output, error) {
-			b, err := a.call(ctx, http.MethodPut, "/rate-limit", nil, in)
+			b, err := a.call(ctx, http.MethodPut, "/rate-limit", sessionQuery(in.Session), rateLimitBody{Rate: in.Rate, Burst: in.Burst})
 			return nil, json.RawMessage(b), err
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "clear_rate_limit", Annotations: changes("Lift the rate limit", true, true),
-		Description: "Lift the rate limit. Answers the limit now in force (none)."},
-		func(ctx context.Context, _ *sdk.CallToolRequest, _ noInput) (*sdk.CallToolResult, output, error) {
-			if _, err := a.call(ctx, http.MethodDelete, "/rate-limit", nil, nil); err != nil {
+		Description: "Lift the global rate limit; with a session, that session's own limit, so it follows the global one again. Answers the limit now in force."},
+		func(ctx context.Context, _ *sdk.CallToolRequest, in controlInput) (*sdk.CallToolResult, output, error) {
+			q := sessionQuery(in.Session)
+			if _, err := a.call(ctx, http.MethodDelete, "/rate-limit", q, nil); err != nil {
 				return nil, nil, err
 			}
-			b, err := a.call(ctx, http.MethodGet, "/rate-limit", nil, nil)
+			b, err := a.call(ctx, http.MethodGet, "/rate-limit", q, nil)
 			return nil, json.RawMessage(b), err
 		})
 
