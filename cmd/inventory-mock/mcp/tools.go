@@ -50,9 +50,9 @@ type setRecordInput struct {
 }
 
 type chaosInput struct {
-	Session string `json:"session,omitempty" jsonschema:"the session whose own rules these are (X-Mock-Session); absent: the rules of every session without rules of its own"`
-	Seed  int64       `json:"seed,omitempty" jsonschema:"seed of the random draws (latency ranges, probabilities); absent or 0: the seed in force is kept and the draws start again from it"`
-	Rules []chaosRule `json:"rules" jsonschema:"the rules, replacing those in force; [] removes them all"`
+	Session string      `json:"session,omitempty" jsonschema:"the session whose own rules these are (X-Mock-Session); absent: the rules of every session without rules of its own"`
+	Seed    int64       `json:"seed,omitempty" jsonschema:"seed of the random draws (latency ranges, probabilities); absent or 0: the seed in force is kept and the draws start again from it"`
+	Rules   []chaosRule `json:"rules" jsonschema:"the rules, replacing those in force; [] removes them all"`
 }
 
 type chaosRule struct {
@@ -65,15 +65,15 @@ type chaosRule struct {
 }
 
 type latencyInput struct {
-	Session string `json:"session,omitempty" jsonschema:"the session whose own rules these are (X-Mock-Session); absent: the rules of every session without rules of its own"`
+	Session   string `json:"session,omitempty" jsonschema:"the session whose own rules these are (X-Mock-Session); absent: the rules of every session without rules of its own"`
 	Operation string `json:"operation,omitempty" jsonschema:"the operationId (or METHOD /path); absent: every operation"`
 	Latency   string `json:"latency" jsonschema:"a fixed delay such as 200ms, or a uniform range such as 50ms-1s; empty removes the latency of that operation"`
 }
 
 type rateLimitInput struct {
 	Session string `json:"session,omitempty" jsonschema:"the session whose own rate limit this is (X-Mock-Session); absent: the limit of every session without one of its own"`
-	Rate  string `json:"rate,omitempty" jsonschema:"N/s or N/m, such as 10/s or 600/m: the requests each API key and session may send; absent: no limit"`
-	Burst int    `json:"burst,omitempty" jsonschema:"the most requests sent at once after being idle; absent: N of the rate, rounded up"`
+	Rate    string `json:"rate,omitempty" jsonschema:"N/s or N/m, such as 10/s or 600/m: the requests each API key and session may send; absent: no limit"`
+	Burst   int    `json:"burst,omitempty" jsonschema:"the most requests sent at once after being idle; absent: N of the rate, rounded up"`
 }
 
 // chaosBody and rateLimitBody are what the admin API reads: the tool's
