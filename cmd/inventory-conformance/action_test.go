@@ -5,6 +5,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -111,7 +114,7 @@ type actionRun struct {
 // pipefail, in the workspace, with the step's env (its expressions
 // evaluated), a fresh $GITHUB_OUTPUT per step, one $GITHUB_STEP_SUMMARY
 // for the job, and GITHUB_ACTIONS=true. A step that fails ends the run.
-func runAction(t *testing.T, a compositeAction, with map[string]string) actionRun {
+func runAction(t *testing.T, a compositeAction, with map[string]string, env ...string) actionRun {
 	t.Helper()
 	actionPath, err := filepath.Abs(filepath.Join(root, "conformance"))
 	if err != nil {
@@ -162,6 +165,7 @@ func runAction(t *testing.T, a compositeAction, with map[string]string) actionRu
 	})
 	base = append(base, "GITHUB_ACTIONS=true", "GITHUB_WORKSPACE="+work, "GITHUB_STEP_SUMMARY="+r.summary,
 		"RUNNER_TEMP="+runnerTemp, "RUNNER_OS=Linux", "RUNNER_ARCH=X64")
+	base = append(base, env...)
 	var out bytes.Buffer
 	for i, s := range a.Runs.Steps {
 		output := filepath.Join(runnerTemp, "output_"+strconv.Itoa(i))
@@ -183,8 +187,9 @@ func runAction(t *testing.T, a compositeAction, with map[string]string) actionRu
 		}
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()
+		timedOut := ctx.Err() != nil
 		cancel()
-		if ctx.Err() != nil {
+		if timedOut {
 			t.Fatalf("step %q did not end in 3 minutes:\n%s", s.Name, &out)
 		}
 		b, rerr := os.ReadFile(output)
@@ -273,7 +278,7 @@ func TestAction(t *testing.T) {
 		{"the secret did not arrive", map[string]string{"base-url": url, "api-key": ""},
 			"2", false, nil, []string{"::error title=inventory-conformance::the api-key input is empty"}},
 		{"allow-mutations neither true nor false", map[string]string{"base-url": url, "api-key": testKey, "allow-mutations": "yes"},
-			"2", false, nil, []string{`allow-mutations is \"yes\"`}},
+			"2", false, nil, []string{`allow-mutations is "yes"; want true or false`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -321,6 +326,110 @@ func TestAction(t *testing.T) {
 				if b, _ := os.ReadFile(filepath.Join(r.reports, f)); bytes.Contains(b, []byte(key)) {
 					t.Errorf("%s holds the key", f)
 				}
+			}
+		})
+	}
+}
+
+// TestActionRelease runs the action's install the way a user's workflow
+// does, with a release tag: it downloads the linux/amd64 archive and
+// checksums.txt from a release server (an httptest server in place of
+// github.com, GITHUB_SERVER_URL pointing at it, serving the snapshot
+// release .ci/run builds into $INVENTORY_RELEASE_DIST), checks the
+// checksum, and runs the suite against a mock. An archive that does not
+// match its checksum, a release without the archive and a tag that is no
+// release each stop the step with exit 2 and say why, before anything
+// runs. Without $INVENTORY_RELEASE_DIST it skips;
+// INVENTORY_REQUIRE_GORELEASER=1 makes that a failure.
+func TestActionRelease(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a release's binary")
+	}
+	dist := os.Getenv("INVENTORY_RELEASE_DIST")
+	if dist == "" {
+		why := "no release to download: set INVENTORY_RELEASE_DIST to a goreleaser dist (.ci/run builds one with goreleaser release --snapshot)"
+		if os.Getenv("INVENTORY_REQUIRE_GORELEASER") != "" {
+			t.Fatal(why + ", and INVENTORY_REQUIRE_GORELEASER is set")
+		}
+		t.Skip(why)
+	}
+	for _, tool := range []string{"bash", "curl", "tar", "sha256sum"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s", tool)
+		}
+	}
+	archives, _ := filepath.Glob(filepath.Join(dist, "inventory-conformance_*_linux_amd64.tar.gz"))
+	if len(archives) != 1 {
+		t.Fatalf("%s holds %d linux/amd64 archives of inventory-conformance; want 1", dist, len(archives))
+	}
+	name := filepath.Base(archives[0])
+	version := strings.TrimSuffix(strings.TrimPrefix(name, "inventory-conformance_"), "_linux_amd64.tar.gz")
+	tag := "v" + version
+	archive, err := os.ReadFile(archives[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	checksums, err := os.ReadFile(filepath.Join(dist, "checksums.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	a := readAction(t)
+	url, _ := newMock(t, nil)
+	tests := []struct {
+		name  string
+		tag   string
+		files map[string][]byte // the release's files, by name
+		exit  string
+		out   []string
+	}{
+		{"the release's archive", tag, map[string][]byte{name: archive, "checksums.txt": checksums},
+			"0", []string{"Downloading http://", "/petstore/inventory-kit/releases/download/" + tag + "/" + name, name + ": OK", "inventory-conformance " + version}},
+		{"an archive that is not the one released", tag, map[string][]byte{name: append(slices.Clone(archive), 0), "checksums.txt": checksums},
+			"", []string{name + " does not match its checksum in checksums.txt"}},
+		{"a release without the runner's archive", tag, map[string][]byte{name: archive, "checksums.txt": []byte("0123 other.tar.gz\n")},
+			"", []string{"checksums.txt of " + tag + " lists no " + name}},
+		{"a tag that is no release", "v0.0.0-none", map[string][]byte{},
+			"", []string{"could not download", "is v0.0.0-none a release?"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prefix := "/petstore/inventory-kit/releases/download/" + tt.tag + "/"
+			var asked []string
+			var mu sync.Mutex
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				asked = append(asked, r.URL.Path)
+				mu.Unlock()
+				b, ok := tt.files[strings.TrimPrefix(r.URL.Path, prefix)]
+				if !ok || !strings.HasPrefix(r.URL.Path, prefix) {
+					http.NotFound(w, r)
+					return
+				}
+				w.Write(b)
+			}))
+			defer srv.Close()
+			r := runAction(t, a, map[string]string{"base-url": url, "api-key": testKey, "version": tt.tag},
+				"GITHUB_SERVER_URL="+srv.URL)
+			if tt.exit == "0" {
+				if r.failed || r.outputs["exit-code"] != "0" {
+					t.Errorf("exit-code = %q, failed %v; want 0\n%s", r.outputs["exit-code"], r.failed, r.out)
+				}
+			} else if !r.failed || r.outputs["exit-code"] != "" {
+				t.Errorf("the install step passed (exit-code %q); want it to stop the action\n%s", r.outputs["exit-code"], r.out)
+			} else if strings.Contains(r.out, "Running Suite") || len(r.files) > 0 {
+				t.Errorf("the suite ran after a failed install:\n%s", r.out)
+			}
+			for _, want := range tt.out {
+				if !strings.Contains(r.out, want) {
+					t.Errorf("the steps printed no %q:\n%s", want, r.out)
+				}
+			}
+			if tt.exit != "0" && !strings.Contains(r.out, "::error title=inventory-conformance::") {
+				t.Errorf("a failed install printed no ::error annotation:\n%s", r.out)
+			}
+			if len(asked) == 0 {
+				t.Error("the install asked the release server for nothing")
 			}
 		})
 	}
