@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -44,8 +45,8 @@ const (
 	// MaxRateBuckets is the most buckets the mock keeps: one per API key
 	// and session that sent a request. Past it, the buckets that have
 	// filled up again (which hold nothing a new bucket would not) are
-	// dropped; if that is not enough, arbitrary ones, which then start
-	// full again. About 100 bytes each: 1 MiB at most.
+	// dropped; if that is not enough, the fullest, which then start full
+	// again. About 100 bytes each: 1 MiB at most.
 	MaxRateBuckets = 10_000
 	maxRate        = 1_000_000 // the largest N of N/s
 	maxBurst       = 1_000_000
@@ -131,6 +132,7 @@ type limiter struct {
 	// buckets are keyed by the SHA-256 of the key and the session: no key
 	// is kept in clear.
 	buckets map[[sha256.Size]byte]*bucket
+	made    uint64 // buckets made so far
 }
 
 // A limit is a RateLimit checked and ready to make buckets from.
@@ -151,6 +153,7 @@ type sessionLimit struct {
 type bucket struct {
 	tokens  *rate.Limiter
 	session string
+	seq     uint64 // the order buckets were made in
 }
 
 func newLimiter(max int, now func() time.Time) *limiter {
@@ -278,7 +281,8 @@ func (l *limiter) take(id [sha256.Size]byte, session string) (bool, time.Duratio
 		if len(l.buckets) >= l.max {
 			l.evictLocked(now)
 		}
-		b = &bucket{tokens: rate.NewLimiter(lim.every, lim.burst), session: session}
+		l.made++
+		b = &bucket{tokens: rate.NewLimiter(lim.every, lim.burst), session: session, seq: l.made}
 		l.buckets[id] = b
 	}
 	l.mu.Unlock()
@@ -292,18 +296,38 @@ func (l *limiter) take(id [sha256.Size]byte, session string) (bool, time.Duratio
 
 // evictLocked makes room for new buckets: it drops those that are full
 // again by now, then, while more than three quarters of the bound remain,
-// arbitrary ones. l.mu must be held.
+// the fullest (the share of their burst left), the newest first among
+// equals. A dropped bucket starts full again, so what goes is what gives
+// its caller least: a flood of new callers cannot empty the map of the
+// exhausted buckets of others and so hand them a fresh burst. l.mu must
+// be held.
 func (l *limiter) evictLocked(now time.Time) {
-	for id, b := range l.buckets {
-		if b.tokens.TokensAt(now) >= float64(b.tokens.Burst()) {
-			delete(l.buckets, id)
-		}
+	type held struct {
+		id   [sha256.Size]byte
+		full float64 // share of the burst left
+		seq  uint64
 	}
-	for id := range l.buckets {
-		if len(l.buckets) <= l.max*3/4 {
-			break
+	kept := make([]held, 0, len(l.buckets))
+	for id, b := range l.buckets {
+		full := b.tokens.TokensAt(now) / float64(b.tokens.Burst())
+		if full >= 1 {
+			delete(l.buckets, id)
+			continue
 		}
-		delete(l.buckets, id)
+		kept = append(kept, held{id, full, b.seq})
+	}
+	excess := len(l.buckets) - l.max*3/4
+	if excess <= 0 {
+		return
+	}
+	slices.SortFunc(kept, func(a, b held) int {
+		if c := cmp.Compare(b.full, a.full); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.seq, a.seq)
+	})
+	for _, h := range kept[:excess] {
+		delete(l.buckets, h.id)
 	}
 }
 

@@ -159,6 +159,30 @@ func TestRateLimitBucketsBounded(t *testing.T) {
 	}
 }
 
+// TestRateLimitFloodKeepsExhaustedBuckets: a flood of new sessions (each
+// a new bucket) past the bound does not drop the bucket of a caller who
+// spent its burst, which would hand it a fresh one.
+func TestRateLimitFloodKeepsExhaustedBuckets(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(1e9, 0)}
+	l := newLimiter(100, clock.now)
+	if err := l.set("", RateLimit{Rate: "1/m", Burst: 5}); err != nil {
+		t.Fatal(err)
+	}
+	victim := sha256.Sum256([]byte("victim"))
+	for range 5 {
+		l.take(victim, "")
+	}
+	for i := range 10_000 {
+		l.take(sha256.Sum256([]byte(fmt.Sprint("flood-", i))), fmt.Sprint("s", i))
+		if n := l.size(); n > 100 {
+			t.Fatalf("%d buckets after %d new sessions; want at most 100", n, i+1)
+		}
+	}
+	if ok, _, _ := l.take(victim, ""); ok {
+		t.Error("after a flood of 10,000 new sessions, a caller that spent its burst was given a token: its bucket was dropped")
+	}
+}
+
 // TestRateLimitConcurrentKeys: callers on many keys at once, on a clock
 // that does not move, each get exactly their burst, and their buckets do
 // not take from each other's. Run with -race.
