@@ -135,14 +135,7 @@ func (s *Server) getInventoryItem(w http.ResponseWriter, r *http.Request, in *ht
 // has, atomically, and answers the whole record. Which fields those are is
 // read from the contract once, here.
 func (s *Server) updateInventory(op *spec.Operation) (opHandler, error) {
-	fields := map[string]bool{}
-	if op.Body != nil && op.Body.Schema != nil {
-		for _, name := range op.Body.Schema.PropertyNames() {
-			if s.shape.Has(name) {
-				fields[name] = true
-			}
-		}
-	}
+	fields := s.writable
 	if len(fields) == 0 {
 		return nil, fmt.Errorf("mockserver: %s: the mock serves it as the update of one %s, so its body must declare fields of %s", op.Name(), s.shape.Schema.Name, s.shape.Schema.Name)
 	}
@@ -160,14 +153,30 @@ func (s *Server) updateInventory(op *spec.Operation) (opHandler, error) {
 			}
 		}
 		change := func(old fixtures.Record) (fixtures.Record, error) {
+			// The write is judged by the contract in force when it
+			// applies, under the record's lock: a reload while the
+			// request waited for it must not let a value through that
+			// the new contract forbids.
+			v, ch := s.live.Load(), changes
+			if len(v.writable) == 0 {
+				v = s
+			}
+			if v != s {
+				ch = make(map[string]any, len(changes))
+				for name, val := range changes {
+					if v.writable[name] {
+						ch[name] = val
+					}
+				}
+			}
 			// Under a contract other than the record's, the write applies
 			// to the record as that contract serves it, and keeps the
 			// fields it does not serve (reshaper.write).
-			rec, ps := s.shape.ApplyChecked(s.reshape.stored(old), changes, op.Body.Schema)
+			rec, ps := v.shape.ApplyChecked(v.reshape.stored(old), ch, v.shape.Update.Body.Schema)
 			if len(ps) > 0 {
 				return fixtures.Record{}, problems(ps)
 			}
-			return s.reshape.write(old, rec), nil
+			return v.reshape.write(old, rec), nil
 		}
 		var rec fixtures.Record
 		var err error
@@ -186,6 +195,22 @@ func (s *Server) updateInventory(op *spec.Operation) (opHandler, error) {
 		}
 		writeRecord(w, s.reshape.stored(rec))
 	}, nil
+}
+
+// writableFields returns the fields the update sets: those its body
+// schema declares that the record schema has; nil without an update.
+func writableFields(shape *fixtures.Shape) map[string]bool {
+	op := shape.Update
+	if op == nil || op.Body == nil || op.Body.Schema == nil {
+		return nil
+	}
+	fields := map[string]bool{}
+	for _, name := range op.Body.Schema.PropertyNames() {
+		if shape.Has(name) {
+			fields[name] = true
+		}
+	}
+	return fields
 }
 
 // problems is a write the record's rules refuse.

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/petstore/inventory-kit/fixtures"
+	"github.com/petstore/inventory-kit/mockserver/store"
 	"github.com/petstore/inventory-kit/spec"
 )
 
@@ -288,5 +290,55 @@ func TestHealthSaysTheContract(t *testing.T) {
 	after := health()
 	if after["version"] != "1.1.0" || after["sha256"] == before["sha256"] {
 		t.Errorf("after a reload, /healthz contract = %v; before %v", after, before)
+	}
+}
+
+// A gatedStore holds each Update until released, as a write waiting for
+// the record's lock or a slow store would.
+type gatedStore struct {
+	store.Store
+	entered, release chan struct{}
+}
+
+func (g *gatedStore) Update(ctx context.Context, session string, id int64, change func(fixtures.Record) (fixtures.Record, error)) (fixtures.Record, error) {
+	g.entered <- struct{}{}
+	<-g.release
+	return g.Store.Update(ctx, session, id, change)
+}
+
+// TestReloadJudgesAWriteInFlight: a PATCH validated under one contract
+// and applied after a reload that forbids its value is refused, 400 with
+// the new contract's reason, and nothing is stored; one the new contract
+// allows is stored.
+func TestReloadJudgesAWriteInFlight(t *testing.T) {
+	for _, tt := range []struct {
+		name, body string
+		status     int
+		quantity   string // pet 1's quantity after the write
+	}{
+		{"a value the new contract forbids", `{"quantity":1500}`, 400, `"quantity":5,`},
+		{"a value both allow", `{"quantity":900}`, 200, `"quantity":900,`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g := &gatedStore{Store: store.NewMemory(testRecords(t), store.Options{}), entered: make(chan struct{}), release: make(chan struct{})}
+			s := newServer(t, func(c *Config) { c.Store, c.Reloadable = g, true })
+			done := make(chan result)
+			go func() { done <- serve(t, s, patch("/v1/inventory/1", tt.body)) }()
+			<-g.entered
+			if err := s.Reload(context.Background(), edited(t, boundUpdate)); err != nil {
+				t.Fatal(err)
+			}
+			close(g.release)
+			r := <-done
+			if r.status != tt.status {
+				t.Errorf("PATCH %s across the reload: %d %s; want %d", tt.body, r.status, r.body, tt.status)
+			}
+			if tt.status == 400 && !strings.Contains(string(r.body), "1000") {
+				t.Errorf("the refusal does not give the new maximum: %s", r.body)
+			}
+			if l := serve(t, s, get("/v1/inventory")); !strings.Contains(string(l.body), `{"petId":1,`+tt.quantity) {
+				t.Errorf("pet 1 after the write: %s; want %s", l.body, tt.quantity)
+			}
+		})
 	}
 }

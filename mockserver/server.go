@@ -115,6 +115,7 @@ type Server struct {
 	shape    *fixtures.Shape
 	reshape  *reshaper       // how records are served under this contract; nil: as stored
 	fields   map[string]bool // every field of a record schema in force since start-up
+	writable map[string]bool // the fields the update sets: its body's that the record has
 	judge    *spec.Judge     // the contract's judge of the journal's answers
 	handler  http.Handler
 	warnings []string
@@ -266,6 +267,7 @@ func (s *Server) build() error {
 	s.loaded = time.Now()
 	sum := sha256.Sum256(s.contract.Raw)
 	s.digest = hex.EncodeToString(sum[:])
+	s.writable = writableFields(s.shape)
 	root, err := s.routes(s.keys)
 	if err != nil {
 		return err
