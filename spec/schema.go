@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/pb33f/jsonschema/v6"
 	"github.com/pb33f/jsonschema/v6/kind"
@@ -50,7 +51,28 @@ type compiler struct {
 
 	mu    sync.Mutex // guards cache
 	cache map[compiled]*Schema
+
+	// rendered counts the bytes of every schema compiled so far, each
+	// with what it references inlined: what compiling costs grows with
+	// it. While the document loads, past MaxRendered is an error.
+	rendered atomic.Int64
+	loading  atomic.Bool
 }
+
+// Bounds of what a document may make the loader build, so that a
+// document cannot take the memory of the machine: a 2.8 MB document with
+// one 200,000-value enum that four schemas reference peaked at 476 MB
+// before them (see the package README for the peak within them).
+const (
+	// MaxDocument is the most bytes a document may have, its
+	// referenced files included.
+	MaxDocument = 2 << 20
+	// MaxEnum is the most values one enum may list.
+	MaxEnum = 10_000
+	// MaxRendered is the most bytes the schemas compiled while a
+	// document loads may render to, each with its references inlined.
+	MaxRendered = 8 << 20
+)
 
 // compiled names a schema compiled for a direction: a component or a
 // $ref to one is compiled once, however many operations use it.
@@ -117,6 +139,9 @@ func (c *compiler) build(proxy *base.SchemaProxy, purpose schema_validation.Sche
 	compiled, err := schema_validation.CompileSchemaForValidation(model, purpose, c.options, c.version)
 	if err != nil {
 		return nil, err
+	}
+	if n := c.rendered.Add(int64(len(compiled.RenderedJSON))); n > MaxRendered && c.loading.Load() {
+		return nil, fmt.Errorf("the document's schemas, each with what it references inlined, render to more than %d MiB (a large enum referenced from many schemas does this): the mock bounds what a document may make it build; make the enum smaller or reference it from fewer places", MaxRendered>>20)
 	}
 	s := &Schema{Model: model, compiled: compiled.CompiledSchema, compiler: c, purpose: purpose}
 	var rules map[string]any

@@ -134,6 +134,9 @@ func Load(doc []byte) (*Contract, error) {
 // load is Load, checking the document against the OpenAPI schema where
 // check is set.
 func load(doc []byte, check bool) (*Contract, error) {
+	if len(doc) > MaxDocument {
+		return nil, fmt.Errorf("spec: the document has %d bytes, more than the %d MiB the mock loads", len(doc), MaxDocument>>20)
+	}
 	document, err := libopenapi.NewDocument(doc)
 	if err != nil {
 		return nil, fmt.Errorf("spec: parse: %w", err)
@@ -144,6 +147,13 @@ func load(doc []byte, check bool) (*Contract, error) {
 	model, err := document.BuildV3Model()
 	if err != nil {
 		return nil, fmt.Errorf("spec: build model: %w", err)
+	}
+	if idx := model.Index; idx != nil {
+		for _, e := range idx.GetAllEnums() {
+			if e.Node != nil && len(e.Node.Content) > MaxEnum {
+				return nil, fmt.Errorf("spec: %s: an enum of %d values; the mock loads at most %d in one enum", e.Path, len(e.Node.Content), MaxEnum)
+			}
+		}
 	}
 	if check {
 		if err := checkDocument(document); err != nil {
@@ -157,6 +167,8 @@ func load(doc []byte, check bool) (*Contract, error) {
 		Version:  version,
 		compiler: newCompiler(version),
 	}
+	c.compiler.loading.Store(true)
+	defer c.compiler.loading.Store(false)
 	if len(model.Model.Servers) > 0 {
 		c.BasePath = serverPath(model.Model.Servers[0])
 	}

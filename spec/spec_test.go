@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -168,6 +169,8 @@ func TestLoadRejectsBrokenDocuments(t *testing.T) {
 		{"swagger 2", "swagger: '2.0'\ninfo: {title: x, version: '1'}\npaths: {}\n", "version"},
 		{"missing info", "openapi: 3.0.3\npaths: {}\n", "not a valid OpenAPI document"},
 		{"bad response code", "openapi: 3.0.3\ninfo: {title: x, version: '1'}\npaths:\n  /a:\n    get:\n      responses:\n        abc: {description: x}\n", "not a valid OpenAPI document"},
+		{"more bytes than the mock loads", string(Document) + "\n#" + strings.Repeat("x", MaxDocument), "more than the 2 MiB"},
+		{"an enum past the bound", bigEnum(100_000), "an enum of 100003 values; the mock loads at most 10000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -345,5 +348,36 @@ func TestAdminBasePath(t *testing.T) {
 	}
 	if got := AdminBasePath(); got != admin.BasePath || got == "" {
 		t.Errorf("AdminBasePath() = %q; the loaded document's BasePath is %q", got, admin.BasePath)
+	}
+}
+
+// bigEnum returns the embedded contract with n more values in the pets'
+// status enum, which several schemas reference.
+func bigEnum(n int) string {
+	var b strings.Builder
+	b.WriteString("enum: [available, pending, sold")
+	for i := range n {
+		fmt.Fprintf(&b, ", status%06d", i)
+	}
+	b.WriteString("]")
+	return strings.Replace(string(Document), "enum: [available, pending, sold]", b.String(), 1)
+}
+
+// TestLoadWithinBounds: a document well within the bounds loads, and what
+// the embedded contract renders to is far below MaxRendered.
+func TestLoadWithinBounds(t *testing.T) {
+	c, err := Load([]byte(bigEnum(2_000)))
+	if err != nil {
+		t.Fatalf("a 2,000-value enum: %v", err)
+	}
+	if got := c.compiler.rendered.Load(); got > MaxRendered/4 {
+		t.Errorf("a 2,000-value enum rendered %d bytes; want well below the bound, %d", got, MaxRendered)
+	}
+	d, err := Load(Document)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.compiler.rendered.Load(); got > 1<<20 {
+		t.Errorf("the embedded contract rendered %d bytes; want under 1 MiB", got)
 	}
 }

@@ -43,14 +43,15 @@ type data struct {
 	unknown  []string // fixture fields the record schema does not have, left out
 }
 
-// loadContract loads the document in file, the files it refers to
+// loadContract loads the document --spec names, the files it refers to
 // bundled in (readSpec), or the embedded contract (once per process) where
-// file is empty.
-func loadContract(file string) (*spec.Contract, error) {
+// there is none.
+func loadContract(o *options) (*spec.Contract, error) {
+	file := o.Spec
 	if file == "" {
 		return spec.Shared()
 	}
-	c, err := loadSpecFile(file)
+	c, err := loadSpecFile(file, o.SpecRefsOutside)
 	var named *fs.PathError // its message names the file already
 	switch {
 	case errors.As(err, &named):
@@ -66,7 +67,7 @@ func loadContract(file string) (*spec.Contract, error) {
 // against the record schema and the mock's own bounds; a failure names the
 // source.
 func load(ctx context.Context, o *options) (*data, error) {
-	contract, err := loadContract(o.Spec)
+	contract, err := loadContract(o)
 	if err != nil {
 		return nil, err
 	}

@@ -76,7 +76,7 @@ func (p *proxyOptions) check(o *options) error {
 // and says whether violations were seen.
 func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, bool), stdout io.Writer, logs slog.Handler, logger *slog.Logger, start time.Time, ready func(addr string)) (err error) {
 	p := &o.Proxy
-	contract, err := loadContract(o.Spec)
+	contract, err := loadContract(o)
 	if err != nil {
 		return err
 	}

@@ -146,7 +146,7 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 		defer stop()
 	}
 	if o.Staging.Watch {
-		stop, err := watchSpec(ctx, o.Spec, mock, o.Staging.m, logger)
+		stop, err := watchSpec(ctx, o.Spec, o.SpecRefsOutside, mock, o.Staging.m, logger)
 		if err != nil {
 			return err
 		}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -19,12 +21,17 @@ import (
 var fileRef = regexp.MustCompile(`(?m)["']?\$ref["']?\s*:\s*["']?([^"'#\s{}][^"'\s{}]*)`)
 
 // readSpec reads the spec in file as one document. A spec whose $refs
-// name other files (./schemas.yaml#/InventoryItem, relative to the spec's
-// directory) is bundled first: each file's components are lifted into the
-// document's, under their own names where they do not clash, so
-// /openapi.yaml serves one document that needs no other file.
-func readSpec(file string) ([]byte, error) {
-	doc, err := os.ReadFile(file)
+// name other files (./schemas.yaml#/InventoryItem, relative to the
+// referring file's directory) is bundled first: each file's components
+// are lifted into the document's, under their own names where they do not
+// clash, so /openapi.yaml serves one document that needs no other file.
+//
+// Every file the spec names, directly or through another, must be in the
+// spec's folder or below, unless outside is set (--spec-refs-outside):
+// what the spec pulls in is served at /openapi.yaml to anyone. The spec
+// and its files together may have spec.MaxDocument bytes.
+func readSpec(file string, outside bool) ([]byte, error) {
+	doc, err := readBounded(file, spec.MaxDocument)
 	if err != nil {
 		return nil, err
 	}
@@ -33,6 +40,9 @@ func readSpec(file string) ([]byte, error) {
 	}
 	abs, err := filepath.Abs(file)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkRefs(abs, doc, outside); err != nil {
 		return nil, err
 	}
 	cfg := &datamodel.DocumentConfiguration{
@@ -48,6 +58,74 @@ func readSpec(file string) ([]byte, error) {
 	return out, nil
 }
 
+// errTooLarge is a spec, with the files it refers to, of more bytes than
+// the mock loads.
+var errTooLarge = fmt.Errorf("spec: more than the %d MiB the mock loads in one document, its referenced files included", spec.MaxDocument>>20)
+
+// readBounded reads file, refusing one of more than max bytes.
+func readBounded(file string, max int64) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, errTooLarge
+	}
+	return b, nil
+}
+
+// checkRefs follows the $refs to files from the spec at abs (its text
+// doc), and from the files they name, and checks that each is in the
+// spec's folder or below (unless outside) and that all of them together
+// stay within spec.MaxDocument bytes.
+func checkRefs(abs string, doc []byte, outside bool) error {
+	root := filepath.Dir(abs)
+	total := int64(len(doc))
+	seen := map[string]bool{abs: true}
+	queue := []struct {
+		path string
+		text []byte
+	}{{abs, doc}}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		for _, m := range fileRef.FindAllSubmatch(cur.text, -1) {
+			target, _, _ := strings.Cut(string(m[1]), "#")
+			if target == "" || strings.HasPrefix(target, "http://") || strings.HasPrefix(target, "https://") {
+				continue
+			}
+			path := filepath.Clean(filepath.Join(filepath.Dir(cur.path), filepath.FromSlash(target)))
+			if filepath.IsAbs(target) {
+				path = filepath.Clean(target)
+			}
+			if seen[path] {
+				continue
+			}
+			seen[path] = true
+			if rel, err := filepath.Rel(root, path); !outside && (err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator))) {
+				return fmt.Errorf("spec: %s refers to %s, outside the spec's folder %s; what a spec refers to is served at /openapi.yaml: move it into the folder, or allow it with --spec-refs-outside", filepath.Base(cur.path), target, root)
+			}
+			text, err := readBounded(path, spec.MaxDocument-total)
+			if errors.Is(err, errTooLarge) {
+				return err
+			} else if err != nil {
+				continue // the bundler says which $ref cannot be resolved
+			}
+			total += int64(len(text))
+			queue = append(queue, struct {
+				path string
+				text []byte
+			}{path, text})
+		}
+	}
+	return nil
+}
+
 // refersToFiles reports whether a document has a $ref to another file.
 func refersToFiles(doc []byte) bool {
 	for _, m := range fileRef.FindAllSubmatch(doc, -1) {
@@ -60,8 +138,8 @@ func refersToFiles(doc []byte) bool {
 
 // loadSpecFile loads the contract in file, its referenced files bundled
 // in.
-func loadSpecFile(file string) (*spec.Contract, error) {
-	doc, err := readSpec(file)
+func loadSpecFile(file string, outside bool) (*spec.Contract, error) {
+	doc, err := readSpec(file, outside)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -296,4 +298,68 @@ func patchStatus(t *testing.T, url, body string) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// TestSpecFileBounds: what --spec may pull in. A $ref to a file outside
+// the spec's folder is refused (it would be served at /openapi.yaml),
+// also through another file, unless --spec-refs-outside; a spec with its
+// files past spec.MaxDocument is refused before it is parsed.
+func TestSpecFileBounds(t *testing.T) {
+	doc := string(spec.Document)
+	i := strings.Index(doc, "    PetStatus:\n")
+	j := strings.Index(doc, "    InventoryUpdate:\n")
+	if i < 0 || j < 0 {
+		t.Fatal("the embedded spec has moved its schemas")
+	}
+	var status strings.Builder
+	for _, l := range strings.SplitAfter(doc[i:j], "\n") {
+		status.WriteString(strings.TrimPrefix(l, "    "))
+	}
+	refTo := func(file string) string {
+		return doc[:i] + "    PetStatus:\n      $ref: '" + file + "#/PetStatus'\n" + doc[j:]
+	}
+	for _, tt := range []struct {
+		name  string
+		files map[string]string // relative to a temporary root; the spec is spec/openapi.yaml
+		args  []string
+		err   string // "": it serves
+	}{
+		{"a file beside the spec", map[string]string{"spec/openapi.yaml": refTo("./status.yaml"), "spec/status.yaml": status.String()}, nil, ""},
+		{"a file below the spec", map[string]string{"spec/openapi.yaml": refTo("./parts/status.yaml"), "spec/parts/status.yaml": status.String()}, nil, ""},
+		{"a file outside the spec's folder", map[string]string{"spec/openapi.yaml": refTo("../status.yaml"), "status.yaml": status.String()}, nil,
+			"refers to ../status.yaml, outside the spec's folder"},
+		{"outside, through another file", map[string]string{"spec/openapi.yaml": refTo("./hop.yaml"), "spec/hop.yaml": "PetStatus:\n  $ref: '../status.yaml#/PetStatus'\n", "status.yaml": status.String()}, nil,
+			"hop.yaml refers to ../status.yaml, outside the spec's folder"},
+		{"outside, allowed", map[string]string{"spec/openapi.yaml": refTo("../status.yaml"), "status.yaml": status.String()}, []string{"--spec-refs-outside"}, ""},
+		{"a spec past the bound", map[string]string{"spec/openapi.yaml": doc + "\n#" + strings.Repeat("x", spec.MaxDocument)}, nil,
+			"more than the 2 MiB the mock loads"},
+		{"a referenced file past the bound", map[string]string{"spec/openapi.yaml": refTo("./status.yaml"), "spec/status.yaml": status.String() + "#" + strings.Repeat("x", spec.MaxDocument)}, nil,
+			"more than the 2 MiB the mock loads"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			for name, text := range tt.files {
+				path := filepath.Join(root, filepath.FromSlash(name))
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			args := append([]string{"--addr", "127.0.0.1:0", "--spec", filepath.Join(root, "spec", "openapi.yaml")}, tt.args...)
+			if tt.err != "" {
+				var stderr bytes.Buffer
+				err := run(context.Background(), args, env(nil), io.Discard, &stderr)
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Errorf("run = %v; want an error with %q", err, tt.err)
+				}
+				return
+			}
+			addr, _ := start(t, args[2:], env(nil), io.Discard)
+			if _, body := get(t, http.DefaultClient, "http://"+addr+"/openapi.yaml", ""); !strings.Contains(body, "enum: [available, pending, sold]") && !strings.Contains(body, "- available") {
+				t.Errorf("/openapi.yaml lacks the referenced enum:\n%.400s", body)
+			}
+		})
+	}
 }

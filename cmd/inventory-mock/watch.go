@@ -30,11 +30,12 @@ const settleTime = 150 * time.Millisecond
 // renaming it over the old one replaces the file a watch on it would
 // follow.
 type specWatcher struct {
-	file    string
-	mock    *mockserver.Server
-	metrics *metrics.Metrics // nil: none
-	logger  *slog.Logger
-	w       *fsnotify.Watcher
+	file        string
+	refsOutside bool // --spec-refs-outside
+	mock        *mockserver.Server
+	metrics     *metrics.Metrics // nil: none
+	logger      *slog.Logger
+	w           *fsnotify.Watcher
 	// failed is the last edit that did not load: the digest of the spec
 	// file and the reason, so that each is logged once, not at every
 	// event that follows it.
@@ -42,7 +43,7 @@ type specWatcher struct {
 }
 
 // watchSpec starts watching file for mock; stop ends it.
-func watchSpec(ctx context.Context, file string, mock *mockserver.Server, m *metrics.Metrics, logger *slog.Logger) (stop func(), err error) {
+func watchSpec(ctx context.Context, file string, refsOutside bool, mock *mockserver.Server, m *metrics.Metrics, logger *slog.Logger) (stop func(), err error) {
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return nil, fmt.Errorf("--watch: %w", err)
@@ -55,7 +56,7 @@ func watchSpec(ctx context.Context, file string, mock *mockserver.Server, m *met
 		w.Close()
 		return nil, fmt.Errorf("--watch: %s: %w", filepath.Dir(abs), err)
 	}
-	sw := &specWatcher{file: file, mock: mock, metrics: m, logger: logger, w: w}
+	sw := &specWatcher{file: file, refsOutside: refsOutside, mock: mock, metrics: m, logger: logger, w: w}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go sw.run(ctx, done)
@@ -102,7 +103,7 @@ func (sw *specWatcher) run(ctx context.Context, done chan<- struct{}) {
 // contract in force keeps serving.
 func (sw *specWatcher) reload(ctx context.Context) {
 	begin := time.Now()
-	doc, err := readSpec(sw.file)
+	doc, err := readSpec(sw.file, sw.refsOutside)
 	var c *spec.Contract
 	if err == nil {
 		if digest(doc) == digest(sw.mock.Contract().Raw) {
