@@ -36,7 +36,7 @@ func TestSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes and builds the mock")
 	}
-	names, want := "list,errors,update-file,proxy-list,update-journal", []string{
+	names, want := "list,errors,update-file,proxy-list,update-journal,proxy-update,bare-proxy-update", []string{
 		"scenario list:",
 		// Targets as the scenarios give them, not rounded (0.85 once read 0.8).
 		"(target >= 0.8: ",
@@ -51,6 +51,8 @@ func TestSmoke(t *testing.T) {
 		"scenario proxy-list:",
 		"ratio proxy/mock: rps ",
 		"| proxy-list |",
+		"| proxy-update |",
+		"| bare-proxy-update |",
 	}
 	if _, err := exec.LookPath("redis-server"); err == nil {
 		names += ",update-redis"
@@ -70,6 +72,41 @@ func TestSmoke(t *testing.T) {
 	if n := strings.Count(out, "ratio mock/baseline:"); n != 2 {
 		t.Errorf("%d ratio lines of the mock against the baseline; want 2:\n%s", n, out)
 	}
+	// proxy-update ran with its bare hop: its row says how it fares against it.
+	if !regexp.MustCompile(`(?m)^\| proxy-update \|.*\| [0-9.]+ \([0-9.]+-[0-9.]+\) \|$`).MatchString(out) {
+		t.Errorf("the proxy-update row lacks its ratio against the bare hop:\n%s", out)
+	}
+}
+
+func TestAgainstBare(t *testing.T) {
+	byName := func(name string) scenario {
+		for _, s := range scenarios {
+			if s.name == name {
+				return s
+			}
+		}
+		t.Fatalf("no scenario %s", name)
+		return scenario{}
+	}
+	proxyUpdate := row{s: byName("proxy-update"), rpsRatio: 0.30, rpsMin: 0.27, rpsMax: 0.33}
+	proxyList := row{s: byName("proxy-list"), rpsRatio: 0.40, rpsMin: 0.40, rpsMax: 0.40}
+	bareUpdate := row{s: byName("bare-proxy-update"), rpsRatio: 0.40, rpsMin: 0.36, rpsMax: 0.45}
+	bareList := row{s: byName("bare-proxy-list"), rpsRatio: 0.80, rpsMin: 0.80, rpsMax: 0.80}
+	for _, tt := range []struct {
+		name string
+		r    row
+		rows []row
+		want string
+	}{
+		{"update against the bare update", proxyUpdate, []row{proxyList, proxyUpdate, bareList, bareUpdate}, "0.75 (0.60-0.92)"},
+		{"list against the bare list", proxyList, []row{proxyList, proxyUpdate, bareList, bareUpdate}, "0.50 (0.50-0.50)"},
+		{"never against the other requests' hop", proxyUpdate, []row{proxyUpdate, bareList}, ""},
+		{"a bare row", bareUpdate, []row{proxyUpdate, bareUpdate}, ""},
+	} {
+		if got := againstBare(tt.r, tt.rows); got != tt.want {
+			t.Errorf("%s: againstBare = %q; want %q", tt.name, got, tt.want)
+		}
+	}
 }
 
 func TestParse(t *testing.T) {
@@ -79,7 +116,7 @@ func TestParse(t *testing.T) {
 	}{
 		{nil, ""},
 		{[]string{"--scenarios", "list, startup"}, ""},
-		{[]string{"--scenarios", "proxy-list,proxy-update,bare-proxy-list"}, ""},
+		{[]string{"--scenarios", "proxy-list,proxy-update,bare-proxy-list,bare-proxy-update"}, ""},
 		{[]string{"--scenarios", "lists"}, `unknown scenario "lists"`},
 		{[]string{"--scenarios", ","}, "none given"},
 		{[]string{"--rounds", "0"}, "must be positive"},

@@ -482,16 +482,33 @@ func (b *bench) proxySummary() {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintln(b.out, "| proxy scenario | proxy rps | proxy p50 | proxy p99 | proxy CPU/req | mock rps | mock p50 | mock p99 | ratio rps (rounds) | p50 added |")
-	fmt.Fprintln(b.out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(b.out, "| proxy scenario | proxy rps | proxy p50 | proxy p99 | proxy CPU/req | mock rps | mock p50 | mock p99 | ratio rps (rounds) | p50 added | against the bare hop |")
+	fmt.Fprintln(b.out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
 		added := r.mock.p50 - r.base.p50
-		fmt.Fprintf(b.out, "| %s | %.0f | %s | %s | %s | %.0f | %s | %s | %.2f (%.2f-%.2f)%s | %+.2fms%s |\n", r.s.name,
+		fmt.Fprintf(b.out, "| %s | %.0f | %s | %s | %s | %.0f | %s | %s | %.2f (%.2f-%.2f)%s | %+.2fms%s | %s |\n", r.s.name,
 			r.mock.rps, ms(r.mock.p50), ms(r.mock.p99), us(r.mock.cpu), r.base.rps, ms(r.base.p50), ms(r.base.p99),
 			r.rpsRatio, r.rpsMin, r.rpsMax, verdict(r.s.rpsTarget > 0, r.rpsRatio >= r.s.rpsTarget, ""),
-			float64(added)/float64(time.Millisecond), verdict(r.s.p50Added > 0, added <= r.s.p50Added, ""))
+			float64(added)/float64(time.Millisecond), verdict(r.s.p50Added > 0, added <= r.s.p50Added, ""), againstBare(r, rows))
 	}
 	fmt.Fprintln(b.out)
+}
+
+// againstBare is a validating proxy's rate as a share of the bare hop's on
+// the same requests (proxy-update against bare-proxy-update): the ratio of
+// their ratios to the mock measured directly in each scenario, with the
+// widest spread their rounds allow. Empty for a bare row, or where the
+// bare scenario of the same requests did not run.
+func againstBare(r row, rows []row) string {
+	if r.s.bare {
+		return ""
+	}
+	for _, bare := range rows {
+		if bare.s.bare && bare.s.name == "bare-"+r.s.name && bare.rpsRatio > 0 && bare.rpsMin > 0 {
+			return fmt.Sprintf("%.2f (%.2f-%.2f)", r.rpsRatio/bare.rpsRatio, r.rpsMin/bare.rpsMax, r.rpsMax/bare.rpsMin)
+		}
+	}
+	return ""
 }
 
 // bound writes a target as the scenario gives it: 0.95 stays 0.95 (with
