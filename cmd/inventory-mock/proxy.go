@@ -115,7 +115,7 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 		}
 		f.Close()
 	}
-	findings := spec.NewFindings(contract, spec.FindingsOptions{Redactor: rd, JSONL: jsonl, OnNew: func(f spec.Finding) {
+	findings := spec.NewFindings(contract, spec.FindingsOptions{Redactor: rd, KeyVar: exchange.APIKeyVar, JSONL: jsonl, OnNew: func(f spec.Finding) {
 		logger.Warn("contract violation", "id", f.ID, "operation", f.Operation, "rule", f.Rule, "where", f.Where, "path", f.Path, "status", f.Status, "message", f.Message)
 	}})
 	var har *exchange.HARWriter

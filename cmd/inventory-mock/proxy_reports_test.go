@@ -130,3 +130,26 @@ func TestProxyReportFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestProxyCurlReplays runs the proxy as users do, without the backend's
+// key (the backend checks keys, not the proxy), in front of a backend that
+// breaks the contract: the report's curl line reads the key from
+// $INVENTORY_API_KEY, as the journal's do, so that it replays, and never
+// holds the key itself.
+func TestProxyCurlReplays(t *testing.T) {
+	dir := t.TempDir()
+	md := filepath.Join(dir, "proxy.md")
+	var logs syncBuffer
+	addr, stop := start(t, []string{"--proxy-to", newBackend(t, true), "--markdown-report", md}, env(nil), &logs)
+	if got, body := get(t, http.DefaultClient, "http://"+addr+"/v1/inventory", backendKey); got != 200 {
+		t.Fatalf("through the proxy: %d %s", got, body)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	reporttest.ReadMarkdown(t, readReport(t, md), backendKey) // fails on the key
+	const want = `-H "Authorization: Bearer $INVENTORY_API_KEY"`
+	if !strings.Contains(string(readReport(t, md)), want) {
+		t.Errorf("the Markdown's curl line lacks %s:\n%s", want, readReport(t, md))
+	}
+}
