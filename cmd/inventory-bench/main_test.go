@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -292,5 +293,31 @@ func TestBareProxyForwards(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || string(body) != "from the backend" || resp.Header.Get("X-Path") != "/base/v1/inventory" {
 		t.Errorf("through bare-proxy: %d %q, backend path %q; want 200 from the backend at /base/v1/inventory", resp.StatusCode, body, resp.Header.Get("X-Path"))
+	}
+}
+
+// TestAgainstAnotherBuild runs the bench as the README measures a change:
+// --against another build of the mock. The header names that build as the
+// baseline, and the bare hop still runs (it is this binary's, not the
+// other build's).
+func TestAgainstAnotherBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes and builds the mock")
+	}
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	mock, err := buildMock(t.Context(), dir, &stderr)
+	if err != nil {
+		t.Fatalf("building the mock: %v\n%s", err, &stderr)
+	}
+	err = run(t.Context(), []string{"--duration", "200ms", "--warmup", "50ms", "--rounds", "1", "--scenarios", "list,bare-proxy-list",
+		"--mock", mock, "--against", mock}, nil, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, &stdout, &stderr)
+	}
+	for _, want := range []string{"baseline: " + filepath.Base(mock) + " (--against", "| list |", "| bare-proxy-list |"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, &stdout)
+		}
 	}
 }
