@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -152,4 +153,33 @@ func TestProxyCurlReplays(t *testing.T) {
 	if !strings.Contains(string(readReport(t, md)), want) {
 		t.Errorf("the Markdown's curl line lacks %s:\n%s", want, readReport(t, md))
 	}
+}
+
+// TestProxyCountsInWords checks the counts the proxy and the mock print
+// read right for one as for many: no "1 violations", "1 groups" or
+// "1 pets".
+func TestProxyCountsInWords(t *testing.T) {
+	oneOff := regexp.MustCompile(`\b1 [a-z ]*?(violations|groups|pets|records)\b`)
+	t.Run("--fail-on-violation after one violation", func(t *testing.T) {
+		var logs syncBuffer
+		addr, stop := start(t, []string{"--proxy-to", newBackend(t, true), "--fail-on-violation"}, env(nil), &logs)
+		get(t, http.DefaultClient, "http://"+addr+"/v1/inventory", backendKey)
+		err := stop()
+		if cli.Code(err) != cli.ExitFailed {
+			t.Fatalf("exit %d (%v); want %d", cli.Code(err), err, cli.ExitFailed)
+		}
+		if m := oneOff.FindString(err.Error()); m != "" || !strings.Contains(err.Error(), "1 violation is in the answers") {
+			t.Errorf("the refusal reads %q; want \"1 violation is in the answers\" and no %q", err, m)
+		}
+	})
+	t.Run("--generate 1", func(t *testing.T) {
+		var logs syncBuffer
+		_, stop := start(t, []string{"--generate", "1"}, env(nil), &logs)
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if m := oneOff.FindString(logs.String()); m != "" || !strings.Contains(logs.String(), "--generate 1") {
+			t.Errorf("the log says %q of one generated pet; want the flags (--generate 1):\n%s", m, logs.String())
+		}
+	})
 }
