@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"net/http"
 	"regexp"
 	"strconv"
 	"sync"
@@ -38,6 +39,13 @@ type FindingsOptions struct {
 	ExampleLimit int
 	// OnNew, if not nil, is called with each new group, outside any lock.
 	OnNew func(Finding)
+	// KeyVar, if set, is the environment variable a replay reads the API
+	// key from (exchange.APIKeyVar): an example's bearer token is shown as
+	// $KeyVar, so that its curl line replays, unless the answer was 401,
+	// which says the token was not a key (it is hidden as any credential,
+	// and the replay is refused too). For a proxy, which knows the
+	// backend's keys only as the tokens the backend takes.
+	KeyVar string
 }
 
 // Findings groups the violations recorded from many exchanges: identical
@@ -127,7 +135,12 @@ func (f *Findings) Record(x *exchange.Exchange, operation string, vs []Violation
 	if len(vs) == 0 {
 		return
 	}
-	rd := f.redactor.Remember(x)
+	var rd *exchange.Redactor
+	if f.opts.KeyVar != "" && x.Status != http.StatusUnauthorized {
+		rd = f.redactor.RememberKey(x, f.opts.KeyVar)
+	} else {
+		rd = f.redactor.Remember(x)
+	}
 	url := rd.URL(x.URL)
 	now := x.Time
 	if now.IsZero() {

@@ -100,3 +100,50 @@ func check(j *Judge, x *exchange.Exchange) []Violation {
 	_, vs := j.Exchange(x)
 	return vs
 }
+
+// TestFindingsKeyReplays checks that with KeyVar an example's bearer token
+// reads $INVENTORY_API_KEY, so that the curl line a report makes of the
+// example (exchange.Curl with the findings' redactor, as the proxy's
+// Markdown, HTML and step summary do) replays where the key is set; a
+// token the backend answered 401 stays hidden, so the replay is refused
+// as the original was; without KeyVar every token is hidden.
+func TestFindingsKeyReplays(t *testing.T) {
+	c, _ := Shared()
+	judge := NewJudge(c, nil)
+	const token = "backend-token-4c1f9e"
+	configured := exchange.NewRedactor(exchange.Secret{Value: "dev-key-configured", Var: exchange.APIKeyVar})
+	tests := []struct {
+		name     string
+		keyVar   string
+		status   int
+		body     string
+		wantHdr  string // the example's Authorization
+		wantCurl string // in its curl line
+	}{
+		{"a token the backend took", exchange.APIKeyVar, 200, `[{"petId":1,"quantity":1,"status":"lost"}]`,
+			"Bearer $INVENTORY_API_KEY", `-H "Authorization: Bearer $INVENTORY_API_KEY"`},
+		{"a token the backend refused", exchange.APIKeyVar, 401, `{"code":"unauthorized","message":"m","status":400}`,
+			"Bearer [REDACTED]", `-H 'Authorization: Bearer [REDACTED]'`},
+		{"no KeyVar", "", 200, `[{"petId":1,"quantity":1,"status":"lost"}]`,
+			"Bearer [REDACTED]", `-H 'Authorization: Bearer [REDACTED]'`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := NewFindings(c, FindingsOptions{Redactor: configured, KeyVar: tt.keyVar})
+			x := exchangeOf("GET", "/v1/inventory", "", http.Header{"Authorization": {"Bearer " + token}}, tt.status, appJSON, tt.body)
+			f.Record(x, "listInventory", check(judge, x))
+			gs := f.List()
+			if len(gs) == 0 {
+				t.Fatal("no finding")
+			}
+			e := gs[0].Example
+			if got := e.Request.Headers["Authorization"][0]; got != tt.wantHdr {
+				t.Errorf("example's Authorization = %q; want %q", got, tt.wantHdr)
+			}
+			curl := exchange.Curl(&exchange.Exchange{Method: e.Method, URL: e.URL, Header: http.Header(e.Request.Headers)}, f.Redactor())
+			if !strings.Contains(curl, tt.wantCurl) || strings.Contains(curl, token) {
+				t.Errorf("curl line %s; want it to hold %s, and never the token", curl, tt.wantCurl)
+			}
+		})
+	}
+}

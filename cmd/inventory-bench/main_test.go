@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -36,7 +37,7 @@ func TestSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes and builds the mock")
 	}
-	names, want := "list,errors,update-file,proxy-list,update-journal", []string{
+	names, want := "list,errors,update-file,proxy-list,update-journal,proxy-update,bare-proxy-update", []string{
 		"scenario list:",
 		// Targets as the scenarios give them, not rounded (0.85 once read 0.8).
 		"(target >= 0.8: ",
@@ -51,6 +52,8 @@ func TestSmoke(t *testing.T) {
 		"scenario proxy-list:",
 		"ratio proxy/mock: rps ",
 		"| proxy-list |",
+		"| proxy-update |",
+		"| bare-proxy-update |",
 	}
 	if _, err := exec.LookPath("redis-server"); err == nil {
 		names += ",update-redis"
@@ -70,6 +73,41 @@ func TestSmoke(t *testing.T) {
 	if n := strings.Count(out, "ratio mock/baseline:"); n != 2 {
 		t.Errorf("%d ratio lines of the mock against the baseline; want 2:\n%s", n, out)
 	}
+	// proxy-update ran with its bare hop: its row says how it fares against it.
+	if !regexp.MustCompile(`(?m)^\| proxy-update \|.*\| [0-9.]+ \([0-9.]+-[0-9.]+\) \|$`).MatchString(out) {
+		t.Errorf("the proxy-update row lacks its ratio against the bare hop:\n%s", out)
+	}
+}
+
+func TestAgainstBare(t *testing.T) {
+	byName := func(name string) scenario {
+		for _, s := range scenarios {
+			if s.name == name {
+				return s
+			}
+		}
+		t.Fatalf("no scenario %s", name)
+		return scenario{}
+	}
+	proxyUpdate := row{s: byName("proxy-update"), rpsRatio: 0.30, rpsMin: 0.27, rpsMax: 0.33}
+	proxyList := row{s: byName("proxy-list"), rpsRatio: 0.40, rpsMin: 0.40, rpsMax: 0.40}
+	bareUpdate := row{s: byName("bare-proxy-update"), rpsRatio: 0.40, rpsMin: 0.36, rpsMax: 0.45}
+	bareList := row{s: byName("bare-proxy-list"), rpsRatio: 0.80, rpsMin: 0.80, rpsMax: 0.80}
+	for _, tt := range []struct {
+		name string
+		r    row
+		rows []row
+		want string
+	}{
+		{"update against the bare update", proxyUpdate, []row{proxyList, proxyUpdate, bareList, bareUpdate}, "0.75 (0.60-0.92)"},
+		{"list against the bare list", proxyList, []row{proxyList, proxyUpdate, bareList, bareUpdate}, "0.50 (0.50-0.50)"},
+		{"never against the other requests' hop", proxyUpdate, []row{proxyUpdate, bareList}, ""},
+		{"a bare row", bareUpdate, []row{proxyUpdate, bareUpdate}, ""},
+	} {
+		if got := againstBare(tt.r, tt.rows); got != tt.want {
+			t.Errorf("%s: againstBare = %q; want %q", tt.name, got, tt.want)
+		}
+	}
 }
 
 func TestParse(t *testing.T) {
@@ -79,7 +117,7 @@ func TestParse(t *testing.T) {
 	}{
 		{nil, ""},
 		{[]string{"--scenarios", "list, startup"}, ""},
-		{[]string{"--scenarios", "proxy-list,proxy-update,bare-proxy-list"}, ""},
+		{[]string{"--scenarios", "proxy-list,proxy-update,bare-proxy-list,bare-proxy-update"}, ""},
 		{[]string{"--scenarios", "lists"}, `unknown scenario "lists"`},
 		{[]string{"--scenarios", ","}, "none given"},
 		{[]string{"--rounds", "0"}, "must be positive"},
@@ -255,5 +293,31 @@ func TestBareProxyForwards(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || string(body) != "from the backend" || resp.Header.Get("X-Path") != "/base/v1/inventory" {
 		t.Errorf("through bare-proxy: %d %q, backend path %q; want 200 from the backend at /base/v1/inventory", resp.StatusCode, body, resp.Header.Get("X-Path"))
+	}
+}
+
+// TestAgainstAnotherBuild runs the bench as the README measures a change:
+// --against another build of the mock. The header names that build as the
+// baseline, and the bare hop still runs (it is this binary's, not the
+// other build's).
+func TestAgainstAnotherBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes and builds the mock")
+	}
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	mock, err := buildMock(t.Context(), dir, &stderr)
+	if err != nil {
+		t.Fatalf("building the mock: %v\n%s", err, &stderr)
+	}
+	err = run(t.Context(), []string{"--duration", "200ms", "--warmup", "50ms", "--rounds", "1", "--scenarios", "list,bare-proxy-list",
+		"--mock", mock, "--against", mock}, nil, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, &stdout, &stderr)
+	}
+	for _, want := range []string{"baseline: " + filepath.Base(mock) + " (--against", "| list |", "| bare-proxy-list |"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, &stdout)
+		}
 	}
 }

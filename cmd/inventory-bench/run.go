@@ -141,7 +141,7 @@ func measure(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	b := &bench{o: o, out: stdout, args: args, mock: []string{mock, "--api-key", benchKey}, baseline: []string{self, "baseline", "--api-key", benchKey}}
+	b := &bench{o: o, out: stdout, args: args, self: self, mock: []string{mock, "--api-key", benchKey}, baseline: []string{self, "baseline", "--api-key", benchKey}}
 	if o.Against != "" {
 		b.baseline = []string{o.Against, "--api-key", benchKey}
 	}
@@ -196,6 +196,7 @@ type bench struct {
 	args           []string // as given, for the report
 	out            io.Writer
 	mock, baseline []string // argv of each server, without --addr
+	self           string   // this executable, which serves bare-proxy
 	rows           []row
 	startupRows    [][3]string // what, figure, target
 }
@@ -217,10 +218,14 @@ type figures struct {
 
 func (b *bench) header() {
 	o := b.o
+	baseline := "inventory-bench baseline (child process; bare net/http: checks the key, writes the same list bytes, updates under a lock; no log, no validation)"
+	if o.Against != "" {
+		baseline = filepath.Base(o.Against) + " (--against: another inventory-mock build, run as the mock is; the proxy-* scenarios still set the proxy against the mock)"
+	}
 	fmt.Fprintf(b.out, `inventory-bench: the mock against a baseline, with the same client, concurrency and duration
   run:      %s
   mock:     %s (child process; auth and request validation on; text access log to /dev/null, as users run it)
-  baseline: inventory-bench baseline (child process; bare net/http: checks the key, writes the same list bytes, updates under a lock; no log, no validation)
+  baseline: %s
   proxy:    in the proxy-* scenarios, the mock binary with --proxy-to the mock (child process; checks every request and answer; text access log to /dev/null), against the mock directly;
             in bare-proxy-*, inventory-bench bare-proxy instead (a bare httputil.ReverseProxy, no checks, no log), for scale
   client:   this process, %d keep-alive connections, each sending requests back to back (hand-written HTTP/1.1)
@@ -228,7 +233,7 @@ func (b *bench) header() {
   rounds:   %d of %s per server and scenario, alternating mock and baseline, after %s of warm-up each; figures are medians over rounds,
             ratios are mock/baseline per pair of rounds, then the median
 
-`, strings.Join(append([]string{"inventory-bench"}, b.args...), " "), filepath.Base(b.mock[0]), o.Clients, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(),
+`, strings.Join(append([]string{"inventory-bench"}, b.args...), " "), filepath.Base(b.mock[0]), baseline, o.Clients, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(),
 		o.Rounds, o.Duration, o.Warmup)
 }
 
@@ -262,7 +267,7 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 		// The proxy in front of the mock is measured, against that mock.
 		name, argv := "proxy", concat(b.mock, []string{"--proxy-to", "http://" + mock.addr + "/v1"})
 		if s.bare {
-			name, argv = "bare", []string{b.baseline[0], "bare-proxy", "--proxy-to", "http://" + mock.addr + "/v1"}
+			name, argv = "bare", []string{b.self, "bare-proxy", "--proxy-to", "http://" + mock.addr + "/v1"}
 		}
 		px, err := start(ctx, name, argv)
 		if err != nil {
@@ -482,16 +487,33 @@ func (b *bench) proxySummary() {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintln(b.out, "| proxy scenario | proxy rps | proxy p50 | proxy p99 | proxy CPU/req | mock rps | mock p50 | mock p99 | ratio rps (rounds) | p50 added |")
-	fmt.Fprintln(b.out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(b.out, "| proxy scenario | proxy rps | proxy p50 | proxy p99 | proxy CPU/req | mock rps | mock p50 | mock p99 | ratio rps (rounds) | p50 added | against the bare hop |")
+	fmt.Fprintln(b.out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
 		added := r.mock.p50 - r.base.p50
-		fmt.Fprintf(b.out, "| %s | %.0f | %s | %s | %s | %.0f | %s | %s | %.2f (%.2f-%.2f)%s | %+.2fms%s |\n", r.s.name,
+		fmt.Fprintf(b.out, "| %s | %.0f | %s | %s | %s | %.0f | %s | %s | %.2f (%.2f-%.2f)%s | %+.2fms%s | %s |\n", r.s.name,
 			r.mock.rps, ms(r.mock.p50), ms(r.mock.p99), us(r.mock.cpu), r.base.rps, ms(r.base.p50), ms(r.base.p99),
 			r.rpsRatio, r.rpsMin, r.rpsMax, verdict(r.s.rpsTarget > 0, r.rpsRatio >= r.s.rpsTarget, ""),
-			float64(added)/float64(time.Millisecond), verdict(r.s.p50Added > 0, added <= r.s.p50Added, ""))
+			float64(added)/float64(time.Millisecond), verdict(r.s.p50Added > 0, added <= r.s.p50Added, ""), againstBare(r, rows))
 	}
 	fmt.Fprintln(b.out)
+}
+
+// againstBare is a validating proxy's rate as a share of the bare hop's on
+// the same requests (proxy-update against bare-proxy-update): the ratio of
+// their ratios to the mock measured directly in each scenario, with the
+// widest spread their rounds allow. Empty for a bare row, or where the
+// bare scenario of the same requests did not run.
+func againstBare(r row, rows []row) string {
+	if r.s.bare {
+		return ""
+	}
+	for _, bare := range rows {
+		if bare.s.bare && bare.s.name == "bare-"+r.s.name && bare.rpsRatio > 0 && bare.rpsMin > 0 {
+			return fmt.Sprintf("%.2f (%.2f-%.2f)", r.rpsRatio/bare.rpsRatio, r.rpsMin/bare.rpsMax, r.rpsMax/bare.rpsMin)
+		}
+	}
+	return ""
 }
 
 // bound writes a target as the scenario gives it: 0.95 stays 0.95 (with

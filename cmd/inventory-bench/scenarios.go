@@ -141,6 +141,11 @@ var scenarios = []scenario{
 		},
 	},
 	{
+		name: "bare-proxy-update", about: "PATCH /v1/inventory/{petId} (64 pets) through a bare httputil.ReverseProxy (no checks, no log) in front of the mock, against the mock directly: the hop alone, the scale of proxy-update",
+		proxy: true, bare: true,
+		requests: updates,
+	},
+	{
 		name: "update-journal", about: "PATCH as in update, the mock with its journal (the default, 100 requests per session) against the mock with --journal-size 0",
 		rpsTarget: 0.85, versus: &variant{name: "mock without journal", args: []string{"--journal-size", "0"}},
 		requests: func(addr string) func(c, n int) request {

@@ -78,7 +78,7 @@ func load(ctx context.Context, o *options) (*data, error) {
 	d := &data{contract: contract, shape: shape}
 	switch {
 	case o.Generate > 0:
-		d.source = fmt.Sprintf("generated (%d pets, seed %d)", o.Generate, o.Seed)
+		d.source = fmt.Sprintf("generated (--generate %d --seed %d)", o.Generate, o.Seed) // the flags, right for 1 pet and for 64
 		d.records, err = fixtures.Generate(shape, o.Generate, o.Seed)
 	case o.Staging.FixturesFrom != "":
 		var up *upstream

@@ -115,7 +115,7 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 		}
 		f.Close()
 	}
-	findings := spec.NewFindings(contract, spec.FindingsOptions{Redactor: rd, JSONL: jsonl, OnNew: func(f spec.Finding) {
+	findings := spec.NewFindings(contract, spec.FindingsOptions{Redactor: rd, KeyVar: exchange.APIKeyVar, JSONL: jsonl, OnNew: func(f spec.Finding) {
 		logger.Warn("contract violation", "id", f.ID, "operation", f.Operation, "rule", f.Rule, "where", f.Where, "path", f.Path, "status", f.Status, "message", f.Message)
 	}})
 	var har *exchange.HARWriter
@@ -227,7 +227,10 @@ func finishProxy(p *proxyOptions, contract *spec.Contract, findings *spec.Findin
 		"coverage", run.Coverage.Headline(), "exercised", exercised, "documented", documented)
 	switch {
 	case p.FailOnViolation && errs > 0:
-		return cli.Failed(fmt.Errorf("%d contract violations in %d groups (--fail-on-violation): %s", errs, groups, report.RequestFindings(requests, errs-requests)))
+		// The counts in the words of the reports (report.RequestFindings),
+		// right for one violation and for many; the groups are in the
+		// tally above and in the reports.
+		return cli.Failed(fmt.Errorf("the traffic broke the contract (--fail-on-violation): %s", report.RequestFindings(requests, errs-requests)))
 	case !run.Coverage.Met():
 		return cli.Failed(errors.New(run.Coverage.Gate()))
 	}

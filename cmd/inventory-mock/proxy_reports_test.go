@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -129,4 +130,56 @@ func TestProxyReportFlags(t *testing.T) {
 			t.Errorf("--min-coverage 62.5%% read as %v", o.Proxy.MinCoverage)
 		}
 	}
+}
+
+// TestProxyCurlReplays runs the proxy as users do, without the backend's
+// key (the backend checks keys, not the proxy), in front of a backend that
+// breaks the contract: the report's curl line reads the key from
+// $INVENTORY_API_KEY, as the journal's do, so that it replays, and never
+// holds the key itself.
+func TestProxyCurlReplays(t *testing.T) {
+	dir := t.TempDir()
+	md := filepath.Join(dir, "proxy.md")
+	var logs syncBuffer
+	addr, stop := start(t, []string{"--proxy-to", newBackend(t, true), "--markdown-report", md}, env(nil), &logs)
+	if got, body := get(t, http.DefaultClient, "http://"+addr+"/v1/inventory", backendKey); got != 200 {
+		t.Fatalf("through the proxy: %d %s", got, body)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	reporttest.ReadMarkdown(t, readReport(t, md), backendKey) // fails on the key
+	const want = `-H "Authorization: Bearer $INVENTORY_API_KEY"`
+	if !strings.Contains(string(readReport(t, md)), want) {
+		t.Errorf("the Markdown's curl line lacks %s:\n%s", want, readReport(t, md))
+	}
+}
+
+// TestProxyCountsInWords checks the counts the proxy and the mock print
+// read right for one as for many: no "1 violations", "1 groups" or
+// "1 pets".
+func TestProxyCountsInWords(t *testing.T) {
+	oneOff := regexp.MustCompile(`\b1 [a-z ]*?(violations|groups|pets|records)\b`)
+	t.Run("--fail-on-violation after one violation", func(t *testing.T) {
+		var logs syncBuffer
+		addr, stop := start(t, []string{"--proxy-to", newBackend(t, true), "--fail-on-violation"}, env(nil), &logs)
+		get(t, http.DefaultClient, "http://"+addr+"/v1/inventory", backendKey)
+		err := stop()
+		if cli.Code(err) != cli.ExitFailed {
+			t.Fatalf("exit %d (%v); want %d", cli.Code(err), err, cli.ExitFailed)
+		}
+		if m := oneOff.FindString(err.Error()); m != "" || !strings.Contains(err.Error(), "1 violation is in the answers") {
+			t.Errorf("the refusal reads %q; want \"1 violation is in the answers\" and no %q", err, m)
+		}
+	})
+	t.Run("--generate 1", func(t *testing.T) {
+		var logs syncBuffer
+		_, stop := start(t, []string{"--generate", "1"}, env(nil), &logs)
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if m := oneOff.FindString(logs.String()); m != "" || !strings.Contains(logs.String(), "--generate 1") {
+			t.Errorf("the log says %q of one generated pet; want the flags (--generate 1):\n%s", m, logs.String())
+		}
+	})
 }

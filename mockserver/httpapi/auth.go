@@ -148,7 +148,7 @@ func NewKeys(apiKeys []string, adminKey string) Keys {
 	}
 	secrets := []exchange.Secret{{Value: adminKey, Var: "INVENTORY_ADMIN_KEY"}}
 	for _, key := range apiKeys {
-		secrets = append(secrets, exchange.Secret{Value: key, Var: "INVENTORY_API_KEY"})
+		secrets = append(secrets, exchange.Secret{Value: key, Var: exchange.APIKeyVar})
 	}
 	k.Redactor = exchange.NewRedactor(secrets...)
 	return k

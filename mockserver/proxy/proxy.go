@@ -119,7 +119,7 @@ func New(cfg Config) (*Proxy, error) {
 	keys := httpapi.NewKeys(cfg.APIKeys, cfg.AdminKey)
 	rd := keys.Redactor
 	if p.findings == nil {
-		p.findings = spec.NewFindings(cfg.Contract, spec.FindingsOptions{Redactor: rd})
+		p.findings = spec.NewFindings(cfg.Contract, spec.FindingsOptions{Redactor: rd, KeyVar: exchange.APIKeyVar})
 	}
 	transport := cfg.Transport
 	if transport == nil {

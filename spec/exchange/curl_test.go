@@ -196,3 +196,33 @@ func TestCurlReplaysTheSameRequest(t *testing.T) {
 		}
 	}
 }
+
+// TestCurlRememberKey checks the proxy's way to a curl line that replays:
+// RememberKey shows the exchange's bearer token as the variable, and a
+// line made later from the example so redacted (For, as a report does)
+// expands it; a token that only looks like a variable, or one hidden
+// already, is hidden, never shown as another placeholder.
+func TestCurlRememberKey(t *testing.T) {
+	rd := NewRedactor(Secret{Value: "configured-key-1", Var: APIKeyVar})
+	with := func(auth string) *Exchange {
+		return &Exchange{Method: "GET", URL: "http://h/v1/inventory", Header: http.Header{"Authorization": {auth}}}
+	}
+	tests := []struct {
+		name string
+		rd   *Redactor
+		x    *Exchange
+		want string
+	}{
+		{"a token named", rd.RememberKey(with("Bearer backend-tok-9"), APIKeyVar), with("Bearer backend-tok-9"), `-H "Authorization: Bearer $INVENTORY_API_KEY"`},
+		{"a configured key keeps its name", rd.RememberKey(with("Bearer configured-key-1"), "OTHER"), with("Bearer configured-key-1"), `-H "Authorization: Bearer $INVENTORY_API_KEY"`},
+		{"the example made so, again", rd.For(with("Bearer $INVENTORY_API_KEY")), with("Bearer $INVENTORY_API_KEY"), `-H "Authorization: Bearer $INVENTORY_API_KEY"`},
+		{"a variable no secret has", rd.For(with("Bearer $HOME")), with("Bearer $HOME"), `-H 'Authorization: Bearer [REDACTED]'`},
+		{"hidden already", rd.For(with("Bearer [REDACTED]")), with("Bearer [REDACTED]"), `-H 'Authorization: Bearer [REDACTED]'`},
+		{"Remember hides", rd.Remember(with("Bearer backend-tok-9")), with("Bearer backend-tok-9"), `-H 'Authorization: Bearer [REDACTED]'`},
+	}
+	for _, tt := range tests {
+		if got := Curl(tt.x, tt.rd); !strings.HasSuffix(got, tt.want) {
+			t.Errorf("%s: Curl = %s; want it to end %s", tt.name, got, tt.want)
+		}
+	}
+}

@@ -19,6 +19,10 @@ import (
 // is no configured secret.
 const Redacted = "[REDACTED]"
 
+// APIKeyVar is the environment variable a curl line reads the API key
+// from, as the mock's journal, the proxy's reports and the suite write it.
+const APIKeyVar = "INVENTORY_API_KEY"
+
 // ShortSecret is the length under which a secret is replaced only where it
 // is a whole token: a few letters occur inside words, and replacing them
 // there mangles the text while hiding nothing.
@@ -114,6 +118,9 @@ func (rd *Redactor) place() {
 	clean := func(texts ...string) string {
 		for _, p := range texts {
 			if !slices.ContainsFunc(rd.secrets, func(sc *secret) bool {
+				if sc.self() {
+					return false // it stands for itself, and for no other secret
+				}
 				return slices.ContainsFunc(sc.forms, func(f string) bool {
 					for k := 1; k < len(f) && k <= len(p); k++ {
 						if strings.HasSuffix(p, f[:k]) || strings.HasPrefix(p, f[len(f)-k:]) {
@@ -131,10 +138,22 @@ func (rd *Redactor) place() {
 	rd.other = clean(Redacted, "[SECRET]", "<hidden>", "***")
 	for _, sc := range rd.secrets {
 		sc.place = rd.other
-		if sc.Var != "" {
+		switch {
+		case sc.self():
+			sc.place = sc.Value
+		case sc.Var != "":
 			sc.place = clean("$"+sc.Var, "${"+sc.Var+"}", rd.other)
 		}
 	}
+}
+
+// self reports whether a secret is the placeholder of its own Var: a
+// token that reads "$NAME", shown as it is.
+func (sc *secret) self() bool { return sc.Var != "" && sc.Value == "$"+sc.Var }
+
+// hasVar reports whether a secret of rd is shown as the variable name.
+func (rd *Redactor) hasVar(name string) bool {
+	return slices.ContainsFunc(rd.secrets, func(sc *secret) bool { return sc.Var == name })
 }
 
 func (rd *Redactor) hidden() string {
@@ -163,21 +182,38 @@ func (rd *Redactor) secretOf(v string) *secret {
 // and a password in its URL. They are shown as Redacted unless they are
 // one of rd's secrets; those shorter than 4 bytes only where they are
 // named.
-func (rd *Redactor) For(x *Exchange) *Redactor { return rd.with(x, false) }
+func (rd *Redactor) For(x *Exchange) *Redactor { return rd.with(x, false, "") }
 
 // Remember is For, and remembers x's credentials besides: the Redactors
 // For and Remember make afterwards, from rd or from those made from it,
 // hide the last 16 remembered, in case a backend echoes another client's
 // token.
-func (rd *Redactor) Remember(x *Exchange) *Redactor { return rd.with(x, true) }
+func (rd *Redactor) Remember(x *Exchange) *Redactor { return rd.with(x, true, "") }
 
-func (rd *Redactor) with(x *Exchange, remember bool) *Redactor {
+// RememberKey is Remember, and shows x's bearer token as $name (as a
+// configured secret of that Var), unless it is one of rd's secrets
+// already: for a proxy, which knows no keys, the token the backend took,
+// so that a curl line replays where $name holds the key. Where the token
+// is shown so, a Redactor For or Remember makes from an exchange whose
+// token reads "$name" shows it as the variable again.
+func (rd *Redactor) RememberKey(x *Exchange, name string) *Redactor { return rd.with(x, true, name) }
+
+// with makes the Redactor of For, Remember and RememberKey; key, if not
+// empty, is the Var x's bearer token is shown as.
+func (rd *Redactor) with(x *Exchange, remember bool, key string) *Redactor {
 	out, own := &Redactor{}, credentials(x)
 	if rd != nil {
 		out.recent = rd.recent
 		for _, sc := range rd.secrets {
 			c := *sc
 			out.secrets = append(out.secrets, &c)
+		}
+	}
+	if key != "" {
+		for _, v := range x.Header.Values("Authorization") {
+			if scheme, token := authorization("Authorization", v); strings.EqualFold(scheme, "Bearer") && len(token) >= minOwn {
+				out.add(Secret{Value: token, Var: key})
+			}
 		}
 	}
 	if r := out.recent; r != nil {
@@ -191,6 +227,16 @@ func (rd *Redactor) with(x *Exchange, remember bool) *Redactor {
 		r.mu.Unlock()
 	}
 	for _, c := range own {
+		// A token a Redactor already hid is no credential: it reads as
+		// hidden again, not as "[SECRET]". One it showed as a variable
+		// ("$NAME") stands for that variable still.
+		if c == Redacted {
+			continue
+		}
+		if name, ok := strings.CutPrefix(c, "$"); ok && shellName.MatchString(name) && out.hasVar(name) {
+			out.add(Secret{Value: c, Var: name})
+			continue
+		}
 		out.add(Secret{Value: c})
 	}
 	out.place()
