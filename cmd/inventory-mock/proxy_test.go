@@ -61,7 +61,7 @@ func TestProxyMode(t *testing.T) {
 		}
 		err := stop()
 		switch {
-		case broken && (err == nil || !strings.Contains(err.Error(), "contract violations") || cli.Code(err) != 1):
+		case broken && (err == nil || !strings.Contains(err.Error(), "broke the contract (--fail-on-violation)") || cli.Code(err) != 1):
 			t.Errorf("broken backend: run = %v (exit %d); want violations, exit 1", err, cli.Code(err))
 		case !broken && err != nil:
 			t.Errorf("correct backend: run = %v; want nil", err)
