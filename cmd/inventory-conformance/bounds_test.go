@@ -97,7 +97,7 @@ func TestHangingTarget(t *testing.T) {
 	var served atomic.Int64
 	url, _ := newMock(t, func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if served.Add(1) > 60 {
+			if served.Add(1) > 150 {
 				select { // hang, until the client gives up
 				case <-r.Context().Done():
 				case <-time.After(time.Minute):
