@@ -46,6 +46,9 @@ func (r Run) Annotations(rd *exchange.Redactor) []byte {
 		}
 		workflowCommand(&b, level, c.Name, msg)
 	}
+	if len(r.LeftChanged) > 0 {
+		workflowCommand(&b, "error", LeftChangedTitle, strings.Join(r.leftChangedLines(), "\n"))
+	}
 	for _, c := range r.Causes {
 		cause("error", c)
 	}
