@@ -304,6 +304,7 @@ func mapKeysInt[V any](m map[int64]V) func(func(int64) bool) {
 // send makes a request as part of the current step.
 func (w *worker) send(r Request) *Exchange {
 	x := w.e.t.Send(w.e.ctx, r)
+	w.e.lat.add(x)
 	w.run.step = append(w.run.step, x)
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.run.wrote = true
@@ -433,6 +434,7 @@ func (w *worker) check(rt *rapid.T) {
 	defer func() { e.lists.leave(n, size) }()
 	since := e.reg.now()
 	x := e.t.Send(e.ctx, Request{Method: e.t.inv.List.Method, Path: e.t.inv.List.Path})
+	e.lat.add(x)
 	size = int64(len(x.RespBody))
 	run.step = []*Exchange{x}
 	if ps, _ := e.t.Split(e.t.ResponseProblems(x)); len(ps) > 0 {

@@ -29,6 +29,7 @@ type Tally struct {
 	Details                          map[Cause][]string // cause → what the checks saw, each once
 	Warnings, Observations, Restores []string
 	Exploration                      []string
+	ExploreThin                      []string // the exploration made too few steps to mean much (an observation)
 	// NotJudged holds the checks skipped because the target gave them
 	// nothing to judge (a list that breaks the contract, records that do
 	// not hold still), by reason.
@@ -107,6 +108,8 @@ func TallyReport(r types.Report, mutations bool) Tally {
 				t.Restores = append(t.Restores, e.StringRepresentation())
 			case EntryExploration:
 				t.Exploration = append(t.Exploration, e.StringRepresentation())
+			case EntryExploreThin:
+				t.ExploreThin = append(t.ExploreThin, e.StringRepresentation())
 			}
 		}
 	}
@@ -193,6 +196,7 @@ func summarize(w io.Writer, t Tally, f runFacts, left []report.Changed) {
 	sort.Strings(obs)
 	section("Observations (the contract is silent; what the target chose):", obs)
 	section("Exploration:", t.Exploration)
+	section("!!! Explored too little (an observation; it fails nothing):", t.ExploreThin)
 	WriteLeftChanged(w, left)
 }
 

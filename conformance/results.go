@@ -159,7 +159,12 @@ func (t *Target) results(r types.Report, info RunInfo, o RunOptions, left []repo
 		if info.Seed != 0 {
 			lines = append(lines, fmt.Sprintf("replay with --seed %d", info.Seed))
 		}
-		run.Notes = append(run.Notes, report.Note{Title: "Exploration", Lines: lines})
+		note := report.Note{Title: "Exploration", Lines: lines}
+		if len(tally.ExploreThin) > 0 {
+			// Too few steps to mean much: said first, as a warning.
+			note = report.Note{Severity: spec.SeverityWarning, Title: "Exploration: explored too little", Lines: append(slices.Clone(tally.ExploreThin), lines...)}
+		}
+		run.Notes = append(run.Notes, note)
 	}
 
 	cov := report.NewCoverage(t.contract, t.answers.ByStatus())

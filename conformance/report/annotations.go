@@ -56,8 +56,8 @@ func (r Run) Annotations(rd *exchange.Redactor) []byte {
 		cause("warning", c)
 	}
 	for _, n := range r.Notes {
-		if n.Severity == severityError {
-			workflowCommand(&b, "error", n.Title, strings.Join(n.Lines, "\n"))
+		if n.Severity == severityError || n.Severity == severityWarning {
+			workflowCommand(&b, n.Severity, n.Title, strings.Join(n.Lines, "\n"))
 		}
 	}
 	if c := r.Coverage; c != nil && !c.Met() {

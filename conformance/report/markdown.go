@@ -155,10 +155,7 @@ func mdCauses(b *strings.Builder, title string, causes []Cause) {
 
 // mdNote writes a note as a short list.
 func mdNote(b *strings.Builder, n Note) {
-	mark := ""
-	if n.Severity == severityError {
-		mark = "❗ "
-	}
+	mark := map[string]string{severityError: "❗ ", severityWarning: "⚠️ "}[n.Severity]
 	fmt.Fprintf(b, "#### %s%s\n\n", mark, mdText(n.Title))
 	for i, l := range n.Lines {
 		if i == mdNoteLines {

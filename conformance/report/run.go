@@ -77,7 +77,7 @@ type Failure struct {
 
 // A Note is one more thing to know about a run.
 type Note struct {
-	Severity string // "" for information; spec.SeverityError for what needs a person (data not restored)
+	Severity string // "" for information; spec.SeverityWarning for what to know before trusting the verdict; spec.SeverityError for what fails the run
 	Title    string
 	Lines    []string
 }
