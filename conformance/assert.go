@@ -24,6 +24,9 @@ const (
 	entryRestoreFailed = "restore failed" // a record that could not be put back
 	entryCause         = "cause"          // what the contract wanted and what came instead, for grouping failures
 	EntryExploration   = "exploration"    // what the exploration did
+	// EntryExploreThin says the exploration made too few steps to mean
+	// much (exploreResult.Thin): an observation that fails nothing.
+	EntryExploreThin = "exploration too short"
 )
 
 // A warning is what only an RFC requires: it names the section.

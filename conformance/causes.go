@@ -46,6 +46,7 @@ const (
 	CauseDuplicateIDs      Cause = "duplicate-identifiers"
 	CauseRecordMismatch    Cause = "record-mismatch"
 	CauseWriteNotStored    Cause = "write-not-stored"
+	CauseStaleRead         Cause = "stale-read"
 	CauseNotIdempotent     Cause = "not-idempotent"
 	CauseOtherChanged      Cause = "other-record-changed"
 	CauseUnprompted        Cause = "record-changed-without-write"
@@ -73,6 +74,7 @@ var suiteRules = map[Cause]string{
 	CauseDuplicateIDs:      "records listed more than once",
 	CauseRecordMismatch:    "a record answered differently from the list",
 	CauseWriteNotStored:    "an update not stored as answered",
+	CauseStaleRead:         "stale read (reads lag writes): a read after an acknowledged update showed the record as before it, a later read showed the update",
 	CauseNotIdempotent:     "the same update twice gives different records",
 	CauseOtherChanged:      "a request changed a record it did not address",
 	CauseUnprompted:        "a record changed though no request wrote to it",

@@ -103,6 +103,76 @@ type exploreResult struct {
 	Found     time.Duration // when the failure was found, from the start; 0: none
 	Stopped   string        // why it stopped drawing: "the time budget", "the step budget", "an interrupt", "a failure"
 	Failure   *exploreFailure
+	// Latency is how long the target took to answer the exploration's
+	// requests: the median, the 95th percentile and the longest.
+	P50, P95, Max time.Duration
+	Budget        time.Duration // the time budget (--explore-time)
+}
+
+// MinExploreSteps is the fewest steps an exploration stopped by its time
+// budget must make to mean much: the deep bugs of the proof servers are
+// found within a few hundred steps (a 300-step run found the ones that
+// need a pair of calls on one record half the time). Fewer, and the run
+// says so (Thin), as an observation that fails nothing.
+const MinExploreSteps = 200
+
+// Thin says, where the exploration ran out of time before MinExploreSteps
+// steps, how little it explored and what to do; "" otherwise (it made
+// enough, stopped at its step budget or a failure, or did not run).
+func (r *exploreResult) Thin() string {
+	if r.Stopped != "the time budget" || r.Steps >= MinExploreSteps {
+		return ""
+	}
+	s := fmt.Sprintf("the exploration made only %d %s in %s, fewer than the %d it needs to mean much; \"nothing broken\" says little", r.Steps, plural(r.Steps, "step", "steps"), r.Budget, MinExploreSteps)
+	if r.Max > 0 {
+		s += fmt.Sprintf(". The target answered in %s (p50), %s (p95), %s at most", r.P50, r.P95, r.Max)
+	}
+	// A step is a request and a list, the workers' steps overlap.
+	var per time.Duration
+	switch {
+	case r.Steps > 0 && r.Elapsed > 0:
+		per = r.Elapsed / time.Duration(r.Steps)
+	case r.P50 > 0 && r.Workers > 0:
+		per = 2 * r.P50 / time.Duration(r.Workers)
+	}
+	need := "a longer --explore-time"
+	if per > 0 {
+		need = fmt.Sprintf("--explore-time %s or more", max(per*MinExploreSteps, time.Second).Round(time.Second))
+	}
+	return s + ". Give " + need + ", more --workers, or run against a closer or faster target"
+}
+
+// A latencies records how long the target took to answer, for the
+// percentiles of the exploration's summary; at most maxLatencies kept.
+type latencies struct {
+	mu sync.Mutex // guards d
+	d  []time.Duration
+}
+
+const maxLatencies = 1 << 20
+
+func (l *latencies) add(x *Exchange) {
+	if x.Status == 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.d) < maxLatencies {
+		l.d = append(l.d, x.Elapsed)
+	}
+}
+
+// percentiles returns the median, the 95th percentile and the longest.
+func (l *latencies) percentiles() (p50, p95, most time.Duration) {
+	l.mu.Lock()
+	d := slices.Clone(l.d)
+	l.mu.Unlock()
+	if len(d) == 0 {
+		return 0, 0, 0
+	}
+	slices.Sort(d)
+	at := func(q float64) time.Duration { return d[min(len(d)-1, int(q*float64(len(d))))].Round(time.Millisecond) }
+	return at(0.5), at(0.95), d[len(d)-1].Round(time.Millisecond)
 }
 
 // An exploreFailure is a sequence of calls after which the target broke
@@ -148,8 +218,12 @@ func (r *exploreResult) Summary() string {
 			found = fmt.Sprintf("found after %s: %s", r.Found.Round(time.Millisecond), broken)
 		}
 	}
-	return fmt.Sprintf("%d steps in %d sequences in %s, %d %s, seed %d, stopped by %s; %s",
-		r.Steps, r.Sequences, r.Elapsed.Round(time.Millisecond), r.Workers, plural(r.Workers, "worker", "workers"), r.Seed, r.Stopped, found)
+	lat := ""
+	if r.Max > 0 {
+		lat = fmt.Sprintf(", answers in %s (p50), %s (p95), %s (max)", r.P50, r.P95, r.Max)
+	}
+	return fmt.Sprintf("%d steps in %d sequences in %s, %d %s, seed %d%s, stopped by %s; %s",
+		r.Steps, r.Sequences, r.Elapsed.Round(time.Millisecond), r.Workers, plural(r.Workers, "worker", "workers"), r.Seed, lat, r.Stopped, found)
 }
 
 // Explore runs the state machine against the target within
@@ -161,7 +235,7 @@ func (r *exploreResult) Summary() string {
 // checked when the exploration ends.
 func (t *Target) Explore(ctx context.Context) *exploreResult {
 	cfg := t.cfg.Explore
-	res := &exploreResult{Seed: cfg.Seed}
+	res := &exploreResult{Seed: cfg.Seed, Budget: cfg.Time}
 	if cfg.Off {
 		res.Stopped = "nothing (exploration is off)"
 		return res
@@ -182,6 +256,7 @@ func (t *Target) Explore(ctx context.Context) *exploreResult {
 	}
 	wg.Wait()
 	res.Steps, res.Sequences, res.Elapsed = int(e.steps.Load()), int(e.sequences.Load()), time.Since(e.start)
+	res.P50, res.P95, res.Max = e.lat.percentiles()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	switch {
@@ -324,7 +399,8 @@ type explorer struct {
 	deadline time.Time
 	reg      *registry
 	workers  []*worker
-	lists    gate // bounds the bytes of lists held at once
+	lists    gate      // bounds the bytes of lists held at once
+	lat      latencies // how long the target took to answer
 
 	steps, sequences atomic.Int64 // while exploring, not shrinking
 

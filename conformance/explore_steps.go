@@ -30,6 +30,7 @@ type worker struct {
 	seqStart time.Time
 	touched  []int64        // every record it wrote to in the run
 	restored map[int64]bool // the records the last sequence's restore wrote back
+	acked    time.Time      // when its last accepted write (or restore) was answered
 }
 
 // A sequenceRun is one sequence as it runs: the records written to, what
@@ -214,18 +215,44 @@ func (w *worker) judge(rt *rapid.T, x *Exchange, ix *Index, since uint64, afterR
 		// The update that put it back was answered 200 (restore checks
 		// that), yet the list shows otherwise.
 		run.lines = append(run.lines, fmt.Sprintf("(the update that put %s %d back when the previous sequence ended, answered 200)", key, m.id))
-		w.fail(rt, CauseWriteNotStored, fmt.Sprintf("the list shows the %s as the accepted update left it", key), x, problem)
+		w.failChanged(rt, CauseWriteNotStored, fmt.Sprintf("the list shows the %s as the accepted update left it", key), x, m, problem)
 	case m.kind == "vanished":
 		w.fail(rt, CauseRecordVanished, "no record vanishes", x, problem)
 	case addressed && accepted:
-		w.fail(rt, CauseWriteNotStored, fmt.Sprintf("the list shows the %s as the accepted update left it", key), x, problem)
+		w.failChanged(rt, CauseWriteNotStored, fmt.Sprintf("the list shows the %s as the accepted update left it", key), x, m, problem)
 	case addressed:
-		w.fail(rt, CauseRejectedChanged, "a rejected update leaves the record it addressed unchanged", x, problem)
+		w.failChanged(rt, CauseRejectedChanged, "a rejected update leaves the record it addressed unchanged", x, m, problem)
 	case run.wrote:
-		w.fail(rt, CauseOtherChanged, "a request changes no record it does not address", x, problem)
+		w.failChanged(rt, CauseOtherChanged, "a request changes no record it does not address", x, m, problem)
 	default:
-		w.fail(rt, CauseUnprompted, "a record changes only by a write to it", x, problem)
+		w.failChanged(rt, CauseUnprompted, "a record changes only by a write to it", x, m, problem)
 	}
+}
+
+// failChanged fails on a list x that shows record m.id otherwise than the
+// model, with cause c, unless a later list shows it as the model has it:
+// then reads lag writes, a stale read (Target.StaleRead). While shrinking,
+// the cause is stale-read where the failure first found was one, without
+// waiting again; the rule is the same for both, so shrinking keeps to the
+// failure.
+func (w *worker) failChanged(rt *rapid.T, c Cause, rule string, x *Exchange, m mismatch, problem string) {
+	e := w.e
+	if e.shrinking(w) {
+		e.mu.Lock()
+		if e.first != nil && e.first.cause == CauseStaleRead {
+			c = CauseStaleRead
+		}
+		e.mu.Unlock()
+	} else if m.kind == "changed" {
+		acked := w.acked
+		if c != CauseWriteNotStored {
+			acked = time.Time{} // another's write, or none: its time is not known
+		}
+		if lag := e.t.StaleRead(e.ctx, acked, x, m.id, nil, m.want); lag != "" {
+			c, problem = CauseStaleRead, problem+"; "+lag
+		}
+	}
+	w.fail(rt, c, rule, x, problem)
 }
 
 // restore puts back every record the sequence wrote to, when it ends. The
@@ -234,6 +261,7 @@ func (w *worker) judge(rt *rapid.T, x *Exchange, ix *Index, since uint64, afterR
 func (w *worker) restore(rt *rapid.T, run *sequenceRun) {
 	e := w.e
 	var failed []string
+	cause := CauseRestoreFailed
 	w.restored = map[int64]bool{}
 	for _, id := range slices.Sorted(mapKeysInt(run.orig)) {
 		orig := run.orig[id]
@@ -243,19 +271,23 @@ func (w *worker) restore(rt *rapid.T, run *sequenceRun) {
 		e.reg.setBusy(w.n, true)
 		w.restored[id] = true
 		ctx, cancel := context.WithTimeout(context.Background(), 2*e.t.cfg.Timeout)
-		err := e.t.writeBack(ctx, orig)
+		err := e.t.writeBackRetrying(ctx, orig)
 		cancel()
 		if err != nil {
+			// The guard keeps the original: the run tries again when it
+			// ends (Settle).
 			failed = append(failed, fmt.Sprintf("%s %d: %v", e.t.inv.Key, id, err))
+			cause = restoreCause(err)
 			continue
 		}
+		w.acked = time.Now()
 		if owned, _ := e.reg.get(id); !owned.IsZero() || slices.Contains(w.own, id) {
 			e.reg.set(id, orig)
 		}
 	}
 	if len(failed) > 0 && !rt.Failed() && e.ctx.Err() == nil && !e.halted() {
 		run.lines = append(run.lines, "(the restore at the end of the sequence)")
-		w.fail(rt, CauseRestoreFailed, "a record written to can be restored", nil, strings.Join(failed, "; "))
+		w.fail(rt, cause, "a record written to can be restored", nil, strings.Join(failed, "; "))
 	}
 }
 
@@ -272,6 +304,7 @@ func mapKeysInt[V any](m map[int64]V) func(func(int64) bool) {
 // send makes a request as part of the current step.
 func (w *worker) send(r Request) *Exchange {
 	x := w.e.t.Send(w.e.ctx, r)
+	w.e.lat.add(x)
 	w.run.step = append(w.run.step, x)
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.run.wrote = true
@@ -310,6 +343,9 @@ func (w *worker) writing(id int64) {
 // wrote records how the target answered a write to record id.
 func (w *worker) wrote(id int64, x *Exchange) {
 	w.run.addressed[id] = x.Status >= 200 && x.Status < 300
+	if w.run.addressed[id] {
+		w.acked = x.Time.Add(x.Elapsed)
+	}
 }
 
 // touchWith records want as the values to put record id back to: a
@@ -398,6 +434,7 @@ func (w *worker) check(rt *rapid.T) {
 	defer func() { e.lists.leave(n, size) }()
 	since := e.reg.now()
 	x := e.t.Send(e.ctx, Request{Method: e.t.inv.List.Method, Path: e.t.inv.List.Path})
+	e.lat.add(x)
 	size = int64(len(x.RespBody))
 	run.step = []*Exchange{x}
 	if ps, _ := e.t.Split(e.t.ResponseProblems(x)); len(ps) > 0 {

@@ -39,7 +39,7 @@ func suiteRun(r types.Report, info RunInfo, t Tally) report.Run {
 		var out []string
 		for _, e := range s.ReportEntries {
 			switch e.Name {
-			case entryWarning, entryObservation, entryRestoreFailed, EntryExploration:
+			case entryWarning, entryObservation, entryRestoreFailed, EntryExploration, EntryExploreThin:
 				out = append(out, e.Name+": "+e.StringRepresentation())
 			}
 		}

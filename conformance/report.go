@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"github.com/petstore/inventory-kit/conformance/report"
 	"github.com/petstore/inventory-kit/spec/exchange"
 
 	"bytes"
@@ -28,6 +29,7 @@ type Tally struct {
 	Details                          map[Cause][]string // cause → what the checks saw, each once
 	Warnings, Observations, Restores []string
 	Exploration                      []string
+	ExploreThin                      []string // the exploration made too few steps to mean much (an observation)
 	// NotJudged holds the checks skipped because the target gave them
 	// nothing to judge (a list that breaks the contract, records that do
 	// not hold still), by reason.
@@ -106,10 +108,20 @@ func TallyReport(r types.Report, mutations bool) Tally {
 				t.Restores = append(t.Restores, e.StringRepresentation())
 			case EntryExploration:
 				t.Exploration = append(t.Exploration, e.StringRepresentation())
+			case EntryExploreThin:
+				t.ExploreThin = append(t.ExploreThin, e.StringRepresentation())
 			}
 		}
 	}
-	sort.SliceStable(t.Causes, func(i, j int) bool { return len(t.ByCause[t.Causes[i]]) > len(t.ByCause[t.Causes[j]]) })
+	// Most checks first; restore-failed last, below the cause that made
+	// the restore fail (a check whose restore failed keeps its own cause).
+	sort.SliceStable(t.Causes, func(i, j int) bool {
+		ri, rj := t.Causes[i] == CauseRestoreFailed, t.Causes[j] == CauseRestoreFailed
+		if ri != rj {
+			return rj
+		}
+		return len(t.ByCause[t.Causes[i]]) > len(t.ByCause[t.Causes[j]])
+	})
 	return t
 }
 
@@ -129,8 +141,8 @@ func causeOf(s types.SpecReport) (Cause, string) {
 
 // summarize writes the end-of-run summary: counts, failures grouped by
 // cause, skipped mutating checks, warnings, observations, exploration and
-// any record that could not be restored.
-func summarize(w io.Writer, t Tally, f runFacts) {
+// the records left changed (Settle).
+func summarize(w io.Writer, t Tally, f runFacts, left []report.Changed) {
 	fmt.Fprintf(w, "\n== Conformance summary: %d passed, %d failed, %d skipped ==\n", t.Passed, len(t.Failed), t.Skipped)
 	if f.Stopped != "" {
 		fmt.Fprintf(w, "The run STOPPED before its checks were done: %s. The failures below are every one found until then.\n", f.Stopped)
@@ -184,9 +196,8 @@ func summarize(w io.Writer, t Tally, f runFacts) {
 	sort.Strings(obs)
 	section("Observations (the contract is silent; what the target chose):", obs)
 	section("Exploration:", t.Exploration)
-	if len(t.Restores) > 0 {
-		fmt.Fprintf(w, "\n!!! Data could NOT be restored; set it back by hand:\n  %s\n", strings.Join(dedupe(t.Restores), "\n  "))
-	}
+	section("!!! Explored too little (an observation; it fails nothing):", t.ExploreThin)
+	WriteLeftChanged(w, left)
 }
 
 // maxDetails is how many different details the summary shows per cause.

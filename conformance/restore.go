@@ -1,12 +1,10 @@
 package conformance
 
 import (
-	"errors"
-
-	"github.com/petstore/inventory-kit/spec/exchange"
-
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -14,17 +12,23 @@ import (
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
+
+	"github.com/petstore/inventory-kit/conformance/report"
+	"github.com/petstore/inventory-kit/spec/exchange"
 )
 
 // A guard remembers the records a run wrote to, with their original
-// values, until they are restored. The original of a record is as the
-// run's first list showed it, read before the run's first write: a list
-// read later, from a replica that lags the writes, may show a value the
-// run wrote itself.
+// values, until they are restored, and all of them until the run ends,
+// when Settle checks each. The original of a record is as the run's first
+// list showed it, read before the run's first write: a list read later,
+// from a replica that lags the writes, may show a value the run wrote
+// itself.
 type guard struct {
 	first   *Index           // the records as first listed, before any write; set before the checks run
-	mu      sync.Mutex       // guards pending
+	mu      sync.Mutex       // guards pending, written and why
 	pending map[int64]Record // records written to and not yet restored, as they were
+	written map[int64]Record // every record written to, as it was
+	why     map[int64]string // why the last restore of a record did not hold
 }
 
 // remember records the original of id to restore: as first listed, else
@@ -37,14 +41,30 @@ func (g *guard) remember(id int64, orig Record) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if w, ok := g.written[id]; ok {
+		orig = w
+	} else {
+		g.written[id] = orig
+	}
 	if _, dup := g.pending[id]; !dup {
 		g.pending[id] = orig
 	}
 }
 
+// Written returns the identifiers of the records the run wrote to (or
+// found changed and put back), in order.
+func (t *Target) Written() []int64 {
+	t.guard.mu.Lock()
+	defer t.guard.mu.Unlock()
+	return slices.Sorted(mapKeysInt(t.guard.written))
+}
+
 // Protect records the record's original values before a check writes to
 // it and restores them when the check ends, pass or fail. It returns the
-// original record.
+// original record. A restore that fails fails the check, unless it failed
+// already: its cause is the one to rank (a 5xx that refused the restore is
+// the target's server error; restore-failed is a restore acknowledged and
+// not kept). The run tries again when it ends (Settle).
 func (t *Target) Protect(ctx context.Context, id int64) Record {
 	ginkgo.GinkgoHelper()
 	t.RequireStable()
@@ -60,16 +80,27 @@ func (t *Target) Protect(ctx context.Context, id int64) Record {
 	ginkgo.DeferCleanup(func() {
 		if err := t.restore(id); err != nil {
 			ginkgo.AddReportEntry(entryRestoreFailed, err.Error(), ginkgo.ReportEntryVisibilityAlways)
-			t.because(CauseRestoreFailed, "the check changed data it could not restore")
+			if ginkgo.CurrentSpecReport().Failed() {
+				return
+			}
+			t.because(restoreCause(err), "the check changed data it could not restore")
 			ginkgo.Fail("the check changed data it could not restore: " + err.Error())
 		}
 	})
 	return orig
 }
 
-// restore puts the record back and checks that the list shows it. A
-// failure is written to Config.Stderr at once, since the run may not get
-// as far as a report.
+// restoreCause names the cause of a restore that failed: the target's
+// answer to the write where it was a 5xx or none, else restore-failed.
+func restoreCause(err error) Cause {
+	var we *writeError
+	if errors.As(err, &we) {
+		return we.cause
+	}
+	return CauseRestoreFailed
+}
+
+// restore puts the record back and checks that the list shows it.
 func (t *Target) restore(id int64) error {
 	t.guard.mu.Lock()
 	orig, ok := t.guard.pending[id]
@@ -77,22 +108,123 @@ func (t *Target) restore(id int64) error {
 	if !ok {
 		return nil
 	}
+	fail := func(why error) error {
+		t.guard.mu.Lock()
+		t.guard.why[id] = why.Error()
+		t.guard.mu.Unlock()
+		return fmt.Errorf("%s %d: could not restore %s: %w", t.inv.Key, id, t.restorable(orig), why)
+	}
 	if why, gone := t.stop.reason(); gone {
-		err := fmt.Errorf("%s %d: could not restore %s: %s", t.inv.Key, id, t.restorable(orig), why)
-		fmt.Fprintf(t.cfg.Stderr, "\n!!! RESTORE FAILED: %v\n", err)
-		return err
+		return fail(errors.New(why))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*t.cfg.Timeout+t.cfg.RestoreDeadline)
 	defer cancel()
 	if err := t.putBack(ctx, orig); err != nil {
-		err = fmt.Errorf("%s %d: could not restore %s: %v", t.inv.Key, id, t.restorable(orig), err)
-		fmt.Fprintf(t.cfg.Stderr, "\n!!! RESTORE FAILED: %v\n", err)
-		return err
+		return fail(err)
 	}
 	t.guard.mu.Lock()
 	delete(t.guard.pending, id)
+	delete(t.guard.why, id)
 	t.guard.mu.Unlock()
 	return nil
+}
+
+// Settle restores every record the run wrote to and did not restore yet,
+// then reads the list (again every restorePoll, up to
+// Config.RestoreDeadline, while a record it did not try to restore just
+// now differs: reads may lag) and returns the records it shows otherwise
+// than before the run's first write, each with the values found and
+// wanted: the one list of what to set back by hand, which every report
+// and the console show. A run that wrote nothing reads nothing.
+func (t *Target) Settle() []report.Changed {
+	t.RestoreAll()
+	ids := t.Written()
+	if len(ids) == 0 {
+		return nil
+	}
+	deadline := time.Now().Add(t.cfg.RestoreDeadline)
+	for {
+		var ix *Index
+		listed := ""
+		if why, gone := t.stop.reason(); gone {
+			listed = "not known (" + why + ")"
+		} else {
+			x := t.send(context.Background(), Request{Method: t.inv.List.Method, Path: t.inv.List.Path, restore: true})
+			var err error
+			if ix, err = DecodeList(context.Background(), x.RespBody, t.inv.Key); err != nil || x.Status != http.StatusOK {
+				ix, listed = nil, "not known (the list after the run answered "+gotLine(x)+")"
+			}
+		}
+		var left []report.Changed
+		var again []int64
+		for _, id := range ids {
+			t.guard.mu.Lock()
+			orig, why := t.guard.written[id], t.guard.why[id]
+			_, pending := t.guard.pending[id]
+			t.guard.mu.Unlock()
+			if ix == nil && !pending {
+				continue // restored and read back; the list cannot say more now
+			}
+			var got Record
+			if ix != nil {
+				got = ix.ByID[id]
+				if t.restored(orig, got) == nil {
+					continue
+				}
+			}
+			if !pending && ix != nil {
+				again = append(again, id) // restored and read back once; not now
+			}
+			left = append(left, report.Changed{Record: fmt.Sprintf("%s %d", t.inv.Key, id), Found: listed, Wanted: t.restorable(orig), Why: why})
+			if ix != nil {
+				left[len(left)-1].Found = t.found(orig, got)
+			}
+		}
+		if len(again) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		for _, id := range again {
+			t.guard.mu.Lock()
+			t.guard.pending[id] = t.guard.written[id]
+			t.guard.mu.Unlock()
+			_ = t.restore(id)
+		}
+	}
+}
+
+// found renders the writable fields of got that orig has, as restorable
+// renders orig's: "quantity 555", "(not listed)".
+func (t *Target) found(orig, got Record) string {
+	if got.IsZero() {
+		return "(not listed)"
+	}
+	var parts []string
+	for _, f := range t.writable() {
+		_, had := orig.Field(f.Name)
+		v, has := got.Field(f.Name)
+		switch {
+		case has:
+			parts = append(parts, f.Name+" "+exchange.Printable(v))
+		case had:
+			parts = append(parts, f.Name+" (absent)")
+		}
+	}
+	if len(parts) == 0 {
+		return got.String()
+	}
+	return strings.Join(parts, ", ")
+}
+
+// WriteLeftChanged writes the records a run left changed (Settle) to w,
+// as the reports list them; nothing where there are none.
+func WriteLeftChanged(w io.Writer, left []report.Changed) {
+	if len(left) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n!!! %s (%s):\n", report.LeftChangedTitle, plural(len(left), "1 record", fmt.Sprintf("%d records", len(left))))
+	for _, c := range left {
+		fmt.Fprintf(w, "  %s\n", c)
+	}
 }
 
 // restorable renders the values a restore sets, such as "quantity 5".
@@ -115,15 +247,9 @@ func (t *Target) restorable(orig Record) string {
 // is sent again meanwhile.
 func (t *Target) putBack(ctx context.Context, orig Record) error {
 	deadline := time.Now().Add(t.cfg.RestoreDeadline)
-	var err error
-	for attempt := 0; ; attempt++ {
-		if err = t.writeBack(ctx, orig); err == nil {
-			break
-		}
-		if !errors.Is(err, errRetry) || attempt == restoreAttempts-1 || time.Now().After(deadline) {
-			return err
-		}
-		pause(ctx, restorePoll)
+	err := t.writeBackRetrying(ctx, orig)
+	if err != nil {
+		return err
 	}
 	for {
 		x := t.send(ctx, Request{Method: t.inv.List.Method, Path: t.inv.List.Path, restore: true})
@@ -142,6 +268,42 @@ func (t *Target) putBack(ctx context.Context, orig Record) error {
 		pause(ctx, restorePoll)
 	}
 }
+
+// StaleRead tells an update that was not stored from one a lagging read
+// does not show yet. acked is when the update was answered 200 (zero: not
+// known); lx the list after it, which showed record id otherwise than any
+// of wants. It reads the list again every restorePoll, up to
+// staleReadWait (at most Config.RestoreDeadline) after lx, and where one
+// shows a want (the fields in skip aside) it returns what was seen with
+// its timings: a stale read (CauseStaleRead). "": no later list showed it.
+func (t *Target) StaleRead(ctx context.Context, acked time.Time, lx *Exchange, id int64, skip []string, wants ...Record) string {
+	deadline := lx.Time.Add(min(staleReadWait, t.cfg.RestoreDeadline))
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		pause(ctx, restorePoll)
+		x := t.send(ctx, Request{Method: t.inv.List.Method, Path: t.inv.List.Path})
+		ix, err := DecodeList(ctx, x.RespBody, t.inv.Key)
+		if err != nil || x.Status != http.StatusOK {
+			break
+		}
+		got, ok := ix.ByID[id]
+		if !ok || !slices.ContainsFunc(wants, func(w Record) bool { return got.EqualExcept(w, skip) }) {
+			continue
+		}
+		if acked.IsZero() {
+			return fmt.Sprintf("reads lag writes: a list sent %s later showed %s %d as written", since(lx.Time, x.Time), t.inv.Key, id)
+		}
+		return fmt.Sprintf("reads lag writes: the list sent %s after the update was acknowledged showed %s %d as before it; the list sent %s after showed the update",
+			since(acked, lx.Time), t.inv.Key, id, since(acked, x.Time))
+	}
+	return ""
+}
+
+// since renders how long after from at was, to the millisecond.
+func since(from, at time.Time) string { return max(at.Sub(from), 0).Round(time.Millisecond).String() }
+
+// staleReadWait is how long after an acknowledged update a list may show
+// it late and the update count as stored (a read replica's lag).
+const staleReadWait = 2 * time.Second
 
 // How a restore is retried: writes answered 5xx or not at all are sent
 // again, up to restoreAttempts times; the list is read again every
@@ -162,6 +324,20 @@ func pause(ctx context.Context, d time.Duration) {
 	}
 }
 
+// A writeError is a restore's write that the target did not accept:
+// worth sending again where it answered 5xx or nothing.
+type writeError struct {
+	cause Cause // server-error, no-answer, restore-failed
+	msg   string
+}
+
+func (e *writeError) Error() string { return e.msg }
+
+// Is makes a 5xx or no answer errRetry.
+func (e *writeError) Is(target error) bool {
+	return target == errRetry && e.cause != CauseRestoreFailed
+}
+
 // writeBack sends the update that puts orig's values back.
 func (t *Target) writeBack(ctx context.Context, orig Record) error {
 	r := t.Update(orig.ID, t.Harmless(orig))
@@ -169,13 +345,28 @@ func (t *Target) writeBack(ctx context.Context, orig Record) error {
 	x := t.send(ctx, r)
 	switch {
 	case x.Failure == exchange.FailureNoAnswer:
-		return fmt.Errorf("%s (%w)", x.Err, errRetry)
+		return &writeError{CauseNoAnswer, x.Err}
 	case x.Status >= 500:
-		return fmt.Errorf("%s answered %d (%w)", t.inv.Update.Method, x.Status, errRetry)
+		return &writeError{CauseServerError, fmt.Sprintf("%s answered %d", t.inv.Update.Method, x.Status)}
 	case x.Status != http.StatusOK:
-		return fmt.Errorf("%s answered %d", t.inv.Update.Method, x.Status)
+		return &writeError{CauseRestoreFailed, fmt.Sprintf("%s answered %d", t.inv.Update.Method, x.Status)}
 	}
 	return nil
+}
+
+// writeBackRetrying is writeBack sent again, up to restoreAttempts times,
+// while the target answers 5xx or nothing.
+func (t *Target) writeBackRetrying(ctx context.Context, orig Record) error {
+	var err error
+	for attempt := 0; attempt < restoreAttempts; attempt++ {
+		if attempt > 0 {
+			pause(ctx, restorePoll)
+		}
+		if err = t.writeBack(ctx, orig); err == nil || !errors.Is(err, errRetry) || ctx.Err() != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("%w (%d tries)", err, restoreAttempts)
 }
 
 // restored says whether got, the record as listed after a restore, shows
@@ -197,8 +388,8 @@ func (t *Target) restored(orig, got Record) error {
 }
 
 // RestoreAll restores every record a check wrote to and did not restore
-// yet, as after an interrupt. It returns one message per record it could
-// not restore.
+// yet, as after an interrupt or at the end of a run (Settle). It returns
+// one message per record it could not restore.
 func (t *Target) RestoreAll() []string {
 	t.guard.mu.Lock()
 	ids := make([]int64, 0, len(t.guard.pending))

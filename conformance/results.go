@@ -67,13 +67,21 @@ func exampleOf(s types.SpecReport) (example, bool) {
 // counts, the failures by cause with their exchanges, the warnings, the
 // observations, the notes and the coverage of the contract's documented
 // responses.
-func (t *Target) results(r types.Report, info RunInfo, o RunOptions) report.Run {
+func (t *Target) results(r types.Report, info RunInfo, o RunOptions, left []report.Changed) report.Run {
 	tally := TallyReport(r, info.Mutations)
 	run := suiteRun(r, info, tally)
 	run.Facts = []report.Property{{Name: "target", Value: info.Target}, {Name: "contract", Value: info.Contract}}
 	mode := "read-only"
 	if info.Mutations {
-		mode = fmt.Sprintf("writes allowed to %s %d, restored", t.inv.Key, t.petID)
+		mode = "writes allowed, none made"
+		if ids := t.Written(); len(ids) > 0 {
+			mode = fmt.Sprintf("wrote to %s %s (%d %s)", t.inv.Key, examples(ids), len(ids), plural(len(ids), "record", "records"))
+			if len(left) > 0 {
+				mode += fmt.Sprintf(", %d left changed (listed below)", len(left))
+			} else {
+				mode += ", each restored"
+			}
+		}
 	}
 	run.Facts = append(run.Facts, report.Property{Name: "mode", Value: mode})
 	if o.LabelFilter != "" {
@@ -138,9 +146,7 @@ func (t *Target) results(r types.Report, info RunInfo, o RunOptions) report.Run 
 			Severity: spec.SeverityWarning, Count: int64(len(fs)), Unit: "check", Failures: fs})
 	}
 
-	if len(tally.Restores) > 0 {
-		run.Notes = append(run.Notes, report.Note{Severity: spec.SeverityError, Title: "Data could NOT be restored: set it back by hand", Lines: dedupe(tally.Restores)})
-	}
+	run.LeftChanged = left
 	if len(tally.Interrupted) > 0 {
 		run.Notes = append(run.Notes, report.Note{Title: "Interrupted (not counted as failures)", Lines: tally.Interrupted})
 	}
@@ -153,7 +159,12 @@ func (t *Target) results(r types.Report, info RunInfo, o RunOptions) report.Run 
 		if info.Seed != 0 {
 			lines = append(lines, fmt.Sprintf("replay with --seed %d", info.Seed))
 		}
-		run.Notes = append(run.Notes, report.Note{Title: "Exploration", Lines: lines})
+		note := report.Note{Title: "Exploration", Lines: lines}
+		if len(tally.ExploreThin) > 0 {
+			// Too few steps to mean much: said first, as a warning.
+			note = report.Note{Severity: spec.SeverityWarning, Title: "Exploration: explored too little", Lines: append(slices.Clone(tally.ExploreThin), lines...)}
+		}
+		run.Notes = append(run.Notes, note)
 	}
 
 	cov := report.NewCoverage(t.contract, t.answers.ByStatus())

@@ -135,12 +135,16 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 	o.Info.Mutations = t.cfg.AllowMutations
 	o.Info.Strict = t.cfg.Strict
 	o.Info.runFacts = facts
+	// Every record the run wrote to is put back, and the list read once
+	// more: what it still shows changed is the one list every report and
+	// the console give.
+	left := t.Settle()
 	if out.Stopped != "" {
 		captured.SpecialSuiteFailureReasons = append(captured.SpecialSuiteFailureReasons, "the run stopped before its checks were done: "+out.Stopped)
 	}
-	out.Run = t.results(captured, o.Info, o)
+	out.Run = t.results(captured, o.Info, o, left)
 	var summary bytes.Buffer
-	summarize(&summary, out.Tally, facts)
+	summarize(&summary, out.Tally, facts, left)
 	if len(out.Tally.Exploration) > 0 { // the exploration ran: its seed replays it
 		fmt.Fprintf(&summary, "Exploration seed: %d (replay with --seed %d)\n", t.cfg.Explore.Seed, t.cfg.Explore.Seed)
 	}
@@ -150,7 +154,8 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 		_ = f.Flush()
 	}
 	out.Run.Summary = summary.String()
-	out.Passed = passed && out.Run.Coverage.Met()
+	out.Passed = passed && out.Run.Coverage.Met() && len(left) == 0
+	WriteLeftChanged(t.cfg.Stderr, left)
 	outputs := report.Outputs{JUnit: o.JUnitReport, Markdown: o.MarkdownReport, HTML: o.HTMLReport, StepSummary: o.StepSummary, Annotations: o.Annotations}
 	err := outputs.Write(out.Run, t.Redactor())
 	if o.JSONReport != "" {

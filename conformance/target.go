@@ -194,7 +194,7 @@ func NewTarget(cfg Config) (*Target, error) {
 	cfg.Explore = cfg.Explore.withDefaults()
 	t := &Target{cfg: cfg, base: base, client: cfg.Client, contract: contract, inv: inv, judge: spec.NewJudge(contract, nil), secrets: cfg.Secrets, answers: spec.NewAnswers(contract)}
 	t.keys = &keySource{key: cfg.APIKey, command: cfg.KeyCommand, timeout: max(cfg.Timeout, 30*time.Second), secrets: cfg.Secrets}
-	t.guard.pending = map[int64]Record{}
+	t.guard.pending, t.guard.written, t.guard.why = map[int64]Record{}, map[int64]Record{}, map[int64]string{}
 	t.stop.init(cfg.MaxRunTime)
 	if t.client == nil {
 		if t.client, err = newClient(cfg); err != nil {

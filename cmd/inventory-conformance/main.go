@@ -199,22 +199,21 @@ func conform(ctx context.Context, args []string, getenv func(string) string, std
 	switch {
 	case o.AllowMutations && target.ListBroken() != "":
 		mode = "mutations allowed, but " + target.ListBroken() + ": no record to write to"
+	case o.AllowMutations && o.PetID != 0:
+		mode = fmt.Sprintf("mutations allowed on %s %d only, restored afterwards", target.Inventory().Key, target.PetID())
 	case o.AllowMutations:
-		mode = fmt.Sprintf("mutations allowed on %s %d, restored afterwards", target.Inventory().Key, target.PetID())
+		mode = fmt.Sprintf("mutations allowed: the checks write to %s %d, the exploration to records of its own; each restored afterwards", target.Inventory().Key, target.PetID())
 	}
 	fmt.Fprintf(out, "Checking %s against %s: %s\n", o.BaseURL, contractName, mode)
 
+	// A run that finished restored what it wrote and wrote the list of
+	// what it left changed (Target.Settle) to every report and stderr.
 	outcome, runErr, finished := runChecks(target, o, reports, out, errOut, contractName)
-	if failed := target.RestoreAll(); len(failed) > 0 {
-		records := "records"
-		if len(failed) == 1 {
-			records = "record"
-		}
-		fmt.Fprintf(errOut, "\n!!! inventory-conformance: %d %s could NOT be restored; set them back by hand:\n  %s\n", len(failed), records, strings.Join(failed, "\n  "))
-		outcome.Passed = false
-	}
 	switch {
 	case !finished:
+		if left := target.Settle(); len(left) > 0 {
+			conformance.WriteLeftChanged(errOut, left)
+		}
 		// Interrupted, and the checks did not stop in time: no report
 		// of them could be written.
 		fmt.Fprintln(errOut, "inventory-conformance: interrupted: the run is incomplete; every record written to was restored unless reported above")

@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 
@@ -50,6 +51,15 @@ func registerConcurrency(t *conformance.Target) {
 				if w.EqualExcept(final, t.Timestamps()) {
 					return
 				}
+			}
+			var acked time.Time
+			for _, x := range xs {
+				if end := x.Time.Add(x.Elapsed); end.After(acked) {
+					acked = end
+				}
+			}
+			if lag := t.StaleRead(ctx, acked, lx, id, t.Timestamps(), written...); lag != "" {
+				t.FailBecause(conformance.CauseStaleRead, lx, "the final record is one of the values written (no lost or mixed update)", []string{"listed " + final.String(), lag})
 			}
 			t.FailBecause(conformance.CauseLostUpdate, lx, "the final record is one of the values written (no lost or mixed update)", []string{"listed " + final.String()})
 		})

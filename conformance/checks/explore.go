@@ -26,6 +26,9 @@ func registerExplore(t *conformance.Target) {
 			t.RequireStable()
 			res := t.Explore(ctx)
 			ginkgo.AddReportEntry(conformance.EntryExploration, res.Summary(), ginkgo.ReportEntryVisibilityFailureOrVerbose)
+			if thin := res.Thin(); thin != "" {
+				ginkgo.AddReportEntry(conformance.EntryExploreThin, thin, ginkgo.ReportEntryVisibilityFailureOrVerbose)
+			}
 			if f := res.Failure; f != nil {
 				t.Because(f.Cause, "exploration: "+f.Rule)
 				ginkgo.Fail("exploration (seed " + itoaU(res.Seed) + "; replay with --seed " + itoaU(res.Seed) + "): " + f.String())

@@ -31,8 +31,9 @@ func registerUpdate(t *conformance.Target) {
 			written := t.ExpectWritten(x, id, b)
 			ix, lx := t.List(ctx)
 			if got := ix.ByID[id]; !got.Equal(written) {
-				t.FailBecause(conformance.CauseWriteNotStored, lx, fmt.Sprintf("after the update, the list shows %s %d as the update answered it", s.Key, id),
-					[]string{"differs: " + strings.Join(written.Diff(got), ", ")})
+				c, lag := notStored(t.StaleRead(ctx, x.Time.Add(x.Elapsed), lx, id, nil, written))
+				t.FailBecause(c, lx, fmt.Sprintf("after the update, the list shows %s %d as the update answered it", s.Key, id),
+					append([]string{"differs: " + strings.Join(written.Diff(got), ", ")}, nonEmpty(lag)...))
 			}
 		})
 
@@ -42,9 +43,16 @@ func registerUpdate(t *conformance.Target) {
 			first := t.ExpectWritten(t.Do(ctx, t.Update(id, b.Raw)), id, b)
 			x := t.Do(ctx, t.Update(id, b.Raw))
 			second := t.ExpectWritten(x, id, b)
-			ix, _ := t.List(ctx)
+			ix, lx := t.List(ctx)
 			skip := t.Timestamps()
-			if !first.EqualExcept(second, skip) || !second.EqualExcept(ix.ByID[id], skip) {
+			if first.EqualExcept(second, skip) && !second.EqualExcept(ix.ByID[id], skip) {
+				// The answers agree and the list does not: a list that
+				// lags, or an update not stored.
+				c, lag := notStored(t.StaleRead(ctx, x.Time.Add(x.Elapsed), lx, id, skip, second))
+				t.FailBecause(c, lx, fmt.Sprintf("after the same update twice, the list shows %s %d as both answered it", s.Key, id),
+					append([]string{"differs: " + strings.Join(second.Diff(ix.ByID[id]), ", ")}, nonEmpty(lag)...))
+			}
+			if !first.EqualExcept(second, skip) {
 				t.FailBecause(conformance.CauseNotIdempotent, x, "an update is idempotent: the second identical request gives the same record",
 					[]string{fmt.Sprintf("first %s, second %s, listed %s", first, second, ix.ByID[id])})
 			}
@@ -91,9 +99,28 @@ func registerUpdate(t *conformance.Target) {
 				written := t.ExpectWritten(x, id, body)
 				ix, lx := t.List(ctx)
 				if !ix.ByID[id].Equal(written) {
-					t.FailBecause(conformance.CauseWriteNotStored, lx, "the list shows the value written", []string{strings.Join(written.Diff(ix.ByID[id]), ", ")})
+					c, lag := notStored(t.StaleRead(ctx, x.Time.Add(x.Elapsed), lx, id, nil, written))
+					t.FailBecause(c, lx, "the list shows the value written", append([]string{strings.Join(written.Diff(ix.ByID[id]), ", ")}, nonEmpty(lag)...))
 				}
 			})
 		}
 	})
+}
+
+// notStored names the cause of a list that does not show an accepted
+// update: a stale read where a later list showed it (lag, what was seen),
+// else a write not stored.
+func notStored(lag string) (conformance.Cause, string) {
+	if lag != "" {
+		return conformance.CauseStaleRead, lag
+	}
+	return conformance.CauseWriteNotStored, ""
+}
+
+// nonEmpty is s as a list of problems: none where s is "".
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
 }

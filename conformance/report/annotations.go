@@ -46,6 +46,9 @@ func (r Run) Annotations(rd *exchange.Redactor) []byte {
 		}
 		workflowCommand(&b, level, c.Name, msg)
 	}
+	if len(r.LeftChanged) > 0 {
+		workflowCommand(&b, "error", LeftChangedTitle, strings.Join(r.leftChangedLines(), "\n"))
+	}
 	for _, c := range r.Causes {
 		cause("error", c)
 	}
@@ -53,8 +56,8 @@ func (r Run) Annotations(rd *exchange.Redactor) []byte {
 		cause("warning", c)
 	}
 	for _, n := range r.Notes {
-		if n.Severity == severityError {
-			workflowCommand(&b, "error", n.Title, strings.Join(n.Lines, "\n"))
+		if n.Severity == severityError || n.Severity == severityWarning {
+			workflowCommand(&b, n.Severity, n.Title, strings.Join(n.Lines, "\n"))
 		}
 	}
 	if c := r.Coverage; c != nil && !c.Met() {

@@ -50,6 +50,7 @@ type htmlView struct {
 	CSP                   string
 	Exercised, Documented int
 	Hidden                map[string]int // cause name → failures not shown
+	LeftChangedTitle      string
 }
 
 // causeView is what the template's "cause" reads: a cause, its place,
@@ -71,7 +72,7 @@ type causeView struct {
 // elsewhere.
 func (r Run) HTML(rd *exchange.Redactor) []byte {
 	r = r.redacted(rd)
-	v := htmlView{Run: r, Verdict: r.Verdict(), Hidden: map[string]int{},
+	v := htmlView{Run: r, Verdict: r.Verdict(), Hidden: map[string]int{}, LeftChangedTitle: LeftChangedTitle,
 		CSP: "default-src 'none'; style-src " + styleHash + "; base-uri 'none'; form-action 'none'"}
 	v.VerdictClass = map[string]string{VerdictPassed: "passed", VerdictFailed: "failed", VerdictCoverage: "failed", VerdictCannotRun: "cannot"}[v.Verdict]
 	for kind, cs := range map[string][]Cause{"cause": v.Causes, "warning": v.Warnings} {

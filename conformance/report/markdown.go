@@ -16,6 +16,7 @@ const (
 	mdNoteLines     = 8   // the lines of a note shown
 	mdBlockBytes    = 900 // the bytes of a code block (a curl line, an answer)
 	mdWarningsNamed = 10  // the warnings listed
+	mdLeftChanged   = 500 // the records left changed listed
 )
 
 // Markdown renders the run as a summary for people: the verdict, the
@@ -53,6 +54,17 @@ func (r Run) Markdown(rd *exchange.Redactor) []byte {
 	}
 	if r.Coverage != nil && !r.Coverage.Met() {
 		fmt.Fprintf(&b, "**Coverage %s is below the minimum, %s** (--min-coverage): see Coverage below.\n\n", mdText(percent(r.Coverage.Percent())), mdText(percent(r.Coverage.Min)))
+	}
+	if len(r.LeftChanged) > 0 {
+		fmt.Fprintf(&b, "#### ❗ %s\n\n", mdText(LeftChangedTitle))
+		for i, l := range r.leftChangedLines() {
+			if i == mdLeftChanged {
+				fmt.Fprintf(&b, "- and %d more (the HTML and JUnit reports list them)\n", len(r.LeftChanged)-i)
+				break
+			}
+			fmt.Fprintf(&b, "- %s\n", mdText(l))
+		}
+		b.WriteString("\n")
 	}
 	if len(r.Causes) > 0 {
 		mdCauses(&b, "Failures by cause", r.Causes)
@@ -143,10 +155,7 @@ func mdCauses(b *strings.Builder, title string, causes []Cause) {
 
 // mdNote writes a note as a short list.
 func mdNote(b *strings.Builder, n Note) {
-	mark := ""
-	if n.Severity == severityError {
-		mark = "❗ "
-	}
+	mark := map[string]string{severityError: "❗ ", severityWarning: "⚠️ "}[n.Severity]
 	fmt.Fprintf(b, "#### %s%s\n\n", mark, mdText(n.Title))
 	for i, l := range n.Lines {
 		if i == mdNoteLines {

@@ -49,6 +49,10 @@ func (r Run) redacted(rd *exchange.Redactor) Run {
 	}
 	out.Causes, out.Warnings = causes(r.Causes), causes(r.Warnings)
 	out.Observations = all(r.Observations)
+	out.LeftChanged = make([]Changed, len(r.LeftChanged))
+	for i, c := range r.LeftChanged {
+		out.LeftChanged[i] = Changed{Record: s(c.Record), Found: s(c.Found), Wanted: s(c.Wanted), Why: s(c.Why)}
+	}
 	out.Notes = make([]Note, len(r.Notes))
 	for i, n := range r.Notes {
 		out.Notes[i] = Note{Severity: n.Severity, Title: s(n.Title), Lines: all(n.Lines)}

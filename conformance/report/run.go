@@ -31,8 +31,11 @@ type Run struct {
 	Causes       []Cause    // failures grouped by cause, most first
 	Warnings     []Cause    // what fails no check: RFC warnings, bodies too large to check
 	Observations []string   // where the contract is silent, what the target chose
-	Notes        []Note     // anything else to know: exploration, skipped writes, restores
-	Coverage     *Coverage  // the documented responses exercised; nil: not measured
+	Notes        []Note     // anything else to know: exploration, skipped writes
+	// LeftChanged lists the records the run wrote to and left changed,
+	// each with the values found and wanted; a run with any fails.
+	LeftChanged []Changed
+	Coverage    *Coverage // the documented responses exercised; nil: not measured
 	// CannotRun says why the run could not be made; empty: it was.
 	CannotRun string
 }
@@ -74,7 +77,7 @@ type Failure struct {
 
 // A Note is one more thing to know about a run.
 type Note struct {
-	Severity string // "" for information; spec.SeverityError for what needs a person (data not restored)
+	Severity string // "" for information; spec.SeverityWarning for what to know before trusting the verdict; spec.SeverityError for what fails the run
 	Title    string
 	Lines    []string
 }
@@ -113,7 +116,7 @@ const (
 
 // Verdict says in a word or three how the run ended: it could not run,
 // it failed (a check failed or errored, a cause of error severity, a note
-// that needs a person), its coverage is below the minimum, or it passed.
+// that needs a person, a record left changed), its coverage is below the minimum, or it passed.
 func (r Run) Verdict() string {
 	switch {
 	case r.CannotRun != "":
@@ -143,7 +146,7 @@ func (r Run) failed() bool {
 			return true
 		}
 	}
-	return false
+	return len(r.LeftChanged) > 0
 }
 
 // The severities, as spec names them (spec.SeverityError, SeverityWarning).
