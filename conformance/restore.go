@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -129,20 +130,44 @@ func (t *Target) restore(id int64) error {
 	return nil
 }
 
-// Settle restores every record the run wrote to and did not restore yet,
-// then reads the list (again every restorePoll, up to
-// Config.RestoreDeadline, while a record it did not try to restore just
-// now differs: reads may lag) and returns the records it shows otherwise
-// than before the run's first write, each with the values found and
-// wanted: the one list of what to set back by hand, which every report
-// and the console show. A run that wrote nothing reads nothing.
+// Settle puts back every record the run wrote to and did not restore
+// yet (each write sent again while the target answers 5xx or nothing),
+// then reads the list, again every restorePoll up to
+// Config.RestoreDeadline while a record whose restore was acknowledged
+// still differs (reads may lag), and returns the records the last list
+// shows otherwise than before the run's first write, each with the values
+// found and wanted and why: the one list of what to set back by hand,
+// which every report and the console show. The deadline is shared: a run
+// that left many records changed waits it once. A run that wrote nothing
+// reads nothing.
 func (t *Target) Settle() []report.Changed {
-	t.RestoreAll()
 	ids := t.Written()
 	if len(ids) == 0 {
 		return nil
 	}
+	why := func(id int64, err error) {
+		t.guard.mu.Lock()
+		t.guard.why[id] = err.Error()
+		t.guard.mu.Unlock()
+	}
+	refused := map[int64]bool{} // the restore write was not accepted: no read can show it
+	t.guard.mu.Lock()
+	pending := maps.Clone(t.guard.pending)
+	t.guard.mu.Unlock()
+	_, gone := t.stop.reason()
+	for _, id := range slices.Sorted(mapKeysInt(pending)) {
+		if gone {
+			break
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), restoreAttempts*(t.cfg.Timeout+restorePoll))
+		if err := t.writeBackRetrying(ctx, pending[id]); err != nil {
+			why(id, err)
+			refused[id] = true
+		}
+		cancel()
+	}
 	deadline := time.Now().Add(t.cfg.RestoreDeadline)
+	rewritten := map[int64]bool{} // written back again at the end
 	for {
 		var ix *Index
 		listed := ""
@@ -156,39 +181,53 @@ func (t *Target) Settle() []report.Changed {
 			}
 		}
 		var left []report.Changed
-		var again []int64
+		waiting := false // a restore was acknowledged and the list does not show it yet
 		for _, id := range ids {
 			t.guard.mu.Lock()
-			orig, why := t.guard.written[id], t.guard.why[id]
-			_, pending := t.guard.pending[id]
+			orig, reason := t.guard.written[id], t.guard.why[id]
+			_, isPending := t.guard.pending[id]
 			t.guard.mu.Unlock()
-			if ix == nil && !pending {
+			if ix == nil && !isPending {
 				continue // restored and read back; the list cannot say more now
 			}
-			var got Record
+			c := report.Changed{Record: fmt.Sprintf("%s %d", t.inv.Key, id), Found: listed, Wanted: t.restorable(orig), Why: reason}
 			if ix != nil {
-				got = ix.ByID[id]
-				if t.restored(orig, got) == nil {
+				got := ix.ByID[id]
+				err := t.restored(orig, got)
+				if err == nil {
+					t.guard.mu.Lock()
+					delete(t.guard.pending, id)
+					delete(t.guard.why, id)
+					t.guard.mu.Unlock()
 					continue
 				}
+				c.Found = t.found(orig, got)
+				if !refused[id] && !isPending && !rewritten[id] {
+					// Restored and read back once, changed since: put back
+					// again.
+					rewritten[id] = true
+					ctx, cancel := context.WithTimeout(context.Background(), restoreAttempts*(t.cfg.Timeout+restorePoll))
+					if err := t.writeBackRetrying(ctx, orig); err != nil {
+						why(id, err)
+						refused[id] = true
+						c.Why = err.Error()
+					}
+					cancel()
+				}
+				if !refused[id] {
+					waiting = true
+					c.Why = fmt.Sprintf("the restore was acknowledged; the list still showed otherwise %s later", t.cfg.RestoreDeadline)
+					if rewritten[id] {
+						c.Why = "it changed after its restore was read back; written back again, the list still showed otherwise"
+					}
+				}
 			}
-			if !pending && ix != nil {
-				again = append(again, id) // restored and read back once; not now
-			}
-			left = append(left, report.Changed{Record: fmt.Sprintf("%s %d", t.inv.Key, id), Found: listed, Wanted: t.restorable(orig), Why: why})
-			if ix != nil {
-				left[len(left)-1].Found = t.found(orig, got)
-			}
+			left = append(left, c)
 		}
-		if len(again) == 0 || time.Now().After(deadline) {
+		if len(left) == 0 || !waiting || ix == nil || time.Now().After(deadline) {
 			return left
 		}
-		for _, id := range again {
-			t.guard.mu.Lock()
-			t.guard.pending[id] = t.guard.written[id]
-			t.guard.mu.Unlock()
-			_ = t.restore(id)
-		}
+		pause(context.Background(), restorePoll)
 	}
 }
 
