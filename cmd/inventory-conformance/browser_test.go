@@ -91,8 +91,8 @@ func (b *browser) open(path string) {
 // TestHTMLReportInChromium opens the HTML reports of a failing suite run
 // and of a HAR check in headless Chromium, from their files, as a person
 // does: each shows its verdict and its failures by cause, the first
-// failure of each cause open with its curl line, the others open on a
-// click; the page sends no request but its own load and runs nothing.
+// failure of each cause open with its curl line, which a click folds
+// and unfolds; the page sends no request but its own load and runs nothing.
 // With UPDATE_SCREENSHOT=1 it writes the README's picture of the suite's.
 func TestHTMLReportInChromium(t *testing.T) {
 	b := openBrowser(t)
@@ -114,17 +114,26 @@ func TestHTMLReportInChromium(t *testing.T) {
 	if strings.Contains(text, testKey) {
 		t.Error("the page shows the key")
 	}
-	var closed int
-	b.Eval(`document.querySelectorAll('details.failure:not([open])').length`, &closed)
-	if closed == 0 {
-		t.Fatalf("no closed failure to open")
-	}
+	// A failure folds and unfolds: one whose request shows a curl line,
+	// clicked, hides that line, and clicked again shows it.
 	var title string
-	b.Eval(`document.querySelector('details.failure:not([open]) > summary').innerText`, &title)
+	b.Eval(`(() => {
+		const d = [...document.querySelectorAll('#failures details.failure[open]')].find(d => d.textContent.includes('curl -sS -i '));
+		if (!d) return '';
+		d.id = 'with-curl';
+		return d.querySelector('summary').innerText;
+	})()`, &title)
+	if title == "" {
+		t.Fatal("no open failure in the failures section shows a curl line")
+	}
 	before := strings.Count(text, "curl -sS -i ")
-	b.Do(chromedp.Click(chromedp.CSS(`details.failure:not([open]) > summary`)))
-	if after := strings.Count(b.visible(), "curl -sS -i "); after != before+1 {
-		t.Errorf("opening %q shows %d curl lines, %d before; want one more", title, after, before)
+	b.Do(chromedp.Click(chromedp.CSS(`#with-curl > summary`)))
+	if folded := strings.Count(b.visible(), "curl -sS -i "); folded != before-1 {
+		t.Errorf("folding %q shows %d curl lines, %d before; want one fewer", title, folded, before)
+	}
+	b.Do(chromedp.Click(chromedp.CSS(`#with-curl > summary`)))
+	if unfolded := strings.Count(b.visible(), "curl -sS -i "); unfolded != before {
+		t.Errorf("unfolding %q again shows %d curl lines; want %d", title, unfolded, before)
 	}
 	if os.Getenv("UPDATE_SCREENSHOT") == "1" {
 		b.Do(chromedp.Navigate("file://" + suite)) // as it opens, the first failure of each cause open
