@@ -247,16 +247,8 @@ func TestWatch(t *testing.T) {
 func TestWatchRefs(t *testing.T) {
 	dir := t.TempDir()
 	doc := string(spec.Document)
-	i := strings.Index(doc, "    InventoryItem:\n")
-	j := strings.Index(doc, "    InventoryUpdate:\n")
-	if i < 0 || j < 0 {
-		t.Fatal("the embedded spec has moved its schemas")
-	}
-	var schemas strings.Builder
-	for _, l := range strings.SplitAfter(doc[i:j], "\n") {
-		schemas.WriteString(strings.TrimPrefix(l, "    "))
-	}
-	ext := strings.ReplaceAll(schemas.String(), "#/components/schemas/PetStatus", "#/PetStatus")
+	i, j, schemas := componentsBetween(t, doc, "InventoryItem", "InventoryUpdate")
+	ext := strings.ReplaceAll(schemas, "#/components/schemas/PetStatus", "#/PetStatus")
 	root := doc[:i] + "    InventoryItem:\n      $ref: './schemas.yaml#/InventoryItem'\n    PetStatus:\n      $ref: './schemas.yaml#/PetStatus'\n" + doc[j:]
 	file := filepath.Join(dir, "openapi.yaml")
 	if err := os.WriteFile(file, []byte(root), 0o600); err != nil {
@@ -286,6 +278,23 @@ func TestWatchRefs(t *testing.T) {
 	}
 }
 
+// componentsBetween finds the schemas of doc from component from up to
+// component to, and returns where they start and end and their text as a
+// file of its own would hold them (indented four spaces less).
+func componentsBetween(t *testing.T, doc, from, to string) (int, int, string) {
+	t.Helper()
+	i := strings.Index(doc, "    "+from+":\n")
+	j := strings.Index(doc, "    "+to+":\n")
+	if i < 0 || j < i {
+		t.Fatalf("the embedded spec has moved its schemas %s and %s", from, to)
+	}
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(doc[i:j], "\n") {
+		b.WriteString(strings.TrimPrefix(l, "    "))
+	}
+	return i, j, b.String()
+}
+
 // patchStatus sends a PATCH with the development key and returns the status.
 func patchStatus(t *testing.T, url, body string) int {
 	t.Helper()
@@ -306,15 +315,7 @@ func patchStatus(t *testing.T, url, body string) int {
 // files past spec.MaxDocument is refused before it is parsed.
 func TestSpecFileBounds(t *testing.T) {
 	doc := string(spec.Document)
-	i := strings.Index(doc, "    PetStatus:\n")
-	j := strings.Index(doc, "    InventoryUpdate:\n")
-	if i < 0 || j < 0 {
-		t.Fatal("the embedded spec has moved its schemas")
-	}
-	var status strings.Builder
-	for _, l := range strings.SplitAfter(doc[i:j], "\n") {
-		status.WriteString(strings.TrimPrefix(l, "    "))
-	}
+	i, j, petStatus := componentsBetween(t, doc, "PetStatus", "InventoryUpdate")
 	refTo := func(file string) string {
 		return doc[:i] + "    PetStatus:\n      $ref: '" + file + "#/PetStatus'\n" + doc[j:]
 	}
@@ -324,16 +325,16 @@ func TestSpecFileBounds(t *testing.T) {
 		args  []string
 		err   string // "": it serves
 	}{
-		{"a file beside the spec", map[string]string{"spec/openapi.yaml": refTo("./status.yaml"), "spec/status.yaml": status.String()}, nil, ""},
-		{"a file below the spec", map[string]string{"spec/openapi.yaml": refTo("./parts/status.yaml"), "spec/parts/status.yaml": status.String()}, nil, ""},
-		{"a file outside the spec's folder", map[string]string{"spec/openapi.yaml": refTo("../status.yaml"), "status.yaml": status.String()}, nil,
+		{"a file beside the spec", map[string]string{"spec/openapi.yaml": refTo("./status.yaml"), "spec/status.yaml": petStatus}, nil, ""},
+		{"a file below the spec", map[string]string{"spec/openapi.yaml": refTo("./parts/status.yaml"), "spec/parts/status.yaml": petStatus}, nil, ""},
+		{"a file outside the spec's folder", map[string]string{"spec/openapi.yaml": refTo("../status.yaml"), "status.yaml": petStatus}, nil,
 			"refers to ../status.yaml, outside the spec's folder"},
-		{"outside, through another file", map[string]string{"spec/openapi.yaml": refTo("./hop.yaml"), "spec/hop.yaml": "PetStatus:\n  $ref: '../status.yaml#/PetStatus'\n", "status.yaml": status.String()}, nil,
+		{"outside, through another file", map[string]string{"spec/openapi.yaml": refTo("./hop.yaml"), "spec/hop.yaml": "PetStatus:\n  $ref: '../status.yaml#/PetStatus'\n", "status.yaml": petStatus}, nil,
 			"hop.yaml refers to ../status.yaml, outside the spec's folder"},
-		{"outside, allowed", map[string]string{"spec/openapi.yaml": refTo("../status.yaml"), "status.yaml": status.String()}, []string{"--spec-refs-outside"}, ""},
+		{"outside, allowed", map[string]string{"spec/openapi.yaml": refTo("../status.yaml"), "status.yaml": petStatus}, []string{"--spec-refs-outside"}, ""},
 		{"a spec past the bound", map[string]string{"spec/openapi.yaml": doc + "\n#" + strings.Repeat("x", spec.MaxDocument)}, nil,
 			"more than the 2 MiB the mock loads"},
-		{"a referenced file past the bound", map[string]string{"spec/openapi.yaml": refTo("./status.yaml"), "spec/status.yaml": status.String() + "#" + strings.Repeat("x", spec.MaxDocument)}, nil,
+		{"a referenced file past the bound", map[string]string{"spec/openapi.yaml": refTo("./status.yaml"), "spec/status.yaml": petStatus + "#" + strings.Repeat("x", spec.MaxDocument)}, nil,
 			"more than the 2 MiB the mock loads"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
