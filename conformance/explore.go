@@ -493,6 +493,19 @@ func (e *explorer) idleFor(w *worker) bool {
 	return (e.cfg.Steps > 0 && e.steps.Load() >= int64(e.cfg.Steps)) || time.Now().After(e.deadline)
 }
 
+// takeStep counts one step, unless the step budget is spent.
+func (e *explorer) takeStep() bool {
+	for {
+		n := e.steps.Load()
+		if e.cfg.Steps > 0 && n >= int64(e.cfg.Steps) {
+			return false
+		}
+		if e.steps.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
 // shrinking reports whether w is shrinking its failure.
 func (e *explorer) shrinking(w *worker) bool {
 	e.mu.Lock()

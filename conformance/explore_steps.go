@@ -312,14 +312,17 @@ func (w *worker) send(r Request) *Exchange {
 	return x
 }
 
-// begin starts a step, described by what.
-func (w *worker) begin(what string) {
-	if !w.e.shrinking(w) {
-		w.e.steps.Add(1)
+// begin starts a step, described by what, and reports whether the step
+// budget had one left: workers check the budget before they draw, so two
+// may both see the last step free; only one takes it.
+func (w *worker) begin(what string) bool {
+	if !w.e.shrinking(w) && !w.e.takeStep() {
+		return false
 	}
 	run := w.run
 	run.lines = append(run.lines, what)
-	run.step, run.addressed, run.wrote, run.reserved = nil, map[int64]bool{}, false, nil
+	run.step, run.addressed, run.wrote = nil, map[int64]bool{}, false
+	return true
 }
 
 // writing notes that the step writes to record id, one of the worker's:
@@ -460,7 +463,9 @@ func problemsText(ps []Problem) string {
 // list: a plain list with the key; the invariant compares it.
 func (w *worker) list(rt *rapid.T) {
 	e := w.e
-	w.begin("list")
+	if !w.begin("list") {
+		return
+	}
 	x := w.send(Request{Method: e.t.inv.List.Method, Path: e.t.inv.List.Path})
 	w.expectStatus(rt, x, "the list with the key answers 200", http.StatusOK)
 }
@@ -636,7 +641,9 @@ func (w *worker) write(rt *rapid.T) {
 	cur, _ := e.reg.get(id)
 	b := w.drawValidBody(rt, cur)
 	twice := rapid.Bool().Draw(rt, "twice")
-	w.begin(fmt.Sprintf("update %s %d: %s", e.t.inv.Key, id, b.Name) + map[bool]string{true: ", twice"}[twice])
+	if !w.begin(fmt.Sprintf("update %s %d: %s", e.t.inv.Key, id, b.Name) + map[bool]string{true: ", twice"}[twice]) {
+		return
+	}
 	w.writing(id)
 	var first Record
 	for range map[bool]int{false: 1, true: 2}[twice] {
@@ -667,7 +674,9 @@ func (w *worker) writeInvalid(rt *rapid.T) {
 	}
 	cur, _ := e.reg.get(id)
 	b := rapid.SampledFrom(e.t.InvalidBodies(cur)).Draw(rt, "invalid body")
-	w.begin(fmt.Sprintf("update %s %d with %s (invalid)", e.t.inv.Key, id, b.Name))
+	if !w.begin(fmt.Sprintf("update %s %d with %s (invalid)", e.t.inv.Key, id, b.Name)) {
+		return
+	}
 	w.writing(id)
 	x := w.send(e.t.Update(id, b.Raw))
 	w.wrote(id, x)
@@ -694,7 +703,9 @@ func (w *worker) writeSilent(rt *rapid.T) {
 		bodies = []Body{{Name: "a valid body sent as " + ct, Raw: e.t.Harmless(cur), Kind: Silent, ContentType: ct}}
 	}
 	b := rapid.SampledFrom(bodies).Draw(rt, "silent body")
-	w.begin(fmt.Sprintf("update %s %d with %s (the contract is silent)", e.t.inv.Key, id, b.Name))
+	if !w.begin(fmt.Sprintf("update %s %d with %s (the contract is silent)", e.t.inv.Key, id, b.Name)) {
+		return
+	}
 	w.writing(id)
 	r := e.t.Update(id, b.Raw)
 	r.ContentType = b.ContentType
@@ -748,7 +759,9 @@ func (w *worker) writeUnknown(rt *rapid.T) {
 	}
 	cur, _ := e.reg.get(w.own[0])
 	b := e.t.Harmless(cur)
-	w.begin(fmt.Sprintf("update the unknown %s %d", e.t.inv.Key, id))
+	if !w.begin(fmt.Sprintf("update the unknown %s %d", e.t.inv.Key, id)) {
+		return
+	}
 	x := w.send(e.t.Update(id, b))
 	w.expectStatus(rt, x, "an update of an identifier nobody lists answers 404", http.StatusNotFound)
 }
@@ -774,7 +787,9 @@ func (w *worker) malformedID(rt *rapid.T) {
 		cur, _ := e.reg.get(id)
 		r.Body = e.t.Harmless(cur)
 	}
-	w.begin(fmt.Sprintf("update %s %q (not an identifier)", e.t.inv.Key, raw))
+	if !w.begin(fmt.Sprintf("update %s %q (not an identifier)", e.t.inv.Key, raw)) {
+		return
+	}
 	if r.Body != nil {
 		w.e.reg.setBusy(w.n, true)
 	}
@@ -881,7 +896,9 @@ func (w *worker) badCredential(rt *rapid.T) {
 	case op.Writes() && (!t.cfg.AllowMutations || len(w.own) == 0):
 		return
 	}
-	w.begin(fmt.Sprintf("%s with %s%s", op.Name(), c.Name, what))
+	if !w.begin(fmt.Sprintf("%s with %s%s", op.Name(), c.Name, what)) {
+		return
+	}
 	mine := hasCur && slices.Contains(w.own, curID)
 	if op.Writes() {
 		w.e.reg.setBusy(w.n, true)
@@ -924,7 +941,9 @@ func (w *worker) callOperation(rt *rapid.T) {
 		}
 	}
 	path := PathFor(op, id)
-	w.begin(fmt.Sprintf("%s %s", op.Method, path))
+	if !w.begin(fmt.Sprintf("%s %s", op.Method, path)) {
+		return
+	}
 	x := w.send(Request{Method: op.Method, Path: path})
 	if !t.ReturnsRecord(op) || len(op.PathParams()) == 0 {
 		return // the invariant checks the response's rules
