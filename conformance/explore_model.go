@@ -10,7 +10,9 @@ import (
 
 // A registry is the exploration's model of every record, shared by its
 // workers. Each worker writes only records of its own and keeps their
-// entries; the others it writes none of. A worker that has sent a write
+// entries; the others it writes none of. A worker may send several writes
+// to one of its records at once: then the record is either of their
+// answers until its next list says which. A worker that has sent a write
 // whose effects its next list has not checked yet is busy: until then the
 // other workers do not judge its records, since what they see of them may
 // be its doing, not the target's. So every record is judged by its owner
@@ -30,6 +32,10 @@ type registry struct {
 type entry struct {
 	rec   Record // zero: no record, an identifier reserved for a write to an unknown one
 	owner int    // the worker that writes it; -1: none does
+	// either, after writes sent at once and all acknowledged: the records
+	// their answers gave. The owner's next list must show one of them (the
+	// one written last); that one becomes rec.
+	either []Record
 }
 
 func newRegistry(ix *Index) *registry {
@@ -100,6 +106,16 @@ func (r *registry) set(id int64, rec Record) {
 	}
 }
 
+// setEither notes that record id, which the caller owns, is now one of
+// recs: the answers to writes sent at once.
+func (r *registry) setEither(id int64, recs []Record) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e, ok := r.recs[id]; ok && len(recs) > 0 {
+		e.rec, e.either = recs[len(recs)-1], recs
+	}
+}
+
 // has reports whether the model holds id, listed or reserved.
 func (r *registry) has(id int64) bool {
 	r.mu.Lock()
@@ -134,16 +150,19 @@ func (r *registry) release(ids []int64) {
 // A mismatch is one way a list differs from the model.
 type mismatch struct {
 	id         int64
-	want, got  Record // zero where there is none
-	kind       string // "changed", "vanished", "appeared"
-	own        bool   // the record is the judging worker's
-	othersBusy int    // other workers that were in a writing step meanwhile
+	want, got  Record   // zero where there is none
+	kind       string   // "changed", "vanished", "appeared"
+	either     []Record // the values written at once, one of which was wanted
+	own        bool     // the record is the judging worker's
+	othersBusy int      // other workers that were in a writing step meanwhile
 }
 
 // judge compares ix, a list worker w sent when the registry's version was
 // since, with the model: w's own records and reserved identifiers always,
 // the others' where their owner was not busy since, and records no one
-// owns always. It returns the mismatches in identifier order.
+// owns always. Where writes sent at once left w's record one of several,
+// the list decides which: the model takes it. It returns the mismatches
+// in identifier order.
 func (r *registry) judge(w int, ix *Index, since uint64) []mismatch {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -160,6 +179,16 @@ func (r *registry) judge(w int, ix *Index, since uint64) []mismatch {
 			continue
 		}
 		got, listed := ix.ByID[id]
+		if e.either != nil && own {
+			if listed && slices.ContainsFunc(e.either, got.Equal) {
+				e.rec, e.either = got, nil
+				continue
+			}
+			if listed {
+				out = append(out, mismatch{id: id, want: e.rec, got: got, kind: "changed", either: e.either, own: own, othersBusy: busy})
+				continue
+			}
+		}
 		switch {
 		case e.rec.IsZero() && listed:
 			out = append(out, mismatch{id: id, got: got, kind: "appeared", own: own, othersBusy: busy})
@@ -190,11 +219,17 @@ func (r *registry) judge(w int, ix *Index, since uint64) []mismatch {
 // describe renders a mismatch for a failure.
 func (m mismatch) describe(key string) string {
 	var s string
-	switch m.kind {
-	case "appeared":
+	switch kind := m.kind; {
+	case kind == "appeared":
 		s = fmt.Sprintf("%s %d appeared: %s", key, m.id, m.got)
-	case "vanished":
+	case kind == "vanished":
 		s = fmt.Sprintf("%s %d is no longer listed (it was %s)", key, m.id, m.want)
+	case len(m.either) > 0:
+		vals := make([]string, len(m.either))
+		for i, r := range m.either {
+			vals[i] = r.String()
+		}
+		s = fmt.Sprintf("%s %d is %s; want one of the %d records the writes sent at once answered: %s", key, m.id, m.got, len(m.either), strings.Join(vals, ", "))
 	default:
 		s = fmt.Sprintf("%s %d: %s", key, m.id, strings.Join(m.want.Diff(m.got), ", "))
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"pgregory.net/rapid"
@@ -136,6 +137,7 @@ func (w *worker) actions() map[string]func(*rapid.T) {
 		a["write an invalid body again"] = w.writeInvalid
 		a["write a body the contract is silent on"] = w.writeSilent
 		a["write to an unknown id"] = w.writeUnknown
+		a["write at once"] = w.writeAtOnce
 	}
 	for name, step := range a {
 		a[name] = func(rt *rapid.T) {
@@ -218,6 +220,8 @@ func (w *worker) judge(rt *rapid.T, x *Exchange, ix *Index, since uint64, afterR
 		w.failChanged(rt, CauseWriteNotStored, fmt.Sprintf("the list shows the %s as the accepted update left it", key), x, m, problem)
 	case m.kind == "vanished":
 		w.fail(rt, CauseRecordVanished, "no record vanishes", x, problem)
+	case addressed && accepted && len(m.either) > 0:
+		w.failChanged(rt, CauseLostUpdate, atOnceRule, x, m, problem)
 	case addressed && accepted:
 		w.failChanged(rt, CauseWriteNotStored, fmt.Sprintf("the list shows the %s as the accepted update left it", key), x, m, problem)
 	case addressed:
@@ -248,7 +252,11 @@ func (w *worker) failChanged(rt *rapid.T, c Cause, rule string, x *Exchange, m m
 		if c != CauseWriteNotStored {
 			acked = time.Time{} // another's write, or none: its time is not known
 		}
-		if lag := e.t.StaleRead(e.ctx, acked, x, m.id, nil, m.want); lag != "" {
+		wants := m.either
+		if wants == nil {
+			wants = []Record{m.want}
+		}
+		if lag := e.t.StaleRead(e.ctx, acked, x, m.id, nil, wants...); lag != "" {
 			c, problem = CauseStaleRead, problem+"; "+lag
 		}
 	}
@@ -477,10 +485,12 @@ func (w *worker) drawWriteID(rt *rapid.T) (int64, bool) {
 	if len(w.own) == 0 {
 		return 0, false
 	}
-	if w.run.hasLast && rapid.Bool().Draw(rt, "the same record") {
-		return w.run.last, true
-	}
+	// Both are drawn always, so that shrinking away the step that wrote
+	// the last record leaves the draws of the next in place.
 	id := rapid.SampledFrom(w.own).Draw(rt, "id")
+	if rapid.Bool().Draw(rt, "the same record") && w.run.hasLast {
+		id = w.run.last
+	}
 	_, ok := w.e.reg.get(id)
 	return id, ok
 }
@@ -661,6 +671,64 @@ func (w *worker) write(rt *rapid.T) {
 		r.ID = id
 		e.reg.set(id, r)
 	}
+}
+
+// atOnceRule is what writes sent at once to one record must do.
+const atOnceRule = "updates of one record sent at once each answer the values sent, and leave it as one of them left it (no lost or mixed update)"
+
+// writeAtOnce: two to four valid updates of one of the worker's records,
+// sent at the same moment on connections of their own, as several clients
+// of a real backend do; each answers 200 with the values sent, and the
+// next list shows the record as one of the answers (the one applied last)
+// left it. A backend that reads, computes and writes a record without
+// holding it (a lost update: a stock set as an adjustment by the
+// difference, a cache written after the database) fails here, which
+// writes one after another never show.
+func (w *worker) writeAtOnce(rt *rapid.T) {
+	e := w.e
+	id, ok := w.drawWriteID(rt)
+	if !ok {
+		return
+	}
+	cur, _ := e.reg.get(id)
+	bodies := make([]Body, rapid.IntRange(2, 4).Draw(rt, "writes at once"))
+	names := make([]string, len(bodies))
+	for i := range bodies {
+		bodies[i] = w.drawValidBody(rt, cur)
+		names[i] = bodies[i].Name
+	}
+	if !w.begin(fmt.Sprintf("update %s %d %d times at once: %s", e.t.inv.Key, id, len(bodies), strings.Join(names, "; "))) {
+		return
+	}
+	w.writing(id)
+	xs := make([]*Exchange, len(bodies))
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i, b := range bodies {
+		wg.Go(func() {
+			<-start
+			r := e.t.Update(id, b.Raw)
+			r.MaxBytes = ItemMaxBytes
+			xs[i] = e.t.Send(e.ctx, r)
+		})
+	}
+	close(start)
+	wg.Wait()
+	written := make([]Record, 0, len(xs))
+	for i, x := range xs {
+		e.lat.add(x)
+		w.run.step = append(w.run.step, x)
+		w.run.wrote = true
+		w.wrote(id, x)
+		w.expectStatus(rt, x, "a valid update answers 200", http.StatusOK)
+		r, ps := e.t.WrittenProblems(x, id, bodies[i].Sets)
+		if len(ps) > 0 {
+			w.fail(rt, CauseLostUpdate, atOnceRule, x, problemsText(ps))
+		}
+		r.ID = id
+		written = append(written, r)
+	}
+	e.reg.setEither(id, written)
 }
 
 // writeInvalid: a body the schema forbids, as often as not right after a

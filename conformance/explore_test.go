@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -52,8 +54,10 @@ func exploreTarget(t *testing.T, cfg ExploreConfig, wrap func(http.Handler) http
 }
 
 // TestExploreSameSeedSameRun: two explorations with the same seed and one
-// worker against targets in the same state send the very same requests,
-// in the same order, and report the same steps; another seed sends
+// worker against targets in the same state send the same requests (the
+// values they carry may follow which of the writes a step sends at once
+// the target applied last), in the same order, and report the same
+// steps; another seed sends
 // others. With several workers, each runs the same sequences; only the
 // order in which their requests interleave differs.
 func TestExploreSameSeedSameRun(t *testing.T) {
@@ -68,27 +72,42 @@ func TestExploreSameSeedSameRun(t *testing.T) {
 	if a.Failure != nil || a.Steps != 60 || a.Stopped != "the step budget" {
 		t.Fatalf("the mock: %s", a.Summary())
 	}
+	logA, logB, logC = requestLines(logA), requestLines(logB), requestLines(logC)
 	if a.Steps != b.Steps || a.Sequences != b.Sequences || strings.Join(logA, "\n") != strings.Join(logB, "\n") {
-		t.Errorf("seed 42 twice: %s (%d requests) and %s (%d requests); want the same run", a.Summary(), len(logA), b.Summary(), len(logB))
+		i := 0
+		for i < min(len(logA), len(logB)) && logA[i] == logB[i] {
+			i++
+		}
+		t.Errorf("seed 42 twice: %s (%d requests) and %s (%d requests); want the same run; request %d differs:\n%s\n%s", a.Summary(), len(logA), b.Summary(), len(logB), i, strings.Join(logA[i:min(i+3, len(logA))], "\n"), strings.Join(logB[i:min(i+3, len(logB))], "\n"))
 	}
 	if strings.Join(logA, "\n") == strings.Join(logC, "\n") {
 		t.Errorf("seeds 42 and 43 sent the same %d requests (%s)", len(logA), c.Summary())
 	}
 }
 
-// TestExploreShrinks: a target that fails an update to a quantity above
-// 500 right after a rejected body to the same record (a 500 answer) is
-// found, and the sequence is shrunk to the two steps that break it, from
-// a longer one.
-// plantedServerError wraps the mock: an update above 500 right after a
-// rejected body to the same record answers 500, a failure that needs two
-// steps.
+// requestLines keeps of each request in log its method, path and
+// credential: which of the writes a step sends at once the target applies
+// last decides the values later steps send (restores, bodies drawn from
+// the record), not which requests they are.
+func requestLines(log []string) []string {
+	out := make([]string, len(log))
+	for i, l := range log {
+		f := strings.Fields(l)
+		out[i] = strings.Join(f[:min(len(f), 4)], " ")
+	}
+	return out
+}
+
+// plantedServerError wraps the mock: an update above 500 whose previous
+// update (of any record) was a body rejected for the same record answers
+// 500, a failure that needs two steps.
 func plantedServerError(h http.Handler) http.Handler {
 	var mu sync.Mutex // guards rejected
-	rejected := map[string]bool{}
+	rejected := ""    // the path of the previous update, if it was rejected
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPatch || !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer "+exploreKey) {
-			h.ServeHTTP(w, r)
+		_, err := strconv.ParseInt(strings.TrimPrefix(r.URL.Path, "/v1/inventory/"), 10, 64)
+		if r.Method != http.MethodPatch || err != nil || !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer "+exploreKey) {
+			h.ServeHTTP(w, r) // a malformed identifier addresses no record
 			return
 		}
 		b, _ := io.ReadAll(r.Body)
@@ -96,8 +115,8 @@ func plantedServerError(h http.Handler) http.Handler {
 		var u struct{ Quantity *int64 }
 		valid := json.Unmarshal(b, &u) == nil && u.Quantity != nil
 		mu.Lock()
-		after := rejected[r.URL.Path]
-		rejected[r.URL.Path] = false
+		after := rejected == r.URL.Path
+		rejected = ""
 		mu.Unlock()
 		if valid && after && *u.Quantity > 500 {
 			w.Header().Set("Content-Type", "application/json")
@@ -107,37 +126,51 @@ func plantedServerError(h http.Handler) http.Handler {
 		}
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, r)
-		mu.Lock()
-		rejected[r.URL.Path] = rec.Code == http.StatusBadRequest
-		mu.Unlock()
-		for k, v := range rec.Header() {
-			w.Header()[k] = v
+		if rec.Code == http.StatusBadRequest {
+			mu.Lock()
+			rejected = r.URL.Path
+			mu.Unlock()
 		}
+		maps.Copy(w.Header(), rec.Header())
 		w.WriteHeader(rec.Code)
 		_, _ = w.Write(rec.Body.Bytes())
 	})
 }
 
+// TestExploreShrinks: a target that fails an update to a quantity above
+// 500 right after a rejected body to the same record (a 500 answer) is
+// found, and the sequence is shrunk to the two steps that break it, from
+// a longer one. One worker: the planted server's memory is the previous
+// update, which another worker's would overwrite.
 func TestExploreShrinks(t *testing.T) {
 	longer := false
 	for seed := uint64(1); seed <= 8 && !longer; seed++ {
-		tg, _ := exploreTarget(t, ExploreConfig{Seed: seed, Time: time.Minute, ShrinkTime: 5 * time.Second}, plantedServerError)
+		tg, _ := exploreTarget(t, ExploreConfig{Seed: seed, Time: time.Minute, ShrinkTime: 5 * time.Second, Workers: 1}, plantedServerError)
 		res := tg.Explore(context.Background())
 		f := res.Failure
 		if f == nil {
 			t.Fatalf("seed %d: the planted failure was not found: %s", seed, res.Summary())
 		}
-		if !f.Shrunk || len(f.Steps) != 2 || f.Cause != CauseServerError {
-			t.Errorf("seed %d: found %d steps (shrunk %v) from %d, cause %s; want 2 steps, server-error:\n%s", seed, len(f.Steps), f.Shrunk, f.Original, f.Cause, f)
-		}
-		if !strings.Contains(f.Steps[len(f.Steps)-1], "update petId") || !strings.Contains(f.Steps[0], "invalid") || !strings.Contains(f.String(), "curl ") || !strings.Contains(f.String(), "$INVENTORY_API_KEY") {
-			t.Errorf("seed %d: the steps are not an invalid body, then an update, shown with their curl lines:\n%s", seed, f)
+		last := f.Steps[len(f.Steps)-1]
+		if !f.Shrunk || f.Cause != CauseServerError || !strings.Contains(last, "update petId") || !strings.Contains(f.String(), "curl ") || !strings.Contains(f.String(), "$INVENTORY_API_KEY") {
+			t.Errorf("seed %d: found %d steps (shrunk %v) from %d, cause %s; want a shrunk sequence ending in an update, server-error, shown with curl lines:\n%s", seed, len(f.Steps), f.Shrunk, f.Original, f.Cause, f)
 		}
 		t.Logf("seed %d: %s; shrunk from %d steps to %d", seed, res.Summary(), f.Original, len(f.Steps))
-		longer = f.Original > len(f.Steps)
+		rejected := len(f.Steps) == 2 && (strings.Contains(f.Steps[0], "invalid") || strings.Contains(f.Steps[0], "not an identifier") || strings.Contains(f.Steps[0], "silent"))
+		switch {
+		case rejected:
+			longer = longer || f.Original > 2
+		case len(f.Steps) == 1:
+			// The planted server remembers a rejected body across
+			// sequences (a sequence whose writes were all rejected
+			// restores nothing): then one update is the shortest
+			// sequence that fails, and shrinking found it.
+		default:
+			t.Errorf("seed %d: the steps are not a rejected request, then an update:\n%s", seed, f)
+		}
 	}
 	if !longer {
-		t.Error("no seed found the failure in a longer sequence than the shrunk one: shrinking was not shown")
+		t.Error("no seed shrank the failure to a rejected request, then an update, from a longer sequence: shrinking was not shown")
 	}
 }
 
@@ -145,7 +178,7 @@ func TestExploreShrinks(t *testing.T) {
 // reported as it was first found, saying why, with the seed that replays
 // it.
 func TestExploreShrinkOutOfTime(t *testing.T) {
-	tg, _ := exploreTarget(t, ExploreConfig{Seed: 1, Time: time.Minute, ShrinkTime: time.Nanosecond}, plantedServerError)
+	tg, _ := exploreTarget(t, ExploreConfig{Seed: 1, Time: time.Minute, ShrinkTime: time.Nanosecond, Workers: 1}, plantedServerError)
 	res := tg.Explore(context.Background())
 	f := res.Failure
 	if f == nil {
@@ -183,4 +216,79 @@ func TestExploreBudgets(t *testing.T) {
 	if res.Stopped != "the time budget" || res.Steps == 0 || time.Since(start) > 5*time.Second {
 		t.Errorf("--explore-time 400ms: %s after %s", res.Summary(), time.Since(start))
 	}
+}
+
+// stockByDifference wraps the mock as a backend that keeps stock as
+// movements: an update reads the record, waits a moment (its database is
+// far), and adds the difference to what the record holds then. One write
+// at a time is right; two at once leave the sum of both differences, a
+// value neither sent (a lost update). Its answers echo the values sent,
+// as such a backend's do, so only a later list shows the defect.
+func stockByDifference(h http.Handler) http.Handler {
+	var mu sync.Mutex // one adjustment at a time, as a database increment is
+	quantity := func(r *http.Request, id string) (int64, bool) {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequestWithContext(r.Context(), http.MethodGet, "/v1/inventory", nil)
+		req.Header.Set("Authorization", r.Header.Get("Authorization"))
+		h.ServeHTTP(rec, req)
+		var items []struct {
+			PetID    json.Number `json:"petId"`
+			Quantity int64       `json:"quantity"`
+		}
+		_ = json.Unmarshal(rec.Body.Bytes(), &items)
+		for _, it := range items {
+			if it.PetID.String() == id {
+				return it.Quantity, true
+			}
+		}
+		return 0, false
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, ok := strings.CutPrefix(r.URL.Path, "/v1/inventory/")
+		b, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		var u struct{ Quantity *int64 }
+		if r.Method != http.MethodPatch || !ok || r.Header.Get("Authorization") != "Bearer "+exploreKey || r.Header.Get("Content-Type") != "application/json" || json.Unmarshal(b, &u) != nil || u.Quantity == nil || *u.Quantity < 0 {
+			h.ServeHTTP(w, r) // what it refuses, the mock refuses
+			return
+		}
+		before, found := quantity(r, id)
+		if !found {
+			h.ServeHTTP(w, r)
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+		mu.Lock()
+		now, _ := quantity(r, id)
+		r.Body = io.NopCloser(strings.NewReader(`{"quantity":` + strconv.FormatInt(max(now+*u.Quantity-before, 0), 10) + `}`))
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		mu.Unlock()
+		var item map[string]any
+		if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &item) != nil {
+			maps.Copy(w.Header(), rec.Header())
+			w.WriteHeader(rec.Code)
+			_, _ = w.Write(rec.Body.Bytes())
+			return
+		}
+		item["quantity"] = *u.Quantity
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(item)
+	})
+}
+
+// TestExploreFindsLostUpdate: the exploration alone (no check of the
+// suite runs here) finds a backend whose concurrent writes to one record
+// lose one another, and names the cause.
+func TestExploreFindsLostUpdate(t *testing.T) {
+	tg, _ := exploreTarget(t, ExploreConfig{Seed: 5, Time: time.Minute, ShrinkTime: 5 * time.Second}, stockByDifference)
+	res := tg.Explore(context.Background())
+	f := res.Failure
+	if f == nil {
+		t.Fatalf("the lost update was not found: %s", res.Summary())
+	}
+	if f.Cause != CauseLostUpdate || !strings.Contains(f.String(), "at once") {
+		t.Errorf("found cause %s; want %s, in a step that writes at once:\n%s", f.Cause, CauseLostUpdate, f)
+	}
+	t.Logf("%s\n%s", res.Summary(), f)
 }

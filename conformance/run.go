@@ -159,6 +159,14 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 	outputs := report.Outputs{JUnit: o.JUnitReport, Markdown: o.MarkdownReport, HTML: o.HTMLReport, StepSummary: o.StepSummary, Annotations: o.Annotations}
 	err := outputs.Write(out.Run, t.Redactor())
 	if o.JSONReport != "" {
+		if len(left) > 0 {
+			// Ginkgo's report has no place for it but the suite's own
+			// failure reasons: one a record, as every report lists them.
+			captured.SuiteSucceeded = false
+			for _, c := range left {
+				captured.SpecialSuiteFailureReasons = append(captured.SpecialSuiteFailureReasons, report.LeftChangedTitle+": "+c.String())
+			}
+		}
 		b, jerr := jsonReport(captured, t.Redactor())
 		if jerr == nil {
 			jerr = report.WriteFile(o.JSONReport, b)

@@ -57,9 +57,9 @@ func TestOneRestoreList(t *testing.T) {
 			})
 			before := records(t, listed(t, m))
 			dir := t.TempDir()
-			md, page, junit, summary := filepath.Join(dir, "r.md"), filepath.Join(dir, "r.html"), filepath.Join(dir, "junit.xml"), filepath.Join(dir, "summary.md")
+			md, page, junit, summary, jsonPath := filepath.Join(dir, "r.md"), filepath.Join(dir, "r.html"), filepath.Join(dir, "junit.xml"), filepath.Join(dir, "summary.md"), filepath.Join(dir, "r.json")
 			a, _ := json.Marshal([]string{"--base-url", srv.URL + "/v1", "--allow-mutations", "--explore-time", "2s", "--seed", "11",
-				"--markdown-report", md, "--html-report", page, "--junit-report", junit})
+				"--markdown-report", md, "--html-report", page, "--junit-report", junit, "--json-report", jsonPath})
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
 			cmd.Env = append(os.Environ(), childArgs+"="+string(a), "INVENTORY_API_KEY="+testKey, "GITHUB_STEP_SUMMARY="+summary)
 			var stdout, stderr bytes.Buffer
@@ -90,6 +90,7 @@ func TestOneRestoreList(t *testing.T) {
 				"step summary": mdList(readFile(t, summary)),
 				"HTML":         htmlList(readFile(t, page)),
 				"JUnit":        junitList(t, readFile(t, junit)),
+				"JSON":         jsonList(t, readFile(t, jsonPath)),
 				"stderr":       consoleList(stderr.String()),
 				"stdout":       consoleList(stdout.String()),
 			}
@@ -184,6 +185,29 @@ func htmlList(s string) []string {
 	var out []string
 	for _, m := range regexp.MustCompile(`(?s)<li>(.*?)</li>`).FindAllStringSubmatch(sec, -1) {
 		out = append(out, html.UnescapeString(m[1]))
+	}
+	return out
+}
+
+// jsonList reads the list from the Ginkgo JSON report's suite failure
+// reasons.
+func jsonList(t *testing.T, s string) []string {
+	t.Helper()
+	var doc []struct {
+		SuiteSucceeded             bool
+		SpecialSuiteFailureReasons []string
+	}
+	if err := json.Unmarshal([]byte(s), &doc); err != nil || len(doc) != 1 {
+		t.Fatalf("the JSON report is not one Ginkgo report (%v):\n%s", err, s)
+	}
+	var out []string
+	for _, r := range doc[0].SpecialSuiteFailureReasons {
+		if l, ok := strings.CutPrefix(r, leftChangedTitle+": "); ok {
+			out = append(out, l)
+		}
+	}
+	if len(out) > 0 && doc[0].SuiteSucceeded {
+		t.Error("the JSON report lists records left changed, yet says the suite succeeded")
 	}
 	return out
 }
