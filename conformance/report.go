@@ -1,8 +1,8 @@
 package conformance
 
 import (
-	"github.com/petstore/inventory-kit/conformance/report"
 	"github.com/petstore/inventory-kit/spec/exchange"
+	"github.com/petstore/inventory-kit/spec/report"
 
 	"bytes"
 	"encoding/json"

@@ -14,8 +14,8 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 
-	"github.com/petstore/inventory-kit/conformance/report"
 	"github.com/petstore/inventory-kit/spec/exchange"
+	"github.com/petstore/inventory-kit/spec/report"
 )
 
 // A guard remembers the records a run wrote to, with their original

@@ -12,9 +12,9 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 
-	"github.com/petstore/inventory-kit/conformance/report"
 	"github.com/petstore/inventory-kit/spec"
 	"github.com/petstore/inventory-kit/spec/exchange"
+	"github.com/petstore/inventory-kit/spec/report"
 )
 
 // entryExample names the report entry a failed check adds (FailBecause):
@@ -167,7 +167,7 @@ func (t *Target) results(r types.Report, info RunInfo, o RunOptions, left []repo
 		run.Notes = append(run.Notes, note)
 	}
 
-	cov := report.NewCoverage(t.contract, t.answers.ByStatus())
+	cov := t.contract.Coverage(t.answers.ByStatus())
 	cov.Min = o.MinCoverage
 	for i, oc := range cov.Operations {
 		op := t.contract.Operations[i]

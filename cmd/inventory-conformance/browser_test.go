@@ -18,7 +18,7 @@ import (
 
 // screenshotPath is the HTML report's picture in the README, written by
 // TestHTMLReportInChromium when UPDATE_SCREENSHOT=1.
-const screenshotPath = "../../conformance/report/testdata/html-report.png"
+const screenshotPath = "../../spec/report/testdata/html-report.png"
 
 // lostStatus is a mock that lists its third pet with a status the
 // contract does not allow, and answers 401 without a challenge: a run

@@ -14,9 +14,9 @@ import (
 
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
 	"github.com/petstore/inventory-kit/conformance"
-	"github.com/petstore/inventory-kit/conformance/report"
 	"github.com/petstore/inventory-kit/spec"
 	"github.com/petstore/inventory-kit/spec/exchange"
+	"github.com/petstore/inventory-kit/spec/report"
 )
 
 // harOptions are the flags of the HAR check, --har FILE.
@@ -162,7 +162,7 @@ func runHAR(ctx context.Context, args []string, getenv func(string) string, stdo
 	if checked == 0 {
 		return cannot("%s holds no exchange under %s to check (see --base-url)", o.File, harScope(m))
 	}
-	run := report.Traffic("inventory-conformance --har "+filepath.Base(o.File), contract, findings)
+	run := spec.Traffic("inventory-conformance --har "+filepath.Base(o.File), contract, findings)
 	run.Facts = []report.Property{{Name: "recording", Value: filepath.Base(o.File)}, {Name: "entries checked", Value: fmt.Sprintf("%d of %d%s", checked, entries, skippedNote(skipped))}}
 	run.Coverage.Min = o.MinCoverage
 	outputs := report.Outputs{JUnit: o.JUnit, Markdown: o.Markdown, HTML: o.HTML}
@@ -173,7 +173,7 @@ func runHAR(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err := findings.Err(); err != nil {
 		return cannot("--report-jsonl: %v", err)
 	}
-	report.Findings(stdout, findings)
+	spec.WriteFindings(stdout, findings)
 	fmt.Fprintf(stdout, "\nCoverage: %s\n", run.Coverage.Headline())
 	if g := run.Coverage.Gate(); g != "" {
 		fmt.Fprintf(stdout, "%s\n", g)

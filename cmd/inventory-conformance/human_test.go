@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
-	"github.com/petstore/inventory-kit/conformance/report/reporttest"
+	"github.com/petstore/inventory-kit/spec/report/reporttest"
 )
 
 // humanRun is a run of the command with the reports people read: its

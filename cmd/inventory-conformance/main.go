@@ -30,8 +30,8 @@ import (
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
 	"github.com/petstore/inventory-kit/conformance"
 	"github.com/petstore/inventory-kit/conformance/checks"
-	"github.com/petstore/inventory-kit/conformance/report"
 	"github.com/petstore/inventory-kit/spec"
+	"github.com/petstore/inventory-kit/spec/report"
 )
 
 // version is set at build time with -ldflags "-X main.version=..."; empty:

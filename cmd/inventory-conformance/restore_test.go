@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petstore/inventory-kit/conformance/report/reporttest"
 	"github.com/petstore/inventory-kit/mockserver"
+	"github.com/petstore/inventory-kit/spec/report/reporttest"
 )
 
 // TestOneRestoreList runs the suite with --allow-mutations against

@@ -13,12 +13,12 @@ import (
 	"time"
 
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
-	"github.com/petstore/inventory-kit/conformance/report"
 	"github.com/petstore/inventory-kit/mockserver/httpapi"
 	"github.com/petstore/inventory-kit/mockserver/metrics"
 	"github.com/petstore/inventory-kit/mockserver/proxy"
 	"github.com/petstore/inventory-kit/spec"
 	"github.com/petstore/inventory-kit/spec/exchange"
+	"github.com/petstore/inventory-kit/spec/report"
 )
 
 // proxyOptions are the settings of proxy mode, --proxy-to: flags of
@@ -188,7 +188,7 @@ func checkUpstream(to, basePath string) error {
 // with --fail-on-violation if there were violations, or with
 // --min-coverage if the traffic's coverage is below it.
 func finishProxy(p *proxyOptions, contract *spec.Contract, findings *spec.Findings, outputs report.Outputs, upstream string, cut []cutRequest, logger *slog.Logger) error {
-	run := report.Traffic("inventory-mock contract proxy", contract, findings)
+	run := spec.Traffic("inventory-mock contract proxy", contract, findings)
 	run.Facts = []report.Property{{Name: "backend", Value: upstream}}
 	if p.Enforce {
 		run.Facts = append(run.Facts, report.Property{Name: "mode", Value: "enforcing"})

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
-	"github.com/petstore/inventory-kit/conformance/report/reporttest"
+	"github.com/petstore/inventory-kit/spec/report/reporttest"
 )
 
 // TestProxyReports runs the proxy as a GitHub Actions job with the

@@ -10,7 +10,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
-	"github.com/petstore/inventory-kit/conformance/report/reporttest"
+	"github.com/petstore/inventory-kit/spec/report/reporttest"
 )
 
 // Environment of a child process run by TestBrokenServerReports.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"github.com/petstore/inventory-kit/conformance/report"
+	"github.com/petstore/inventory-kit/spec/report"
 )
 
 // A Parser reads a command's flags into its struct, whose fields declare

@@ -1,4 +1,4 @@
-package report
+package spec
 
 import (
 	"bytes"
@@ -7,33 +7,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/petstore/inventory-kit/conformance/report/reporttest"
-	"github.com/petstore/inventory-kit/spec"
 	"github.com/petstore/inventory-kit/spec/exchange"
+	"github.com/petstore/inventory-kit/spec/report/reporttest"
 )
-
-const (
-	appJSON  = "application/json"
-	notFound = `{"code":"not_found","message":"no pet 3","status":404}`
-)
-
-// exchangeOf builds an exchange from a request line, its body and an
-// answer; the request carries a key.
-func exchangeOf(method, target, reqBody string, reqHeader http.Header, status int, respType, respBody string) *exchange.Exchange {
-	if reqHeader == nil {
-		reqHeader = http.Header{"Authorization": {"Bearer k"}, "Content-Type": {appJSON}}
-	}
-	return &exchange.Exchange{Method: method, URL: "http://127.0.0.1" + target, Header: reqHeader, Body: []byte(reqBody), BodySize: int64(len(reqBody)),
-		Status: status, RespHeader: http.Header{"Content-Type": {respType}}, RespBody: []byte(respBody), RespSize: int64(len(respBody))}
-}
 
 // TestTraffic checks the Run of checked traffic as JUnit: one case per
 // operation and rule, failed where the traffic broke it, skipped where the
 // operation saw none.
 func TestTraffic(t *testing.T) {
-	c, _ := spec.Shared()
-	f := spec.NewFindings(c, spec.FindingsOptions{})
-	judge := spec.NewJudge(c, nil)
+	c, _ := Shared()
+	f := NewFindings(c, FindingsOptions{})
+	judge := NewJudge(c, nil)
 	for _, x := range []*exchange.Exchange{
 		exchangeOf("GET", "/v1/inventory", "", nil, 200, "text/plain", "[]"),
 		exchangeOf("GET", "/v1/inventory", "", nil, 200, "text/plain", "[]"),
@@ -44,11 +28,26 @@ func TestTraffic(t *testing.T) {
 		f.Record(x, rv.Name, vs)
 	}
 	b := Traffic("contract proxy", c, f).JUnit(nil)
-	var doc junitSuites
+	var doc struct {
+		Tests  int `xml:"tests,attr"`
+		Suites []struct {
+			Tests    int `xml:"tests,attr"`
+			Failures int `xml:"failures,attr"`
+			Skipped  int `xml:"skipped,attr"`
+			Cases    []struct {
+				Classname string `xml:"classname,attr"`
+				Name      string `xml:"name,attr"`
+				Failure   *struct {
+					Message string `xml:"message,attr"`
+					Text    string `xml:",chardata"`
+				} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
 	if err := xml.Unmarshal(b, &doc); err != nil {
 		t.Fatalf("%v\n%s", err, b)
 	}
-	perOp := len(spec.Rules) - 1
+	perOp := len(Rules) - 1
 	s := doc.Suites[0]
 	if want := 4*perOp + 1; s.Tests != want || doc.Tests != want {
 		t.Errorf("%d test cases; want %d (4 operations × %d rules, and requests to no operation)", s.Tests, want, perOp)
@@ -57,15 +56,15 @@ func TestTraffic(t *testing.T) {
 		t.Errorf("%d failures, %d skipped; want 2 (the list's Content-Type, the unknown path) and the 2 operations without traffic", s.Failures, s.Skipped)
 	}
 	for _, c := range s.Cases {
-		if c.Failure != nil && !(c.Classname == "listInventory" && c.Name == spec.RuleResponseType || c.Classname == noOperation && c.Name == spec.RuleOperationUnknown) {
+		if c.Failure != nil && !(c.Classname == "listInventory" && c.Name == RuleResponseType || c.Classname == noOperation && c.Name == RuleOperationUnknown) {
 			t.Errorf("unexpected failure %s %s: %s", c.Classname, c.Name, c.Failure.Message)
 		}
-		if c.Classname == "listInventory" && c.Name == spec.RuleResponseType && !strings.Contains(c.Failure.Text, "2×") {
+		if c.Classname == "listInventory" && c.Name == RuleResponseType && !strings.Contains(c.Failure.Text, "2×") {
 			t.Errorf("the failure does not count the group: %s", c.Failure.Text)
 		}
 	}
 	var text bytes.Buffer
-	Findings(&text, f)
+	_ = WriteFindings(&text, f)
 	if !strings.HasPrefix(text.String(), "3 violations and 0 warnings in 2 groups") {
 		t.Errorf("text report starts %q", strings.SplitN(text.String(), "\n", 2)[0])
 	}
@@ -77,10 +76,10 @@ func TestTraffic(t *testing.T) {
 // line, the coverage of the documented responses, nothing of the key.
 func TestTrafficReports(t *testing.T) {
 	const key = "tk-traffic-secret-0042"
-	c, _ := spec.Shared()
+	c, _ := Shared()
 	rd := exchange.NewRedactor(exchange.Secret{Value: key, Var: "INVENTORY_API_KEY"})
-	f := spec.NewFindings(c, spec.FindingsOptions{Redactor: rd})
-	judge := spec.NewJudge(c, nil)
+	f := NewFindings(c, FindingsOptions{Redactor: rd})
+	judge := NewJudge(c, nil)
 	auth := http.Header{"Authorization": {"Bearer " + key}, "Content-Type": {appJSON}}
 	hostile := `[{"petId":1,"quantity":-1,"status":"<script>alert('` + key + `')</script>|` + "```" + `"}]`
 	for _, x := range []*exchange.Exchange{
@@ -93,8 +92,8 @@ func TestTrafficReports(t *testing.T) {
 		f.Record(x, rv.Name, vs)
 	}
 	run := Traffic("contract proxy", c, f)
-	if len(run.Causes) == 0 || run.Causes[0].Name != spec.RuleResponseBody || run.Causes[0].Count != 2 {
-		t.Fatalf("causes %+v; want %s first, 2 violations", run.Causes, spec.RuleResponseBody)
+	if len(run.Causes) == 0 || run.Causes[0].Name != RuleResponseBody || run.Causes[0].Count != 2 {
+		t.Fatalf("causes %+v; want %s first, 2 violations", run.Causes, RuleResponseBody)
 	}
 	if e, d := run.Coverage.Figure(); e != 3 || d != 14 {
 		t.Errorf("coverage %d of %d; want listInventory's 200 and 401 and updateInventory's default (the 418) of the 14 documented", e, d)
@@ -112,7 +111,7 @@ func TestTrafficReports(t *testing.T) {
 		// The key reads $INVENTORY_API_KEY, so that the line replays.
 		curl = curl || strings.HasPrefix(b, "curl ") && strings.Contains(b, `"Authorization: Bearer $INVENTORY_API_KEY"`)
 	}
-	if !curl || !strings.Contains(md.Text, "Coverage: 21.4% (3 of 14 documented responses)") || !strings.Contains(md.Text, spec.RuleResponseType) {
+	if !curl || !strings.Contains(md.Text, "Coverage: 21.4% (3 of 14 documented responses)") || !strings.Contains(md.Text, RuleResponseType) {
 		t.Errorf("the Markdown lacks a curl line, the coverage or the cause of the 418:\n%s", run.Markdown(f.Redactor()))
 	}
 	page := reporttest.ReadHTML(t, run.HTML(f.Redactor()), key)

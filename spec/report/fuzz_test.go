@@ -4,10 +4,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/petstore/inventory-kit/conformance/report"
-	"github.com/petstore/inventory-kit/conformance/report/reporttest"
 	"github.com/petstore/inventory-kit/spec"
 	"github.com/petstore/inventory-kit/spec/exchange"
+	"github.com/petstore/inventory-kit/spec/report"
+	"github.com/petstore/inventory-kit/spec/report/reporttest"
 )
 
 // FuzzReports puts any text a target could send in every field of a run

@@ -1,4 +1,4 @@
-package report
+package spec
 
 import (
 	"cmp"
@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/petstore/inventory-kit/spec"
 	"github.com/petstore/inventory-kit/spec/exchange"
+	"github.com/petstore/inventory-kit/spec/report"
 )
 
 // noOperation is the class of the cases for requests that match no
@@ -26,35 +26,35 @@ const noOperation = "(no operation)"
 // the violations are grouped by rule (Causes, Warnings), each group with
 // its example exchange, and the coverage is what the traffic's answers
 // exercised.
-func Traffic(name string, c *spec.Contract, f *spec.Findings) Run {
+func Traffic(name string, c *Contract, f *Findings) report.Run {
 	findings := f.List()
 	byOp, unknown := f.Traffic()
 	var exchanges int64
 	for _, n := range byOp {
 		exchanges += n
 	}
-	run := Run{Name: name, Start: time.Now(), Properties: []Property{
-		{"exchanges", fmt.Sprint(exchanges + unknown)},
-		{"exchanges without an operation", fmt.Sprint(unknown)},
-		{"groups", fmt.Sprint(len(findings))},
+	run := report.Run{Name: name, Start: time.Now(), Properties: []report.Property{
+		{Name: "exchanges", Value: fmt.Sprint(exchanges + unknown)},
+		{Name: "exchanges without an operation", Value: fmt.Sprint(unknown)},
+		{Name: "groups", Value: fmt.Sprint(len(findings))},
 	}}
 	if d := f.Dropped(); d > 0 {
-		run.Properties = append(run.Properties, Property{"violations not grouped (too many groups)", fmt.Sprint(d)})
+		run.Properties = append(run.Properties, report.Property{Name: "violations not grouped (too many groups)", Value: fmt.Sprint(d)})
 	}
-	classOf := func(g spec.Finding) string {
+	classOf := func(g Finding) string {
 		if _, ok := byOp[g.Operation]; ok {
 			return g.Operation
 		}
 		return noOperation
 	}
 	addCase := func(class, rule string, seen bool) {
-		cs := Case{Suite: name, Class: class, Name: rule}
-		var errs, warns []spec.Finding
+		cs := report.Case{Suite: name, Class: class, Name: rule}
+		var errs, warns []Finding
 		for _, g := range findings {
 			if g.Rule != rule || classOf(g) != class {
 				continue
 			}
-			if g.Severity == spec.SeverityError {
+			if g.Severity == SeverityError {
 				errs = append(errs, g)
 			} else {
 				warns = append(warns, g)
@@ -62,9 +62,9 @@ func Traffic(name string, c *spec.Contract, f *spec.Findings) Run {
 		}
 		switch {
 		case len(errs) > 0:
-			cs.State, cs.Message, cs.Kind, cs.Detail = Failed, count(errs), rule, describeAll(errs)
+			cs.State, cs.Message, cs.Kind, cs.Detail = report.Failed, count(errs), rule, describeAll(errs)
 		case !seen:
-			cs.State, cs.Message = Skipped, "no traffic to this operation"
+			cs.State, cs.Message = report.Skipped, "no traffic to this operation"
 		}
 		if len(warns) > 0 {
 			cs.Output = describeAll(warns)
@@ -72,51 +72,51 @@ func Traffic(name string, c *spec.Contract, f *spec.Findings) Run {
 		run.Cases = append(run.Cases, cs)
 	}
 	for _, op := range c.Operations {
-		for _, r := range spec.Rules {
-			if r.Name != spec.RuleOperationUnknown {
+		for _, r := range Rules {
+			if r.Name != RuleOperationUnknown {
 				addCase(op.Name(), r.Name, byOp[op.Name()] > 0)
 			}
 		}
 	}
-	for _, r := range spec.Rules {
-		if r.Name == spec.RuleOperationUnknown || slices.ContainsFunc(findings, func(g spec.Finding) bool { return g.Rule == r.Name && classOf(g) == noOperation }) {
+	for _, r := range Rules {
+		if r.Name == RuleOperationUnknown || slices.ContainsFunc(findings, func(g Finding) bool { return g.Rule == r.Name && classOf(g) == noOperation }) {
 			addCase(noOperation, r.Name, true)
 		}
 	}
 	var b strings.Builder
-	_ = Findings(&b, f)
+	_ = WriteFindings(&b, f)
 	run.Summary = b.String()
 
 	var errs, warns, requests int64
 	for _, g := range findings {
 		switch {
-		case g.Severity != spec.SeverityError:
+		case g.Severity != SeverityError:
 			warns += g.Count
-		case g.Where == spec.WhereRequest:
+		case g.Where == WhereRequest:
 			requests += g.Count
 			errs += g.Count
 		default:
 			errs += g.Count
 		}
 	}
-	run.Counts = []Count{{exchanges + unknown, "exchanges"}, {errs, "violations"}}
+	run.Counts = []report.Count{{N: exchanges + unknown, Label: "exchanges"}, {N: errs, Label: "violations"}}
 	if requests > 0 {
 		// A request that breaks the contract is what a client sent, on
 		// purpose where a conformance suite sent it; the backend is
 		// judged by its answers.
-		run.Counts = append(run.Counts, Count{requests, "of them in requests (what clients sent)"}, Count{errs - requests, "in answers"})
-		run.Summary = RequestFindings(requests, errs-requests) + "\n\n" + run.Summary
+		run.Counts = append(run.Counts, report.Count{N: requests, Label: "of them in requests (what clients sent)"}, report.Count{N: errs - requests, Label: "in answers"})
+		run.Summary = report.RequestFindings(requests, errs-requests) + "\n\n" + run.Summary
 	}
-	run.Counts = append(run.Counts, Count{warns, "warnings"}, Count{int64(len(findings)), "groups"})
+	run.Counts = append(run.Counts, report.Count{N: warns, Label: "warnings"}, report.Count{N: int64(len(findings)), Label: "groups"})
 	if unknown > 0 {
-		run.Counts = append(run.Counts, Count{unknown, "to no operation"})
+		run.Counts = append(run.Counts, report.Count{N: unknown, Label: "to no operation"})
 	}
-	run.Causes = causesOf(findings, spec.SeverityError, f.Redactor())
-	run.Warnings = causesOf(findings, spec.SeverityWarning, f.Redactor())
+	run.Causes = causesOf(findings, SeverityError, f.Redactor())
+	run.Warnings = causesOf(findings, SeverityWarning, f.Redactor())
 	if d := f.Dropped(); d > 0 {
-		run.Causes = append(run.Causes, Cause{Name: "not-grouped", About: "violations past the limit of groups, counted only", Severity: spec.SeverityError, Count: d, Unit: "violation"})
+		run.Causes = append(run.Causes, report.Cause{Name: "not-grouped", About: "violations past the limit of groups, counted only", Severity: SeverityError, Count: d, Unit: "violation"})
 	}
-	run.Coverage = NewCoverage(c, f.Answers())
+	run.Coverage = c.Coverage(f.Answers())
 	for i, op := range run.Coverage.Operations {
 		for j, r := range op.Responses {
 			switch {
@@ -133,9 +133,9 @@ func Traffic(name string, c *spec.Contract, f *spec.Findings) Run {
 }
 
 // causesOf groups the findings of a severity by rule, most violations
-// first, each group a Failure with its example as a curl line.
-func causesOf(findings []spec.Finding, severity string, rd *exchange.Redactor) []Cause {
-	var out []Cause
+// first, each group a report.Failure with its example as a curl line.
+func causesOf(findings []Finding, severity string, rd *exchange.Redactor) []report.Cause {
+	var out []report.Cause
 	index := map[string]int{}
 	for _, g := range findings {
 		if g.Severity != severity {
@@ -146,22 +146,22 @@ func causesOf(findings []spec.Finding, severity string, rd *exchange.Redactor) [
 			i = len(out)
 			index[g.Rule] = i
 			about := g.Rule
-			if r, ok := spec.RuleNamed(g.Rule); ok {
+			if r, ok := RuleNamed(g.Rule); ok {
 				about = r.About
 			}
-			out = append(out, Cause{Name: g.Rule, About: about, Severity: severity, Unit: "violation"})
+			out = append(out, report.Cause{Name: g.Rule, About: about, Severity: severity, Unit: "violation"})
 		}
 		out[i].Count += g.Count
 		out[i].Failures = append(out[i].Failures, failureOf(g, rd))
 	}
-	slices.SortStableFunc(out, func(a, b Cause) int { return cmp.Compare(b.Count, a.Count) })
+	slices.SortStableFunc(out, func(a, b report.Cause) int { return cmp.Compare(b.Count, a.Count) })
 	return out
 }
 
 // failureOf renders a group of violations as a Failure: where, its
 // message, its example as a curl line and what came back, and the whole
 // group as the console shows it.
-func failureOf(g spec.Finding, rd *exchange.Redactor) Failure {
+func failureOf(g Finding, rd *exchange.Redactor) report.Failure {
 	e := g.Example
 	title := g.Operation + ": " + g.Where
 	if g.Path != "" {
@@ -188,11 +188,11 @@ func failureOf(g spec.Finding, rd *exchange.Redactor) Failure {
 	}
 	var b strings.Builder
 	describe(&b, g, "")
-	return Failure{Title: title, Request: exchange.Curl(x, rd), Got: got, Problems: []string{g.Message}, Detail: b.String(), Count: g.Count}
+	return report.Failure{Title: title, Request: exchange.Curl(x, rd), Got: got, Problems: []string{g.Message}, Detail: b.String(), Count: g.Count}
 }
 
 // count says how many violations a list of groups holds.
-func count(gs []spec.Finding) string {
+func count(gs []Finding) string {
 	var n int64
 	for _, g := range gs {
 		n += g.Count
@@ -201,7 +201,7 @@ func count(gs []spec.Finding) string {
 }
 
 // describeAll renders groups, one block each.
-func describeAll(gs []spec.Finding) string {
+func describeAll(gs []Finding) string {
 	var b strings.Builder
 	for _, g := range gs {
 		describe(&b, g, "")
@@ -210,7 +210,7 @@ func describeAll(gs []spec.Finding) string {
 }
 
 // describe renders one group: what, where, how often, and its example.
-func describe(b *strings.Builder, g spec.Finding, indent string) {
+func describe(b *strings.Builder, g Finding, indent string) {
 	where := g.Where + " " + g.Path
 	if g.Status != 0 {
 		where += fmt.Sprintf(" (answer %d)", g.Status)
@@ -237,13 +237,13 @@ func oneLine(s string, n int) string {
 	return s
 }
 
-// Findings writes findings as text for a person: a count, then each
+// WriteFindings writes findings as text for a person: a count, then each
 // group with its example.
-func Findings(w io.Writer, f *spec.Findings) error {
+func WriteFindings(w io.Writer, f *Findings) error {
 	gs := f.List()
 	var errs, warns int64
 	for _, g := range gs {
-		if g.Severity == spec.SeverityError {
+		if g.Severity == SeverityError {
 			errs += g.Count
 		} else {
 			warns += g.Count
@@ -262,17 +262,33 @@ func Findings(w io.Writer, f *spec.Findings) error {
 	return err
 }
 
-// RequestFindings says how many violations are in requests, what clients
-// sent, and how many in answers: a conformance suite run through the
-// proxy sends requests that break the contract on purpose, and a backend
-// that answers them as the contract says has broken nothing.
-func RequestFindings(requests, answers int64) string {
-	are := func(n int64) string {
-		if n == 1 {
-			return "1 violation is"
+// Coverage measures the coverage of c by answers, counted by operation
+// name and status (Answers.ByStatus, Findings.Answers).
+func (c *Contract) Coverage(answers map[string]map[int]int64) *report.Coverage {
+	cov := &report.Coverage{}
+	for _, op := range c.Operations {
+		oc := report.OperationCoverage{Name: op.Name(), Method: op.Method, Path: c.BasePath + op.Path}
+		for _, r := range op.Responses {
+			oc.Responses = append(oc.Responses, report.ResponseCoverage{Code: r.Code})
 		}
-		return fmt.Sprintf("%d violations are", n)
+		seen := answers[op.Name()]
+		statuses := make([]int, 0, len(seen))
+		for s := range seen {
+			statuses = append(statuses, s)
+		}
+		slices.Sort(statuses)
+		for _, s := range statuses {
+			n := seen[s]
+			oc.Answers += n
+			r := op.Response(s)
+			if r == nil {
+				oc.Undocumented = append(oc.Undocumented, report.StatusCount{Status: s, Count: n})
+				continue
+			}
+			i := slices.IndexFunc(oc.Responses, func(rc report.ResponseCoverage) bool { return rc.Code == r.Code })
+			oc.Responses[i].Statuses = append(oc.Responses[i].Statuses, report.StatusCount{Status: s, Count: n})
+		}
+		cov.Operations = append(cov.Operations, oc)
 	}
-	return fmt.Sprintf("%s in requests: what the clients sent breaks the contract (a conformance suite sends such requests on purpose, to see them refused); %s in the answers, by which the backend is judged.",
-		are(requests), are(answers))
+	return cov
 }

@@ -1,10 +1,11 @@
-package report
+package report_test
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/petstore/inventory-kit/spec"
+	"github.com/petstore/inventory-kit/spec/report"
 )
 
 // rangesDoc documents an exact status, a range and default on one
@@ -55,7 +56,7 @@ func TestCoverage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cov := NewCoverage(c, tt.answers)
+			cov := c.Coverage(tt.answers)
 			e, d := cov.Figure()
 			if e != tt.exercised || d != 5 {
 				t.Errorf("Figure = %d of %d; want %d of 5", e, d, tt.exercised)
@@ -72,8 +73,8 @@ func TestCoverage(t *testing.T) {
 			}
 		})
 	}
-	cov := NewCoverage(c, map[string]map[int]int64{"addThing": {201: 1, 418: 2}})
-	if u := cov.Operations[1].Undocumented; len(u) != 1 || u[0] != (StatusCount{418, 2}) {
+	cov := c.Coverage(map[string]map[int]int64{"addThing": {201: 1, 418: 2}})
+	if u := cov.Operations[1].Undocumented; len(u) != 1 || u[0] != (report.StatusCount{Status: 418, Count: 2}) {
 		t.Errorf("addThing's undocumented statuses = %v; want 418 ×2", u)
 	}
 }
@@ -83,7 +84,7 @@ func TestCoverage(t *testing.T) {
 // 66.66 and misses 66.67; the gate names every pair not exercised.
 func TestCoverageGate(t *testing.T) {
 	c := loadDoc(t, rangesDoc)
-	four := NewCoverage(c, map[string]map[int]int64{"listThings": {200: 1, 404: 1, 500: 1}, "addThing": {201: 1}})
+	four := c.Coverage(map[string]map[int]int64{"listThings": {200: 1, 404: 1, 500: 1}, "addThing": {201: 1}})
 	tests := []struct {
 		min  float64
 		met  bool
@@ -106,8 +107,8 @@ func TestCoverageGate(t *testing.T) {
 			t.Errorf("Headline = %q; want %q", four.Headline(), tt.head)
 		}
 	}
-	third := &Coverage{Operations: []OperationCoverage{{Name: "x", Responses: []ResponseCoverage{
-		{Code: "200", Statuses: []StatusCount{{200, 1}}}, {Code: "201", Statuses: []StatusCount{{201, 1}}}, {Code: "404"}}}}}
+	third := &report.Coverage{Operations: []report.OperationCoverage{{Name: "x", Responses: []report.ResponseCoverage{
+		{Code: "200", Statuses: []report.StatusCount{{200, 1}}}, {Code: "201", Statuses: []report.StatusCount{{201, 1}}}, {Code: "404"}}}}}
 	for _, tt := range []struct {
 		min float64
 		met bool
@@ -132,7 +133,7 @@ func TestParsePercent(t *testing.T) {
 		{"100.5", 0, false}, {"-1", 0, false}, {"abc", 0, false}, {"NaN", 0, false}, {"", 0, false}, {"%", 0, false},
 	}
 	for _, tt := range tests {
-		got, err := ParsePercent(tt.in)
+		got, err := report.ParsePercent(tt.in)
 		if (err == nil) != tt.ok || got != tt.want {
 			t.Errorf("ParsePercent(%q) = %v, %v; want %v, ok %v", tt.in, got, err, tt.want, tt.ok)
 		}

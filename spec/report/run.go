@@ -173,3 +173,18 @@ func plural(n int64, unit string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, unit)
 }
+
+// RequestFindings says how many violations are in requests, what clients
+// sent, and how many in answers: a conformance suite run through the
+// proxy sends requests that break the contract on purpose, and a backend
+// that answers them as the contract says has broken nothing.
+func RequestFindings(requests, answers int64) string {
+	are := func(n int64) string {
+		if n == 1 {
+			return "1 violation is"
+		}
+		return fmt.Sprintf("%d violations are", n)
+	}
+	return fmt.Sprintf("%s in requests: what the clients sent breaks the contract (a conformance suite sends such requests on purpose, to see them refused); %s in the answers, by which the backend is judged.",
+		are(requests), are(answers))
+}

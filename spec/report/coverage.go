@@ -3,10 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
-
-	"github.com/petstore/inventory-kit/spec"
 )
 
 // CoverageRule says how coverage is counted, in every report that shows it.
@@ -54,37 +51,6 @@ type Pair struct {
 
 // Exercised reports whether an answer exercised the response.
 func (r ResponseCoverage) Exercised() bool { return len(r.Statuses) > 0 }
-
-// NewCoverage measures the coverage of c by answers, counted by operation
-// name and status (spec.Answers.ByStatus, spec.Findings.Answers).
-func NewCoverage(c *spec.Contract, answers map[string]map[int]int64) *Coverage {
-	cov := &Coverage{}
-	for _, op := range c.Operations {
-		oc := OperationCoverage{Name: op.Name(), Method: op.Method, Path: c.BasePath + op.Path}
-		for _, r := range op.Responses {
-			oc.Responses = append(oc.Responses, ResponseCoverage{Code: r.Code})
-		}
-		seen := answers[op.Name()]
-		statuses := make([]int, 0, len(seen))
-		for s := range seen {
-			statuses = append(statuses, s)
-		}
-		slices.Sort(statuses)
-		for _, s := range statuses {
-			n := seen[s]
-			oc.Answers += n
-			r := op.Response(s)
-			if r == nil {
-				oc.Undocumented = append(oc.Undocumented, StatusCount{s, n})
-				continue
-			}
-			i := slices.IndexFunc(oc.Responses, func(rc ResponseCoverage) bool { return rc.Code == r.Code })
-			oc.Responses[i].Statuses = append(oc.Responses[i].Statuses, StatusCount{s, n})
-		}
-		cov.Operations = append(cov.Operations, oc)
-	}
-	return cov
-}
 
 // Rule says how coverage is counted: CoverageRule.
 func (c *Coverage) Rule() string { return CoverageRule }

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petstore/inventory-kit/conformance/report"
-	"github.com/petstore/inventory-kit/conformance/report/reporttest"
 	"github.com/petstore/inventory-kit/spec"
 	"github.com/petstore/inventory-kit/spec/exchange"
+	"github.com/petstore/inventory-kit/spec/report"
+	"github.com/petstore/inventory-kit/spec/report/reporttest"
 )
 
 // key is the secret the runs below hold; no report may show it.
