@@ -738,6 +738,44 @@ var deepServers = []brokenServer{
 		fails: []string{"random sequences of calls keep the model"},
 		cause: conformance.CauseRejectedChanged,
 	},
+	{
+		// Stock kept as movements: an update reads the record, waits
+		// for its far database, and adds the difference to what the
+		// record holds then. Right one at a time; two at once leave the
+		// sum of both differences (a lost update). The answers echo the
+		// values sent, so only a later list shows it.
+		name: "stock-set-by-difference",
+		wrap: func(h http.Handler) http.Handler {
+			var mu sync.Mutex // one adjustment at a time, as a database increment is
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				id, ok := patchedPet(r)
+				var u struct{ Quantity *int64 }
+				if !ok || !authorized(r) || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") || json.Unmarshal(peekBody(r), &u) != nil || u.Quantity == nil || *u.Quantity < 0 {
+					h.ServeHTTP(w, r) // what it refuses, the mock refuses
+					return
+				}
+				before, found := findItem(listItemsOf(h), id)
+				if !found {
+					h.ServeHTTP(w, r)
+					return
+				}
+				time.Sleep(10 * time.Millisecond)
+				mu.Lock()
+				now, _ := findItem(listItemsOf(h), id)
+				rec := serve(h, http.MethodPatch, r.URL.Path, []byte(fmt.Sprintf(`{"quantity":%d}`, max(now.Quantity+*u.Quantity-before.Quantity, 0))))
+				mu.Unlock()
+				var it Item
+				if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &it) != nil {
+					copyRecorded(w, rec)
+					return
+				}
+				it.Quantity = *u.Quantity
+				writeJSON(w, http.StatusOK, it)
+			})
+		},
+		fails: []string{"random sequences of calls keep the model", "20 concurrent writes each echo their own values"},
+		cause: conformance.CauseLostUpdate,
+	},
 }
 
 func brokenServerNamed(name string) (brokenServer, bool) {
