@@ -155,26 +155,27 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	}
 	ex.x.Status, ex.x.RespHeader = resp.StatusCode, resp.Header
 	c := &capture{body: resp.Body, limit: p.limit, keep: true, ex: ex}
-	if n := resp.ContentLength; n > 0 && n <= int64(p.limit) {
-		if ex.take(n) {
-			c.buf = make([]byte, 0, n)
-		} else {
-			c.keep, c.over = false, true
-		}
-	}
 	ex.resp = c
-	if !p.enforce || c.over {
-		resp.Body = c
-		return nil
-	}
-	if !ex.take(int64(p.limit) + 1 - int64(cap(c.buf))) {
-		// No room in the budget to hold it for the check: it passes
-		// unchecked, as a body past the limit does.
-		c.keep, c.over, c.buf = false, true, nil
+	if !p.enforce {
+		if n := resp.ContentLength; n > 0 && n <= int64(p.limit) {
+			if ex.take(n) {
+				c.buf = make([]byte, 0, n)
+			} else {
+				c.keep, c.over = false, true
+			}
+		}
 		resp.Body = c
 		return nil
 	}
 	c.keep = false
+	if n := resp.ContentLength; !ex.take(int64(min(uint64(n), uint64(p.limit))) + 1) {
+		// No room in the budget to hold it for the check (its length,
+		// or the limit where that is unknown): it passes unchecked, as
+		// a body past the limit does.
+		c.over = true
+		resp.Body = c
+		return nil
+	}
 	head, err := readUpTo(c, p.limit, resp.ContentLength)
 	c.buf = head[:min(len(head), p.limit)]
 	if err != nil {
