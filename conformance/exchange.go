@@ -269,7 +269,7 @@ func (t *Target) roundTrip(req *http.Request, x *Exchange, limit int64) {
 	x.Status = resp.StatusCode
 	x.RespHeader = resp.Header
 	t.answers.Count(x.Op.Name(), x.Status)
-	if x.Op == nil || x.Op != t.inv.List || x.Status/100 != 2 {
+	if x.Op != t.inv.List || x.Status/100 != 2 {
 		limit = min(limit, ItemMaxBytes)
 	}
 	t.readBody(req.Context(), resp, limit, x)
@@ -339,8 +339,8 @@ func (b *budget) size() int64 { return 2 * b.cap }
 
 // read reads r until EOF or limit bytes, taking its buffer from the
 // budget: first size bytes (or limit), then twice as much each time it is
-// full, never past limit. A read that cannot have room waits for it until ctx
-// ends.
+// full, never past limit. A read that finds no room waits for it until
+// ctx ends.
 func (b *budget) read(ctx context.Context, r io.Reader, limit, size int64) (int64, []byte, error) {
 	var held int64
 	hasBig := false
