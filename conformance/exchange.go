@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/petstore/inventory-kit/spec"
@@ -249,7 +251,10 @@ func (t *Target) paused() time.Time {
 }
 
 // roundTrip makes one attempt of req and records it in x, reading at most
-// limit bytes of the body and counting them against the run's cap.
+// limit bytes of the body and counting them against the run's cap. Only
+// the list's 2xx answer may be long: any other answer (an Error, one
+// record) is read up to ItemMaxBytes, whatever limit says, since its
+// status is known before its body is read.
 func (t *Target) roundTrip(req *http.Request, x *Exchange, limit int64) {
 	start := time.Now()
 	x.Failure, x.Err, x.Cause = "", "", nil
@@ -264,56 +269,142 @@ func (t *Target) roundTrip(req *http.Request, x *Exchange, limit int64) {
 	x.Status = resp.StatusCode
 	x.RespHeader = resp.Header
 	t.answers.Count(x.Op.Name(), x.Status)
-	t.readBody(resp.Body, limit, x)
+	if x.Op != t.inv.List || x.Status/100 != 2 {
+		limit = min(limit, ItemMaxBytes)
+	}
+	t.readBody(req.Context(), resp, limit, x)
 	x.Elapsed = time.Since(start)
 }
 
 // readBody reads at most limit bytes of the body into x, and no more than
-// the run has left. A body that ends early is a cut answer; one that is
-// longer is cut at the cap and marked capped.
-func (t *Target) readBody(r io.Reader, limit int64, x *Exchange) {
+// the run has left, within the run's budget of bytes in flight. A body
+// that ends early is a cut answer; one that is longer is cut at the cap
+// and marked capped.
+func (t *Target) readBody(ctx context.Context, resp *http.Response, limit int64, x *Exchange) {
 	left := t.cfg.MaxRunBytes - t.read.Load()
 	if left <= 0 {
 		x.Failure, x.Err = exchange.FailureCapped, fmt.Sprintf("response body too large: the run has read %s of responses, its cap (--max-run-bytes)", byteSize(t.cfg.MaxRunBytes))
 		return
 	}
 	n := min(limit, left)
-	got, b, err := readAtMost(r, n+1)
+	size := int64(64 << 10) // the first buffer where the length is unknown
+	if resp.ContentLength >= 0 && !resp.Uncompressed {
+		size = resp.ContentLength + 1 // the transport reads no further
+	}
+	got, b, err := t.inFlight.read(ctx, resp.Body, n+1, size)
 	t.read.Add(got)
 	x.RespBody, x.RespSize = b, got
 	switch {
 	case err != nil:
 		x.Failure, x.Err, x.Cause = exchange.FailureCut, err.Error(), err
 	case got > n:
-		// Only the start is kept, the key hidden before the cut.
-		x.RespBody = t.Redactor().Cut(b, 4096)
+		// Only the start is kept, the key hidden before the cut, in a
+		// copy of its own: the capped buffer is not kept alive by it.
+		x.RespBody = slices.Clone(t.Redactor().Cut(b[:min(len(b), 64<<10)], 4096))
 		x.Failure, x.Err = exchange.FailureCapped, fmt.Sprintf("response body too large: the run has read %s of responses, its cap (--max-run-bytes)", byteSize(t.cfg.MaxRunBytes))
-		if n == limit {
+		switch {
+		case n == limit && limit == ItemMaxBytes && limit < t.cfg.MaxResponseBytes:
+			x.Err = fmt.Sprintf("response body too large: more than %s (the cap on an answer other than the list's: one record or an Error)", byteSize(limit))
+		case n == limit:
 			x.Err = fmt.Sprintf("response body too large: more than %s (the cap per response, --max-response-bytes)", byteSize(limit))
 		}
 	}
 }
 
-// readAtMost reads up to max bytes, growing its buffer by doubling but
-// never past max, so a capped read allocates at most about twice the cap.
-func readAtMost(r io.Reader, max int64) (int64, []byte, error) {
-	b := make([]byte, 0, min(max, 64<<10))
-	for int64(len(b)) < max {
-		if len(b) == cap(b) {
-			nb := make([]byte, len(b), min(max, int64(2*cap(b))))
-			copy(nb, b)
-			b = nb
+// A budget bounds the response bytes all requests in flight read at once
+// (decompressed): twice the largest cap, so that eight workers cannot each
+// hold a cap at once. A read takes its buffer's size from the budget as
+// the buffer grows, and gives it back when the body is read; the exchange
+// then holds the body (a capped one only its first 4 KiB).
+//
+// Reads grow freely in the budget's first half. One read at a time, the
+// one holding big, may grow into the second half: the others wait for big
+// while they hold what they have, and the holder of big always finds room
+// (the others hold at most the first half, it needs at most one cap), so
+// no read waits forever.
+type budget struct {
+	mu   sync.Mutex // guards held
+	held int64      // bytes taken now
+	cap  int64      // one read's most (the largest cap, plus one byte)
+	big  chan struct{}
+	peak atomic.Int64 // the most held at once, for tests
+}
+
+func newBudget(maxRead int64) *budget {
+	return &budget{cap: maxRead + 1, big: make(chan struct{}, 1)}
+}
+
+// size is the budget's bytes in all.
+func (b *budget) size() int64 { return 2 * b.cap }
+
+// read reads r until EOF or limit bytes, taking its buffer from the
+// budget: first size bytes (or limit), then twice as much each time it is
+// full, never past limit. A read that finds no room waits for it until
+// ctx ends.
+func (b *budget) read(ctx context.Context, r io.Reader, limit, size int64) (int64, []byte, error) {
+	var held int64
+	hasBig := false
+	defer func() {
+		b.mu.Lock()
+		b.held -= held
+		b.mu.Unlock()
+		if hasBig {
+			<-b.big
 		}
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return int64(len(b)), b, nil
-		}
-		if err != nil {
-			return int64(len(b)), b, err
+	}()
+	take := func(n int64) error {
+		for {
+			b.mu.Lock()
+			room := b.cap // the first half
+			if hasBig {
+				room = 2 * b.cap
+			}
+			if b.held+n <= room {
+				b.held += n
+				held += n
+				if b.held > b.peak.Load() {
+					b.peak.Store(b.held)
+				}
+				b.mu.Unlock()
+				return nil
+			}
+			b.mu.Unlock()
+			if hasBig { // cannot be: the holder of big has room
+				return errors.New("the run's budget of bytes in flight is spent")
+			}
+			select {
+			case b.big <- struct{}{}:
+				hasBig = true
+			case <-ctx.Done():
+				return fmt.Errorf("waiting for room to read the body: %w", context.Cause(ctx))
+			}
 		}
 	}
-	return int64(len(b)), b, nil
+	first := min(limit, size, b.cap)
+	if err := take(first); err != nil {
+		return 0, nil, err
+	}
+	buf := make([]byte, 0, first)
+	for int64(len(buf)) < limit {
+		if len(buf) == cap(buf) {
+			n := min(limit, int64(2*cap(buf)), b.cap)
+			if err := take(n - int64(cap(buf))); err != nil {
+				return int64(len(buf)), buf, err
+			}
+			nb := make([]byte, len(buf), n)
+			copy(nb, buf)
+			buf = nb
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return int64(len(buf)), buf, nil
+		}
+		if err != nil {
+			return int64(len(buf)), buf, err
+		}
+	}
+	return int64(len(buf)), buf, nil
 }
 
 // byteSize renders n bytes as MiB or KiB where exact.

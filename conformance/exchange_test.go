@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
@@ -183,5 +185,113 @@ func TestRateLimitPausesTheRun(t *testing.T) {
 	// One pause of 1 s (Retry-After), however many of the 16 met it.
 	if w := tg.Waited(); w < time.Second || w > 2*time.Second {
 		t.Errorf("the run waited %s in all; want one pause of about 1s, not one per request", w)
+	}
+}
+
+// gzipOf returns n bytes of 'a' gzip-compressed: a small body that
+// inflates to n.
+func gzipOf(t *testing.T, prefix string, n int) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+	_, _ = io.WriteString(zw, prefix)
+	_, _ = zw.Write(bytes.Repeat([]byte{'a'}, n))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestAnswerCaps: only the list's 2xx answer may be long. An Error or a
+// record past ItemMaxBytes is cut there and fails as capped, naming the
+// cap, however large --max-response-bytes is; a list up to the cap is
+// read whole. What an exchange keeps of a capped body is the first 4 KiB
+// in a copy of its own, not a window on the buffer it was read into.
+func TestAnswerCaps(t *testing.T) {
+	const big = 3 << 20
+	list := `[{"petId":1,"quantity":2,"status":"sold","note":"` + strings.Repeat("n", big) + `"}]`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Method == http.MethodGet && r.URL.Path == "/v1/inventory":
+			_, _ = io.WriteString(w, list)
+		case r.Method == http.MethodPatch:
+			_, _ = fmt.Fprintf(w, `{"petId":1,"quantity":2,"status":"sold","note":"%s"}`, strings.Repeat("n", big))
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = fmt.Fprintf(w, `{"code":"not_found","message":"%s","status":404}`, strings.Repeat("m", big))
+		}
+	}))
+	defer srv.Close()
+	tg, err := NewTarget(Config{BaseURL: srv.URL + "/v1", APIKey: "k", MaxResponseBytes: 8 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		req  Request
+		want int64 // bytes read; 0: the whole body, not capped
+	}{
+		{"the list", Request{Method: http.MethodGet, Path: "/inventory"}, 0},
+		{"an Error", Request{Method: http.MethodGet, Path: "/inventory/x"}, ItemMaxBytes + 1},
+		{"a record", Request{Method: http.MethodPatch, Path: "/inventory/1", Body: []byte(`{"quantity":2}`)}, ItemMaxBytes + 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			x := tg.Send(context.Background(), tt.req)
+			switch {
+			case tt.want == 0 && (x.Failure != "" || x.RespSize != int64(len(list))):
+				t.Errorf("read %d bytes, failure %q %s; want the whole list of %d", x.RespSize, x.Failure, x.Err, len(list))
+			case tt.want != 0 && (x.Failure != exchange.FailureCapped || x.RespSize != tt.want || !strings.Contains(x.Err, "more than 1 MiB (the cap on an answer other than the list's")):
+				t.Errorf("read %d bytes, failure %q %q; want %d bytes read, capped, naming the 1 MiB cap", x.RespSize, x.Failure, x.Err, tt.want)
+			case tt.want != 0 && (len(x.RespBody) > 4096 || cap(x.RespBody) > 4096):
+				t.Errorf("a capped body keeps %d bytes in a buffer of %d; want at most 4 KiB of its own", len(x.RespBody), cap(x.RespBody))
+			}
+			if ps := tg.ResponseProblems(x); tt.want != 0 && len(ps) == 0 {
+				t.Errorf("a capped answer passed its checks")
+			}
+		})
+	}
+}
+
+// TestBytesInFlight: sixteen requests at once whose lists are gzip bombs
+// (a few KiB that inflate past the cap) never hold more than the budget
+// between them, twice the cap, and every one of them ends, capped.
+func TestBytesInFlight(t *testing.T) {
+	const limit = 1 << 20
+	bomb := gzipOf(t, `[{"petId":1,"quantity":2,"status":"sold","note":"`, 8<<20)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Encoding", "gzip")
+		_, _ = w.Write(bomb)
+	}))
+	defer srv.Close()
+	tg, err := NewTarget(Config{BaseURL: srv.URL + "/v1", APIKey: "k", MaxResponseBytes: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 16
+	xs := make([]*Exchange, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			xs[i] = tg.Send(context.Background(), Request{Method: http.MethodGet, Path: "/inventory"})
+		}()
+	}
+	wg.Wait()
+	for i, x := range xs {
+		if x.Failure != exchange.FailureCapped || x.RespSize != limit+1 {
+			t.Errorf("request %d: read %d bytes, failure %q %s; want %d bytes, capped", i, x.RespSize, x.Failure, x.Err, limit+1)
+		}
+		if cap(x.RespBody) > 4096 {
+			t.Errorf("request %d: a capped body is kept in a buffer of %d bytes; want its first 4 KiB alone", i, cap(x.RespBody))
+		}
+	}
+	if peak, size := tg.inFlight.peak.Load(), tg.inFlight.size(); peak > size || peak < limit {
+		t.Errorf("%d bytes in flight at most; want between one cap (%d) and the budget (%d)", peak, limit, size)
+	}
+	if tg.inFlight.held != 0 || len(tg.inFlight.big) != 0 {
+		t.Errorf("after the reads the budget holds %d bytes (big taken: %d); want none", tg.inFlight.held, len(tg.inFlight.big))
 	}
 }

@@ -108,8 +108,9 @@ type Target struct {
 	badRecords map[string]bool
 	unstableX  *Exchange // the second list, which differed
 
-	read    atomic.Int64  // decompressed response bytes read so far
-	answers *spec.Answers // answers by operation and status, for coverage
+	read     atomic.Int64  // decompressed response bytes read so far
+	inFlight *budget       // bounds the response bytes being read at once
+	answers  *spec.Answers // answers by operation and status, for coverage
 
 	waitMu sync.Mutex    // guards waited and pausedTo
 	waited time.Duration // the run's time paused on 429 answers, counted once however many requests waited
@@ -193,6 +194,7 @@ func NewTarget(cfg Config) (*Target, error) {
 	}
 	cfg.Explore = cfg.Explore.withDefaults()
 	t := &Target{cfg: cfg, base: base, client: cfg.Client, contract: contract, inv: inv, judge: spec.NewJudge(contract, nil), secrets: cfg.Secrets, answers: spec.NewAnswers(contract)}
+	t.inFlight = newBudget(cfg.MaxResponseBytes)
 	t.keys = &keySource{key: cfg.APIKey, command: cfg.KeyCommand, timeout: max(cfg.Timeout, 30*time.Second), secrets: cfg.Secrets}
 	t.guard.pending, t.guard.written, t.guard.why = map[int64]Record{}, map[int64]Record{}, map[int64]string{}
 	t.stop.init(cfg.MaxRunTime)

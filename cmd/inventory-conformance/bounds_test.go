@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -25,7 +26,7 @@ type childRun struct {
 	code   int
 	out    string
 	took   time.Duration
-	maxRSS int64 // bytes
+	maxRSS int64 // bytes: the child's peak resident memory
 }
 
 // runMeasured runs the command in a child process, as runChild does, and
@@ -34,7 +35,8 @@ func runMeasured(t *testing.T, args ...string) childRun {
 	t.Helper()
 	a, _ := json.Marshal(args)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childArgs+"="+string(a), "INVENTORY_API_KEY="+testKey)
+	peak := filepath.Join(t.TempDir(), "peak")
+	cmd.Env = append(os.Environ(), childArgs+"="+string(a), childPeak+"="+peak, "INVENTORY_API_KEY="+testKey)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
@@ -45,7 +47,11 @@ func runMeasured(t *testing.T, args ...string) childRun {
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+	// The child's own peak (VmHWM), which it writes as it exits; where
+	// there is no /proc, rusage's, which counts the parent's peak too.
+	if b, err := os.ReadFile(peak); err == nil {
+		r.maxRSS, _ = strconv.ParseInt(string(b), 10, 64)
+	} else if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.maxRSS = ru.Maxrss << 10 // KiB on Linux
 	}
 	if strings.Contains(r.out, testKey) {

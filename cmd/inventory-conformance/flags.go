@@ -37,7 +37,7 @@ type options struct {
 	Timeout          time.Duration `name:"timeout" default:"${timeout}" placeholder:"DURATION" help:"DURATION each request may take; 3 requests in a row without an answer stop the run (exit 2)"`
 	MaxRunTime       time.Duration `name:"max-run-time" placeholder:"DURATION" help:"DURATION of the whole run at most, then it stops (exit 2; the reports keep what it found) (default: no bound)"`
 	MaxRetryWait     time.Duration `name:"max-retry-wait" default:"${max_retry_wait}" placeholder:"DURATION" help:"DURATION of waiting on 429 answers over the whole run, then a 429 fails its check"`
-	MaxResponseBytes int64         `name:"max-response-bytes" type:"size" default:"${max_response_bytes}" placeholder:"SIZE" help:"SIZE cap on one decompressed response body (default 16MiB; 1MiB where one record is expected)"`
+	MaxResponseBytes int64         `name:"max-response-bytes" type:"size" default:"${max_response_bytes}" placeholder:"SIZE" help:"SIZE cap on the list's decompressed answer (default 16MiB); any other answer (an Error, one record) is capped at 1MiB"`
 	MaxRunBytes      int64         `name:"max-run-bytes" type:"size" default:"${max_run_bytes}" placeholder:"SIZE" help:"SIZE cap on all decompressed response bodies of the run (default 2GiB)"`
 	CACert           string        `name:"ca-cert" placeholder:"FILE" help:"PEM FILE of extra CA certificates to trust for the target"`
 	InsecureTLS      bool          `name:"insecure-skip-verify" help:"do not verify the target's TLS certificate"`
@@ -83,12 +83,15 @@ func usage(w io.Writer) {
 	for _, l := range helpLines(suiteParser(&options{})) {
 		fmt.Fprintf(w, "  %-28s %s\n", l[0], l[1])
 	}
-	fmt.Fprintf(w, "\nLimits: each response body is read up to --max-response-bytes after decompression\n")
-	fmt.Fprintf(w, "(1MiB where one record is expected) and the run reads at most --max-run-bytes in all.\n")
-	fmt.Fprintf(w, "Memory: a list is indexed where it lies in its body, never decoded into maps: about\n")
-	fmt.Fprintf(w, "17 bytes of memory per byte of the list, so with the default caps a run stays under\n")
-	fmt.Fprintf(w, "about 450 MB whatever the target (a 14 MiB list of 240,000 pets: 422 MB at most);\n")
-	fmt.Fprintf(w, "Go's collector is asked to keep the heap under 400 MiB (GOMEMLIMIT overrides it).\n")
+	fmt.Fprintf(w, "\nLimits: the list's answer is read up to --max-response-bytes after decompression, any\n")
+	fmt.Fprintf(w, "other answer (an Error, one record) up to 1MiB, and the run reads at most --max-run-bytes in all.\n")
+	fmt.Fprintf(w, "Memory: the bodies being read at once hold at most twice --max-response-bytes between them,\n")
+	fmt.Fprintf(w, "whatever --workers, and a body past its cap keeps only its first 4KiB. A list is indexed where\n")
+	fmt.Fprintf(w, "it lies in its body, never decoded into maps: about 17 bytes of memory per byte of the list.\n")
+	fmt.Fprintf(w, "So with the default caps a run stays under 256 MB against a target whose list is short, whatever\n")
+	fmt.Fprintf(w, "its other answers (gzip bombs, 20 MB errors: about 55 MB), and under 600 MB with the longest\n")
+	fmt.Fprintf(w, "list (240,000 pets, a 12 MB list: 417 MB); Go's collector is asked to keep the heap under 400 MiB\n")
+	fmt.Fprintf(w, "(GOMEMLIMIT overrides it).\n")
 	fmt.Fprintf(w, "Time: waits on 429 stop after --max-retry-wait; the run stops (exit 2, the reports\n")
 	fmt.Fprintf(w, "keeping what it found) after --max-run-time, or when 3 requests in a row go unanswered.\n")
 	fmt.Fprintf(w, "\nExit status: 0 every check passed; 1 the target broke the contract, or the run's coverage is below\n")

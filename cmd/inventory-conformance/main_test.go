@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -32,13 +33,27 @@ const testKey = "ic-test-key-8c1f0e7d6b5a"
 // with these arguments (JSON) and exit: RunSpecs runs once per process.
 const childArgs = "INVENTORY_CONFORMANCE_TEST_ARGS"
 
+// childPeak, in the environment, names a file where such a child writes
+// its peak resident memory (VmHWM) when it is done.
+const childPeak = "INVENTORY_CONFORMANCE_TEST_PEAK"
+
 func TestMain(m *testing.M) {
 	if a := os.Getenv(childArgs); a != "" {
 		var args []string
 		if err := json.Unmarshal([]byte(a), &args); err != nil {
 			panic(err)
 		}
-		os.Exit(cli.Code(run(context.Background(), args, os.LookupEnv, os.Stdout, os.Stderr)))
+		code := cli.Code(run(context.Background(), args, os.LookupEnv, os.Stdout, os.Stderr))
+		if f := os.Getenv(childPeak); f != "" {
+			n, err := cli.PeakRSS("self")
+			if err == nil {
+				err = os.WriteFile(f, []byte(strconv.FormatInt(n, 10)), 0o644)
+			}
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "peak RSS: %v\n", err)
+			}
+		}
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
 }

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -133,6 +134,13 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 	transport, err := proxy.NewTransport(proxy.TransportOptions{CACertFile: p.CACert, InsecureSkipVerify: p.Insecure, Timeout: p.Timeout})
 	if err != nil {
 		return fmt.Errorf("--upstream-ca-cert: %w", err)
+	}
+	if limit, _ := lookupEnv("GOMEMLIMIT"); limit == "" {
+		// The checks hold at most the budget (64 bodies of the check
+		// limit); a soft limit of twice that and 64 MiB keeps the
+		// collector ahead of the garbage hostile answers leave, such as
+		// gzip bombs from many clients at once. Set back on return.
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(2*int64(proxy.BudgetBodies)*int64(p.BodyLimit) + 64<<20))
 	}
 	px, err := proxy.New(proxy.Config{
 		Contract: contract, Upstream: p.To, Transport: transport, Timeout: p.Timeout,

@@ -283,18 +283,11 @@ func TestFixturesFromMemory(t *testing.T) {
 	peak := func(args ...string) int64 {
 		c := startChild(t, args...)
 		defer c.kill()
-		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+		n, err := cli.PeakRSS(strconv.Itoa(c.cmd.Process.Pid))
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, line := range strings.Split(string(status), "\n") {
-			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-				kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-				return kb << 10
-			}
-		}
-		t.Fatalf("no VmHWM in /proc/PID/status:\n%s", status)
-		return 0
+		return n
 	}
 	generate := peak("--generate", fmt.Sprint(pets))
 	from := peak("--fixtures-from", backend.URL+"/v1")

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 )
 
 // A capture passes a body through while it keeps its first limit bytes
@@ -16,6 +17,11 @@ type capture struct {
 	n     int64  // bytes read so far
 	eof   bool   // the body ended normally
 	err   error  // the body ended with this error
+	// ex takes buf's bytes from the proxy's budget; over says the budget
+	// was spent when buf had to grow: buf is dropped and the body passes
+	// unchecked.
+	ex   *pending
+	over bool
 }
 
 func (c *capture) Read(p []byte) (int, error) {
@@ -23,7 +29,18 @@ func (c *capture) Read(p []byte) (int, error) {
 	if n > 0 {
 		c.n += int64(n)
 		if room := c.limit - len(c.buf); c.keep && room > 0 {
-			c.buf = append(c.buf, p[:min(n, room)]...)
+			m := min(n, room)
+			if len(c.buf)+m > cap(c.buf) {
+				size := min(max(len(c.buf)+m, 2*cap(c.buf), 4<<10), c.limit)
+				if !c.ex.take(int64(size - cap(c.buf))) {
+					c.keep, c.over, c.buf = false, true, nil
+					return n, err
+				}
+				buf := make([]byte, len(c.buf), size)
+				copy(buf, c.buf)
+				c.buf = buf
+			}
+			c.buf = append(c.buf, p[:m]...)
 		}
 	}
 	switch {
@@ -44,7 +61,9 @@ func readUpTo(r io.Reader, limit int, size int64) ([]byte, error) {
 	b := make([]byte, 0, min(max(size, 0), int64(limit))+1)
 	for len(b) <= limit {
 		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
+			nb := make([]byte, len(b), min(2*cap(b), limit+1))
+			copy(nb, b)
+			b = nb
 		}
 		n, err := r.Read(b[len(b):min(cap(b), limit+1)])
 		b = b[:len(b)+n]
@@ -79,4 +98,52 @@ func (p *bufferPool) Put(b []byte) { p.pool.Put(&b) }
 // noBody reports whether a request has no body to read.
 func noBody(r *http.Request) bool {
 	return r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0
+}
+
+// A budget bounds the bytes every exchange holds for the checks at once:
+// the answers' bodies as captured, and their decoded text. Taking from
+// it never waits, so it never holds an exchange up: an exchange that
+// finds it spent passes its body unchecked, with a warning.
+type budget struct {
+	size    int64
+	held    atomic.Int64
+	peak    atomic.Int64 // the most held at once, for tests
+	refused atomic.Int64 // takes refused, for tests
+}
+
+// take takes n bytes, if they are left.
+func (b *budget) take(n int64) bool {
+	for {
+		h := b.held.Load()
+		if h+n > b.size {
+			b.refused.Add(1)
+			return false
+		}
+		if b.held.CompareAndSwap(h, h+n) {
+			for p := b.peak.Load(); h+n > p && !b.peak.CompareAndSwap(p, h+n); p = b.peak.Load() {
+			}
+			return true
+		}
+	}
+}
+
+// take takes n bytes of the proxy's budget for the exchange, which gives
+// them back when it is recorded.
+func (ex *pending) take(n int64) bool {
+	if ex.budget == nil || n <= 0 {
+		return true
+	}
+	if !ex.budget.take(n) {
+		return false
+	}
+	ex.held += n
+	return true
+}
+
+// release gives back what the exchange took.
+func (ex *pending) release() {
+	if ex.budget != nil {
+		ex.budget.held.Add(-ex.held)
+		ex.held = 0
+	}
 }

@@ -4,21 +4,29 @@ import (
 	"bytes"
 	"compress/gzip"
 	"compress/zlib"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
-
-	"github.com/petstore/inventory-kit/spec/exchange"
 )
 
 // decode makes the captured answer body readable for the checks: a gzip-
-// or deflate-encoded body is decoded, within the check limit, as a HAR
-// file holds it; another coding is named in RespEncoding, and the body is
+// or deflate-encoded body is decoded, within the check limit and the
+// proxy's budget, as a HAR file holds it; another coding, or one the
+// budget has no room to decode, is named in RespEncoding, and the body is
 // not checked. The client gets the body as the backend sent it.
-func decode(x *exchange.Exchange, limit int) {
+func (ex *pending) decode(limit int) {
+	x := &ex.x
 	enc := coding(x.RespHeader)
 	if enc == "" || x.RespSize > int64(len(x.RespBody)) || len(x.RespBody) == 0 {
 		return // nothing to decode, or too large to check anyway
+	}
+	if enc == "gzip" || enc == "x-gzip" || enc == "deflate" {
+		// The decoded text up to the limit, and the decoder's window.
+		if !ex.take(int64(limit) + 1 + 64<<10) {
+			x.RespEncoding = fmt.Sprintf("%s, not decoded: the proxy held its bound of %d KiB of bodies for checks at once", enc, ex.budget.size>>10)
+			return
+		}
 	}
 	var r io.ReadCloser
 	var err error

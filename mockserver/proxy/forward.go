@@ -28,6 +28,8 @@ type pending struct {
 	resp     *capture             // the answer's body as it passes; nil: no answer
 	answered []spec.Violation     // the answer's violations, where Enforce judged them already
 	checked  bool                 // answered holds the answer's verdict
+	budget   *budget              // the proxy's, which held came from
+	held     int64                // bytes taken from budget for the checks
 }
 
 // pendingKey carries the pending exchange in the forwarded request's
@@ -46,7 +48,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 		p.rp.ServeHTTP(w, r) // browser mechanics and protocol switches: no contract describes them
 		return
 	}
-	ex := &pending{start: time.Now()}
+	ex := &pending{start: time.Now(), budget: p.budget}
 	// A request body in a content coding is not decoded: it passes unchecked.
 	ex.x = exchange.Exchange{Time: ex.start, Method: r.Method, URL: clientURL(r), Path: r.URL.Path, Header: r.Header, BodyEncoding: coding(r.Header)}
 	if !noBody(r) {
@@ -152,16 +154,28 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 		return nil
 	}
 	ex.x.Status, ex.x.RespHeader = resp.StatusCode, resp.Header
-	c := &capture{body: resp.Body, limit: p.limit, keep: true}
-	if n := resp.ContentLength; n > 0 && n <= int64(p.limit) {
-		c.buf = make([]byte, 0, n)
-	}
+	c := &capture{body: resp.Body, limit: p.limit, keep: true, ex: ex}
 	ex.resp = c
 	if !p.enforce {
+		if n := resp.ContentLength; n > 0 && n <= int64(p.limit) {
+			if ex.take(n) {
+				c.buf = make([]byte, 0, n)
+			} else {
+				c.keep, c.over = false, true
+			}
+		}
 		resp.Body = c
 		return nil
 	}
 	c.keep = false
+	if n := resp.ContentLength; !ex.take(int64(min(uint64(n), uint64(p.limit))) + 1) {
+		// No room in the budget to hold it for the check (its length,
+		// or the limit where that is unknown): it passes unchecked, as
+		// a body past the limit does.
+		c.over = true
+		resp.Body = c
+		return nil
+	}
 	head, err := readUpTo(c, p.limit, resp.ContentLength)
 	c.buf = head[:min(len(head), p.limit)]
 	if err != nil {
@@ -174,7 +188,7 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	resp.Body = io.NopCloser(bytes.NewReader(head))
 	c.body.Close()
 	ex.fill()
-	decode(&ex.x, p.limit)
+	ex.decode(p.limit)
 	ex.answered, ex.checked = p.judge.Response(&ex.x, ex.rv), true
 	for _, v := range ex.answered {
 		if spec.Severity(v.Rule) == spec.SeverityError {
@@ -241,6 +255,7 @@ func isTimeout(err error) bool {
 // finish checks what passed, once the client has the answer, and records
 // it.
 func (p *Proxy) finish(ex *pending) {
+	defer ex.release()
 	ex.fill()
 	x := &ex.x
 	rv := ex.rv
@@ -268,7 +283,7 @@ func (p *Proxy) finish(ex *pending) {
 		// No answer (the client went away first), or the client went away
 		// before the whole answer passed: nothing to judge of the answer.
 	default:
-		decode(x, p.limit)
+		ex.decode(p.limit)
 		vs = append(vs, p.judge.Response(x, rv)...)
 	}
 	p.findings.Record(x, rv.Name, vs)

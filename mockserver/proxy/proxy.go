@@ -36,6 +36,10 @@ import (
 // DefaultBodyLimit is the bytes of each body the proxy checks: 1 MiB.
 const DefaultBodyLimit = 1 << 20
 
+// BudgetBodies is how many bodies of the check limit the exchanges hold
+// for the checks at once, by default: 64 MiB at the default limit.
+const BudgetBodies = 64
+
 // Config is what New needs to build a proxy.
 type Config struct {
 	Contract *spec.Contract // required
@@ -52,6 +56,10 @@ type Config struct {
 	Enforce bool
 	// BodyLimit is the bytes of each body checked; 0: DefaultBodyLimit.
 	BodyLimit int
+	// Budget bounds the bytes all exchanges hold for the checks at once
+	// (answers as captured, and decoded); an answer that finds it spent
+	// passes unchecked, with a warning. 0: BudgetBodies times BodyLimit.
+	Budget int64
 	// Ignore leaves out violations of the rules it matches.
 	Ignore spec.RuleFilter
 	// Findings gets the violations; nil: a new one that redacts APIKeys
@@ -83,6 +91,7 @@ type Proxy struct {
 	har      *exchange.HARWriter
 	logger   *slog.Logger
 	metrics  *metrics.Metrics // nil: none
+	budget   *budget          // the bytes held for the checks at once
 	rp       *httputil.ReverseProxy
 	own      http.Handler // the proxy's own endpoints
 	handler  http.Handler
@@ -109,6 +118,10 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	if p.limit <= 0 {
 		p.limit = DefaultBodyLimit
+	}
+	p.budget = &budget{size: int64(cfg.Budget)}
+	if p.budget.size <= 0 {
+		p.budget.size = BudgetBodies * int64(p.limit)
 	}
 	if p.timeout <= 0 {
 		p.timeout = DefaultTimeout

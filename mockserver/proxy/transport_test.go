@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -194,5 +195,65 @@ func TestEncodedAnswers(t *testing.T) {
 	}
 	if len(got) != 5 { // and the plain GET's: no key, and an empty body
 		t.Errorf("findings %q; want 5", got)
+	}
+}
+
+// TestBombsAtOnce: many clients at once get gzip bombs through the proxy
+// (a few KiB that decode past the check limit). The bytes the exchanges
+// hold for the checks never pass the budget; what finds it spent passes
+// unchecked, byte for byte, with a warning that names the bound; nothing
+// waits on it; and every byte taken is given back.
+func TestBombsAtOnce(t *testing.T) {
+	const limit, clients = 64 << 10, 32
+	var bomb bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&bomb, gzip.BestCompression)
+	zw.Write(bytes.Repeat([]byte{'['}, 4<<20))
+	zw.Close()
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write(bomb.Bytes())
+	}))
+	defer backend.Close()
+	for _, enforce := range []bool{false, true} {
+		addr, p := startProxy(t, backend.URL+"/v1", Config{BodyLimit: limit, Budget: 4 * limit, Enforce: enforce})
+		tr := &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: clients}
+		var wg sync.WaitGroup
+		for range clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				req, _ := http.NewRequest("GET", addr+"/v1/inventory", nil)
+				req.Header.Set("Authorization", "Bearer "+testKey)
+				req.Header.Set("Accept-Encoding", "gzip")
+				resp, err := tr.RoundTrip(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer resp.Body.Close()
+				if body, _ := io.ReadAll(resp.Body); !enforce && !bytes.Equal(body, bomb.Bytes()) {
+					t.Errorf("the client got %d bytes; want the bomb's %d as sent", len(body), bomb.Len())
+				}
+			}()
+		}
+		wg.Wait()
+		settle(t, p, clients)
+		if peak, size := p.budget.peak.Load(), p.budget.size; peak > size || peak == 0 {
+			t.Errorf("enforce %v: %d bytes held for the checks at most; want some, and at most the budget's %d", enforce, peak, size)
+		}
+		if held := p.budget.held.Load(); held != 0 {
+			t.Errorf("enforce %v: %d bytes still held after every exchange was recorded", enforce, held)
+		}
+		var warned int64
+		for _, f := range p.Findings().List() {
+			if strings.Contains(f.Message, "not decoded: the proxy held its bound of 256 KiB") || f.Rule == spec.RuleTooLarge && strings.Contains(f.Message, "more than the 0 bytes kept") {
+				warned += f.Count
+			}
+		}
+		t.Logf("enforce %v: %d of %d KiB held at most, %d bodies unchecked for the budget", enforce, p.budget.peak.Load()>>10, p.budget.size>>10, warned)
+		if refused := p.budget.refused.Load(); refused > 0 && warned == 0 {
+			t.Errorf("enforce %v: the budget refused %d times, and no finding says a body went unchecked: %q", enforce, refused, rules(p.Findings().List()))
+		}
 	}
 }
