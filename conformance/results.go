@@ -132,7 +132,7 @@ func (t *Target) results(r types.Report, info RunInfo, o RunOptions, left []repo
 			// shows it on a line of its own.
 			f.Want, f.Request, f.Got, f.Problems = ex.Want, ex.Request, strings.ReplaceAll(ex.Got, "\n          ", "\n"), ex.Problems
 		} else {
-			f.Problems = []string{firstLine(s.Failure.Message)}
+			f.Problems = []string{exchange.FirstLine(s.Failure.Message)}
 		}
 		byCause[c] = append(byCause[c], f)
 	}
