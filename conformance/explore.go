@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/petstore/inventory-kit/conformance/report"
 )
 
 // Defaults of the exploration.
@@ -123,7 +125,7 @@ func (r *exploreResult) Thin() string {
 	if r.Stopped != "the time budget" || r.Steps >= MinExploreSteps {
 		return ""
 	}
-	s := fmt.Sprintf("the exploration made only %d %s in %s, fewer than the %d it needs to mean much; \"nothing broken\" says little", r.Steps, plural(r.Steps, "step", "steps"), r.Budget, MinExploreSteps)
+	s := fmt.Sprintf("the exploration made only %s in %s, fewer than the %d it needs to mean much; \"nothing broken\" says little", report.Plural(r.Steps, "step"), r.Budget, MinExploreSteps)
 	if r.Max > 0 {
 		s += fmt.Sprintf(". The target answered in %s (p50), %s (p95), %s at most", r.P50, r.P95, r.Max)
 	}
@@ -198,7 +200,7 @@ func (f *exploreFailure) String() string {
 	if !f.Shrunk {
 		how = "as first found: " + f.Why
 	}
-	fmt.Fprintf(&b, "a sequence of %d %s breaks the contract (%s): %s\n", len(f.Steps), plural(len(f.Steps), "step", "steps"), how, f.Rule)
+	fmt.Fprintf(&b, "a sequence of %s breaks the contract (%s): %s\n", report.Plural(len(f.Steps), "step"), how, f.Rule)
 	for i, s := range f.Steps {
 		fmt.Fprintf(&b, "  %d. %s\n", i+1, s)
 	}
@@ -222,8 +224,8 @@ func (r *exploreResult) Summary() string {
 	if r.Max > 0 {
 		lat = fmt.Sprintf(", answers in %s (p50), %s (p95), %s (max)", r.P50, r.P95, r.Max)
 	}
-	return fmt.Sprintf("%d steps in %d sequences in %s, %d %s, seed %d%s, stopped by %s; %s",
-		r.Steps, r.Sequences, r.Elapsed.Round(time.Millisecond), r.Workers, plural(r.Workers, "worker", "workers"), r.Seed, lat, r.Stopped, found)
+	return fmt.Sprintf("%d steps in %d sequences in %s, %s, seed %d%s, stopped by %s; %s",
+		r.Steps, r.Sequences, r.Elapsed.Round(time.Millisecond), report.Plural(r.Workers, "worker"), r.Seed, lat, r.Stopped, found)
 }
 
 // Explore runs the state machine against the target within

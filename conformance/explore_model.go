@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/petstore/inventory-kit/conformance/report"
 )
 
 // A registry is the exploration's model of every record, shared by its
@@ -237,7 +239,7 @@ func (m mismatch) describe(key string) string {
 		s = fmt.Sprintf("%s %d: %s", key, m.id, strings.Join(m.want.Diff(m.got), ", "))
 	}
 	if m.othersBusy > 0 && !m.own {
-		s += fmt.Sprintf(" (seen while %d other %s of the exploration wrote)", m.othersBusy, plural(m.othersBusy, "worker", "workers"))
+		s += fmt.Sprintf(" (seen while %s of the exploration wrote)", report.Plural(m.othersBusy, "other worker"))
 	}
 	return s
 }

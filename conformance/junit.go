@@ -52,9 +52,9 @@ func suiteRun(r types.Report, info RunInfo, t Tally) report.Run {
 				c.Message = "not selected by --label-filter"
 			}
 		case s.State.Is(types.SpecStateFailed):
-			c.State, c.Message, c.Kind, c.Detail = report.Failed, firstLine(s.Failure.Message), "contract", s.Failure.Message
+			c.State, c.Message, c.Kind, c.Detail = report.Failed, exchange.FirstLine(s.Failure.Message), "contract", s.Failure.Message
 		default: // panicked, interrupted, aborted, timed out
-			c.State, c.Message, c.Kind, c.Detail = report.Errored, s.State.String()+": "+firstLine(s.Failure.Message), s.State.String(), s.Failure.Message
+			c.State, c.Message, c.Kind, c.Detail = report.Errored, s.State.String()+": "+exchange.FirstLine(s.Failure.Message), s.State.String(), s.Failure.Message
 		}
 		byArea[a] = append(byArea[a], c)
 	}
@@ -103,11 +103,6 @@ func (info RunInfo) properties(t Tally) []report.Property {
 		ps = append(ps, report.Property{Name: "cause", Value: fmt.Sprintf("%s: %s (broke %d)", c, c.Text(), len(t.ByCause[c]))})
 	}
 	return ps
-}
-
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(s, "\n")
-	return l
 }
 
 // cannotRunJSON is the JSON report of a run that could not be made.

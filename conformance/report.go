@@ -148,7 +148,7 @@ func summarize(w io.Writer, t Tally, f runFacts, left []report.Changed) {
 		fmt.Fprintf(w, "The run STOPPED before its checks were done: %s. The failures below are every one found until then.\n", f.Stopped)
 	}
 	if len(t.Causes) > 0 {
-		fmt.Fprintf(w, "Failures by cause (%d %s):\n", len(t.Causes), plural(len(t.Causes), "cause", "causes"))
+		fmt.Fprintf(w, "Failures by cause (%s):\n", report.Plural(len(t.Causes), "cause"))
 		for _, c := range t.Causes {
 			checks := t.ByCause[c]
 			fmt.Fprintf(w, "  ✗ %s: %s\n", c, c.Text())
@@ -160,20 +160,20 @@ func summarize(w io.Writer, t Tally, f runFacts, left []report.Changed) {
 				}
 				fmt.Fprintf(w, "      seen: %s\n", d)
 			}
-			fmt.Fprintf(w, "    broke %d %s:\n", len(checks), plural(len(checks), "check", "checks"))
+			fmt.Fprintf(w, "    broke %s:\n", report.Plural(len(checks), "check"))
 			for _, n := range checks {
 				fmt.Fprintf(w, "      - %s\n", n)
 			}
 		}
 	}
 	if len(t.Interrupted) > 0 {
-		fmt.Fprintf(w, "Interrupted or not run since the run stopped (not counted as failures): %d %s\n", len(t.Interrupted), plural(len(t.Interrupted), "check", "checks"))
+		fmt.Fprintf(w, "Interrupted or not run since the run stopped (not counted as failures): %s\n", report.Plural(len(t.Interrupted), "check"))
 	}
 	if len(t.NotJudgedOrder) > 0 {
 		fmt.Fprintf(w, "Not judged (the target gave these checks nothing to judge; the failure above says why):\n")
 		for _, why := range t.NotJudgedOrder {
 			n := len(t.NotJudged[why])
-			fmt.Fprintf(w, "  - %d %s: %s\n", n, plural(n, "check", "checks"), why)
+			fmt.Fprintf(w, "  - %s: %s\n", report.Plural(n, "check"), why)
 		}
 	}
 	if f.Waited > 0 {
@@ -202,13 +202,6 @@ func summarize(w io.Writer, t Tally, f runFacts, left []report.Changed) {
 
 // maxDetails is how many different details the summary shows per cause.
 const maxDetails = 3
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
 
 // dedupe drops repeated lines, keeping the first, and counts the repeats.
 func dedupe(lines []string) []string {

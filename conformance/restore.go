@@ -260,7 +260,7 @@ func WriteLeftChanged(w io.Writer, left []report.Changed) {
 	if len(left) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\n!!! %s (%s):\n", report.LeftChangedTitle, plural(len(left), "1 record", fmt.Sprintf("%d records", len(left))))
+	fmt.Fprintf(w, "\n!!! %s (%s):\n", report.LeftChangedTitle, report.Plural(len(left), "record"))
 	for _, c := range left {
 		fmt.Fprintf(w, "  %s\n", c)
 	}

@@ -75,7 +75,7 @@ func (t *Target) results(r types.Report, info RunInfo, o RunOptions, left []repo
 	if info.Mutations {
 		mode = "writes allowed, none made"
 		if ids := t.Written(); len(ids) > 0 {
-			mode = fmt.Sprintf("wrote to %s %s (%d %s)", t.inv.Key, examples(ids), len(ids), plural(len(ids), "record", "records"))
+			mode = fmt.Sprintf("wrote to %s %s (%s)", t.inv.Key, examples(ids), report.Plural(len(ids), "record"))
 			if len(left) > 0 {
 				mode += fmt.Sprintf(", %d left changed (listed below)", len(left))
 			} else {
@@ -132,7 +132,7 @@ func (t *Target) results(r types.Report, info RunInfo, o RunOptions, left []repo
 			// shows it on a line of its own.
 			f.Want, f.Request, f.Got, f.Problems = ex.Want, ex.Request, strings.ReplaceAll(ex.Got, "\n          ", "\n"), ex.Problems
 		} else {
-			f.Problems = []string{firstLine(s.Failure.Message)}
+			f.Problems = []string{exchange.FirstLine(s.Failure.Message)}
 		}
 		byCause[c] = append(byCause[c], f)
 	}
@@ -196,13 +196,13 @@ func (t *Target) whyNot(op *spec.Operation, code string, oc report.OperationCove
 	safe := op.Method == http.MethodGet || op.Method == http.MethodHead || op.Method == http.MethodOptions
 	var why []string
 	if !safe && !t.cfg.AllowMutations && skippedWrites > 0 {
-		why = append(why, fmt.Sprintf("read-only run (%d %s that write skipped; --allow-mutations runs them)", skippedWrites, plural(skippedWrites, "check", "checks")))
+		why = append(why, fmt.Sprintf("read-only run (%s that write skipped; --allow-mutations runs them)", report.Plural(skippedWrites, "check")))
 	}
 	if class == 2 && len(op.PathParams()) > 0 && t.petID == 0 {
 		why = append(why, "no record to address (the target lists none)")
 	}
 	if leftOut > 0 {
-		why = append(why, fmt.Sprintf("skipped by label (--label-filter %s left out %d %s)", exchange.Quote(filter), leftOut, plural(leftOut, "check", "checks")))
+		why = append(why, fmt.Sprintf("skipped by label (--label-filter %s left out %s)", exchange.Quote(filter), report.Plural(leftOut, "check")))
 	}
 	switch {
 	case len(why) > 0:

@@ -122,12 +122,12 @@ func gridOf(f *spec.Field, safe bool) (Grid, bool) {
 
 func gridBetween(lo, hi *big.Rat, loEx, hiEx bool, step *big.Rat) Grid {
 	l := new(big.Rat).Quo(lo, step)
-	k0 := ceilRat(l)
+	k0 := spec.CeilRat(l)
 	if loEx && l.IsInt() {
 		k0.Add(k0, big.NewInt(1))
 	}
 	h := new(big.Rat).Quo(hi, step)
-	k1 := floorRat(h)
+	k1 := spec.FloorRat(h)
 	if hiEx && h.IsInt() {
 		k1.Sub(k1, big.NewInt(1))
 	}
@@ -154,17 +154,6 @@ func clampInt64(b *big.Int) int64 {
 		return math.MaxInt64
 	}
 	return math.MinInt64
-}
-
-// floorRat and ceilRat round r down and up to an integer.
-func floorRat(r *big.Rat) *big.Int { return new(big.Int).Div(r.Num(), r.Denom()) }
-
-func ceilRat(r *big.Rat) *big.Int {
-	q := floorRat(r)
-	if !r.IsInt() {
-		q.Add(q, big.NewInt(1))
-	}
-	return q
 }
 
 // numberJSON renders a rational as a JSON number: an integer plainly, else

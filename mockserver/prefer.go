@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/petstore/inventory-kit/spec"
+	"github.com/petstore/inventory-kit/spec/exchange"
 )
 
 // A preference is what a request's Prefer header asks of the mock, with
@@ -153,7 +154,7 @@ func answerForced(w http.ResponseWriter, r *http.Request, op *spec.Operation, p 
 		}
 		msg := fmt.Sprintf("forced by the request's Prefer: code=%d", status)
 		if resp.Description != "" {
-			msg += "; the contract says: " + firstLine(resp.Description)
+			msg += "; the contract says: " + exchange.FirstLine(resp.Description)
 		}
 		httpapi.WriteError(w, r, status, codeFor(status), msg)
 	case len(resp.Examples) > 0:
@@ -213,12 +214,6 @@ func names(examples []spec.Example) string {
 		out[i] = e.Name
 	}
 	return strings.Join(out, ", ")
-}
-
-// firstLine returns the first line of a description.
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }
 
 // firstSound returns the first example that matches its schema, or nil.

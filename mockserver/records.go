@@ -1,7 +1,6 @@
 package mockserver
 
 import (
-	"container/heap"
 	"github.com/petstore/inventory-kit/mockserver/httpapi"
 
 	"bytes"
@@ -263,42 +262,33 @@ func (s *Server) sortRecords(l store.List, q recordQuery) (int, []json.RawMessag
 }
 
 // least keeps the n least of the values added, by compare, which orders
-// no two values as equal; all of them where n is negative. Kept in a heap
-// (container/heap) whose root is the greatest kept, an added value costs
-// one comparison with the root where it is not among them, and O(log n)
-// where it is.
+// no two values as equal; all of them where n is negative. It holds at
+// most 2n: at 2n it sorts them and keeps the lesser half, whose greatest
+// is then a bound. A value past the bound costs one comparison; one kept,
+// O(log n) on average.
 type least[T any] struct {
 	compare func(a, b T) int
 	n       int
 	kept    []T
+	bound   bool // kept[n-1] is the greatest of the n least so far
 }
 
 func (l *least[T]) add(v T) {
-	switch {
-	case l.n < 0:
-		l.kept = append(l.kept, v)
-	case len(l.kept) < l.n:
-		heap.Push(l, v)
-	case l.n > 0 && l.compare(v, l.kept[0]) < 0:
-		l.kept[0] = v
-		heap.Fix(l, 0)
+	if l.bound && l.compare(v, l.kept[l.n-1]) > 0 {
+		return
 	}
-}
-
-// Len, Less, Swap, Push and Pop make l a heap.Interface, greatest first.
-func (l *least[T]) Len() int           { return len(l.kept) }
-func (l *least[T]) Less(i, j int) bool { return l.compare(l.kept[i], l.kept[j]) > 0 }
-func (l *least[T]) Swap(i, j int)      { l.kept[i], l.kept[j] = l.kept[j], l.kept[i] }
-func (l *least[T]) Push(v any)         { l.kept = append(l.kept, v.(T)) }
-func (l *least[T]) Pop() any {
-	v := l.kept[len(l.kept)-1]
-	l.kept = l.kept[:len(l.kept)-1]
-	return v
+	l.kept = append(l.kept, v)
+	if l.n >= 0 && len(l.kept) > 2*l.n {
+		l.sorted()
+	}
 }
 
 // sorted returns the values kept, least first.
 func (l *least[T]) sorted() []T {
 	slices.SortFunc(l.kept, l.compare)
+	if l.n >= 0 && len(l.kept) >= l.n {
+		l.kept, l.bound = l.kept[:l.n], l.n > 0
+	}
 	return l.kept
 }
 

@@ -363,3 +363,32 @@ func newDiscard() *discard                     { return &discard{header: http.He
 func (d *discard) Header() http.Header         { return d.header }
 func (d *discard) Write(p []byte) (int, error) { return len(p), nil }
 func (d *discard) WriteHeader(status int)      { d.status = status }
+
+// TestLeast checks the n least kept against a sort of every value added,
+// for values added in order, in reverse and shuffled.
+func TestLeast(t *testing.T) {
+	const count = 1000
+	shuffled := make([]int, count)
+	for i := range shuffled {
+		shuffled[i] = (i * 7919) % count // 7919 is prime: a permutation
+	}
+	inOrder, reversed := make([]int, count), make([]int, count)
+	for i := range count {
+		inOrder[i], reversed[i] = i, count-1-i
+	}
+	for name, values := range map[string][]int{"in order": inOrder, "reversed": reversed, "shuffled": shuffled} {
+		for _, n := range []int{-1, 0, 1, 2, 50, 999, 1000, 1001} {
+			l := &least[int]{compare: cmp.Compare[int], n: n}
+			for _, v := range values {
+				l.add(v)
+			}
+			want := slices.Sorted(slices.Values(values))
+			if n >= 0 {
+				want = want[:min(n, count)]
+			}
+			if got := l.sorted(); !slices.Equal(got, want) {
+				t.Errorf("%s, n = %d: kept %d values %v...; want the %d least", name, n, len(got), got[:min(len(got), 5)], len(want))
+			}
+		}
+	}
+}

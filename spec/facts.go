@@ -247,13 +247,13 @@ func (f *Facts) Requires(name string) bool { return slices.Contains(f.Required, 
 // range is not a stated bound).
 func (f *Facts) IntBounds() (lo, hi *big.Int) {
 	if f.Min != nil {
-		lo = ceilRat(f.Min.Value)
+		lo = CeilRat(f.Min.Value)
 		if f.Min.Exclusive && f.Min.Value.IsInt() {
 			lo.Add(lo, big.NewInt(1))
 		}
 	}
 	if f.Max != nil {
-		hi = floorRat(f.Max.Value)
+		hi = FloorRat(f.Max.Value)
 		if f.Max.Exclusive && f.Max.Value.IsInt() {
 			hi.Sub(hi, big.NewInt(1))
 		}
@@ -340,13 +340,13 @@ func exactRat(f float64) *big.Rat {
 	return r
 }
 
-// floorRat and ceilRat round r down and up to an integer.
-func floorRat(r *big.Rat) *big.Int {
+// FloorRat and CeilRat round r down and up to an integer.
+func FloorRat(r *big.Rat) *big.Int {
 	return new(big.Int).Div(r.Num(), r.Denom()) // Euclidean division by a positive denominator floors
 }
 
-func ceilRat(r *big.Rat) *big.Int {
-	q := floorRat(r)
+func CeilRat(r *big.Rat) *big.Int {
+	q := FloorRat(r)
 	if !r.IsInt() {
 		q.Add(q, big.NewInt(1))
 	}

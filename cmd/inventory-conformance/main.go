@@ -217,7 +217,7 @@ func conform(ctx context.Context, args []string, getenv func(string) string, std
 		// Interrupted, and the checks did not stop in time: no report
 		// of them could be written.
 		fmt.Fprintln(errOut, "inventory-conformance: interrupted: the run is incomplete; every record written to was restored unless reported above")
-		_ = reports.cannotRun("interrupted: the run is incomplete (" + firstLine(summaryLine(outcome)) + ")")
+		_ = reports.cannotRun("interrupted: the run is incomplete (" + exchange.FirstLine(summaryLine(outcome)) + ")")
 		return cli.ExitCannotRun
 	case runErr != nil:
 		return cannot("writing the reports: %v", runErr)
@@ -327,11 +327,6 @@ func runChecks(target *conformance.Target, o options, reports reportFiles, out, 
 func summaryLine(oc conformance.Outcome) string {
 	t := oc.Tally
 	return fmt.Sprintf("%d passed, %d failed, %d skipped before the interrupt", t.Passed, len(t.Failed), t.Skipped)
-}
-
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(s, "\n")
-	return l
 }
 
 // reportFiles are the reports of a run: the files, the JSON report, and

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/petstore/inventory-kit/fixtures"
 )
@@ -489,68 +490,35 @@ func reason(err error) string {
 // they did: under load, one round trip answers many requests.
 func (r *Redis) read(ctx context.Context, session string) (*snapshot, error) {
 	f := r.flightOf(session)
-	f.mu.Lock()
-	if c := f.next; c != nil { // not started yet: join it
-		f.mu.Unlock()
-		return c.wait(ctx)
-	}
-	if f.cur == nil { // none under way: run one now
-		c := &fetch{done: make(chan struct{})}
-		f.cur = c
-		f.mu.Unlock()
-		r.run(f, c, session)
-		return c.snap, c.err
-	}
-	// One is under way, and may have started before this read arrived: lead
-	// the next, once it ends.
-	c, prev := &fetch{done: make(chan struct{})}, f.cur
-	f.next = c
-	f.mu.Unlock()
-	<-prev.done
-	f.mu.Lock()
-	f.cur, f.next = c, nil
-	f.mu.Unlock()
-	r.run(f, c, session)
-	return c.snap, c.err
-}
-
-// A flight is the fetches of one session's state: the one under way and
-// the one that starts when it ends.
-type flight struct {
-	mu   sync.Mutex // guards cur and next
-	cur  *fetch     // under way; nil: none
-	next *fetch     // waiting for cur to end; nil: none
-}
-
-// A fetch is one read of a session's state from the server.
-type fetch struct {
-	done chan struct{} // closed when snap and err are set
-	snap *snapshot
-	err  error
-}
-
-// wait returns the fetch's outcome, or ctx's error if ctx ends first.
-func (c *fetch) wait(ctx context.Context) (*snapshot, error) {
+	// The fetch to join is the next to begin: one that began before this
+	// read arrived may miss a write acknowledged before it.
+	next := strconv.FormatUint(f.begun.Load()+1, 10)
+	ch := f.fetches.DoChan(next, func() (any, error) {
+		f.run.Lock()
+		defer f.run.Unlock()
+		f.begun.Add(1)
+		// A context of its own: it serves reads other than the one that began it.
+		ctx, cancel := context.WithTimeout(context.Background(), fetchTimeout)
+		defer cancel()
+		return r.fetch(ctx, session)
+	})
 	select {
-	case <-c.done:
-		return c.snap, c.err
+	case res := <-ch:
+		if res.Err != nil {
+			return nil, res.Err
+		}
+		return res.Val.(*snapshot), nil
 	case <-ctx.Done():
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, ctx.Err())
 	}
 }
 
-// run does fetch c of f, with a context of its own: it serves reads other
-// than the one that runs it.
-func (r *Redis) run(f *flight, c *fetch, session string) {
-	ctx, cancel := context.WithTimeout(context.Background(), fetchTimeout)
-	c.snap, c.err = r.fetch(ctx, session)
-	cancel()
-	f.mu.Lock()
-	if f.cur == c {
-		f.cur = nil
-	}
-	f.mu.Unlock()
-	close(c.done)
+// A flight is the fetches of one session's state: at most one under way
+// and one waiting for it to end, which every read arriving meanwhile joins.
+type flight struct {
+	fetches singleflight.Group // keyed by the fetch's number
+	run     sync.Mutex         // held by the fetch under way
+	begun   atomic.Uint64      // the number of fetches begun
 }
 
 // fetchTimeout bounds one fetch, beyond the client's own timeouts.

@@ -417,3 +417,42 @@ func (p *cuttingProxy) back(c, s net.Conn) {
 		}
 	}
 }
+
+// TestRedisReadSeesEarlierWrites writes on one store while eight readers
+// keep the other's fetches of the session busy: a read that arrives after
+// a write was acknowledged must see it, so it may join only a fetch that
+// begins after it arrived, never one already under way.
+func TestRedisReadSeesEarlierWrites(t *testing.T) {
+	ctx := context.Background()
+	url := redistest.Start(t).URL(0)
+	a, b := openRedis(t, url, pets(3)), openRedis(t, url, pets(3))
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := b.Get(ctx, DefaultSession, 1); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	defer wg.Wait()
+	defer close(stop)
+	for i := range 200 {
+		if _, err := a.Update(ctx, DefaultSession, 1, setQuantity(int64(100+i))); err != nil {
+			t.Fatal(err)
+		}
+		if r, err := b.Get(ctx, DefaultSession, 1); err != nil || quantity(t, r) != int64(100+i) {
+			t.Fatalf("write %d acknowledged on a: b reads %s, %v; want quantity %d", i, r.JSON, err, 100+i)
+		}
+	}
+}

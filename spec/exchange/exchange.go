@@ -110,6 +110,13 @@ func Printable(b []byte) string {
 	}, strings.ToValidUTF8(string(b), "\uFFFD"))
 }
 
+// FirstLine returns s up to its first newline: the summary of a message
+// or a description.
+func FirstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
 // Quote renders a string a peer chose (a header, a field name) in double
 // quotes with every control character escaped.
 func Quote(s string) string { return strconv.QuoteToGraphic(strings.ToValidUTF8(s, "\uFFFD")) }

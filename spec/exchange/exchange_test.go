@@ -53,3 +53,16 @@ func TestQuote(t *testing.T) {
 		t.Errorf("Quote = %s", got)
 	}
 }
+
+func TestFirstLine(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"", ""},
+		{"one line", "one line"},
+		{"status: want 200\n\tgot 500", "status: want 200"},
+		{"\nafter an empty line", ""},
+	} {
+		if got := FirstLine(tt.in); got != tt.want {
+			t.Errorf("FirstLine(%q) = %q; want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -28,7 +28,7 @@ func (r Run) Annotations(rd *exchange.Redactor) []byte {
 	cause := func(level string, c Cause) {
 		msg := c.About
 		if c.Count > 0 {
-			msg += " (" + plural(c.Count, c.Unit) + ")"
+			msg += " (" + Plural(c.Count, c.Unit) + ")"
 		}
 		if len(c.Failures) > 0 {
 			f := c.Failures[0]

@@ -27,7 +27,7 @@ var reportHTML string
 // page reads the same from a file, an artifact or a mail, and a hostile
 // target's text that escaping let through could still run nothing.
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"plural":  plural,
+	"plural":  Plural[int64],
 	"percent": percent,
 	"seen":    seenText,
 	"lines":   func(s string) string { return blockText(s) },

@@ -78,7 +78,7 @@ func (r Run) Markdown(rd *exchange.Redactor) []byte {
 			}
 			fmt.Fprintf(&b, "- %s%s", mdCode(w.Name), mdText(": "+w.About))
 			if w.Count > 1 {
-				fmt.Fprintf(&b, " (%s)", plural(w.Count, w.Unit))
+				fmt.Fprintf(&b, " (%s)", Plural(w.Count, w.Unit))
 			}
 			if len(w.Failures) > 0 && w.Failures[0].Title != "" {
 				fmt.Fprintf(&b, ", e.g. %s", mdText(w.Failures[0].Title))
@@ -111,11 +111,11 @@ func (r Run) Markdown(rd *exchange.Redactor) []byte {
 func mdCauses(b *strings.Builder, title string, causes []Cause) {
 	fmt.Fprintf(b, "#### %s\n\n| cause | what it means | seen |\n|---|---|---|\n", title)
 	for _, c := range causes {
-		fmt.Fprintf(b, "| %s | %s | %s |\n", mdCode(c.Name), mdText(c.About), plural(c.Count, c.Unit))
+		fmt.Fprintf(b, "| %s | %s | %s |\n", mdCode(c.Name), mdText(c.About), Plural(c.Count, c.Unit))
 	}
 	b.WriteString("\n")
 	for _, c := range causes {
-		fmt.Fprintf(b, "##### ✗ %s: %s\n\n", mdCode(c.Name), plural(c.Count, c.Unit))
+		fmt.Fprintf(b, "##### ✗ %s: %s\n\n", mdCode(c.Name), Plural(c.Count, c.Unit))
 		if len(c.Failures) == 0 {
 			continue
 		}

@@ -28,7 +28,7 @@ const LeftChangedTitle = "Left changed: set these records back by hand"
 
 // leftChangedMessage says in a line how many records the run left changed.
 func (r Run) leftChangedMessage() string {
-	return fmt.Sprintf("the run left %s changed: set %s back by hand", plural(int64(len(r.LeftChanged)), "record"), map[bool]string{true: "it", false: "them"}[len(r.LeftChanged) == 1])
+	return fmt.Sprintf("the run left %s changed: set %s back by hand", Plural(int64(len(r.LeftChanged)), "record"), map[bool]string{true: "it", false: "them"}[len(r.LeftChanged) == 1])
 }
 
 // leftChangedLines renders the list, one line a record.

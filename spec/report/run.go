@@ -158,8 +158,8 @@ const (
 // Passed reports whether the verdict is passed.
 func (r Run) Passed() bool { return r.Verdict() == VerdictPassed }
 
-// plural renders n with its unit, such as "1 check" or "3 checks".
-func plural(n int64, unit string) string {
+// Plural renders n with its unit, such as "1 check" or "3 checks".
+func Plural[N ~int | ~int64](n N, unit string) string {
 	if n == 1 {
 		return fmt.Sprintf("%d %s", n, unit)
 	}
