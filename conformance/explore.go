@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petstore/inventory-kit/conformance/report"
+	"github.com/petstore/inventory-kit/spec/report"
 )
 
 // Defaults of the exploration.

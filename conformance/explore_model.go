@@ -7,7 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/petstore/inventory-kit/conformance/report"
+	"github.com/petstore/inventory-kit/spec/report"
 )
 
 // A registry is the exploration's model of every record, shared by its
