@@ -658,19 +658,27 @@ func (w *worker) write(rt *rapid.T) {
 	var first Record
 	for range map[bool]int{false: 1, true: 2}[twice] {
 		x := w.send(e.t.Update(id, b.Raw))
-		w.wrote(id, x)
-		w.expectStatus(rt, x, "a valid update answers 200", http.StatusOK)
-		r, ps := e.t.WrittenProblems(x, id, b.Sets)
-		if len(ps) > 0 {
-			w.fail(rt, CauseWriteAnswer, "the answer to an update is the record updated, with the values sent", x, problemsText(ps))
-		}
+		r := w.expectWritten(rt, id, x, b, CauseWriteAnswer, "the answer to an update is the record updated, with the values sent")
 		if !first.IsZero() && !first.EqualExcept(r, e.t.Timestamps()) {
 			w.fail(rt, CauseNotIdempotent, "the same update twice gives the same record", x, strings.Join(first.Diff(r), ", "))
 		}
 		first = r
-		r.ID = id
 		e.reg.set(id, r)
 	}
+}
+
+// expectWritten judges x, the answer to b, a valid update of record id:
+// 200 with the record updated, the values sent (else cause c, rule). It
+// returns the record answered.
+func (w *worker) expectWritten(rt *rapid.T, id int64, x *Exchange, b Body, c Cause, rule string) Record {
+	w.wrote(id, x)
+	w.expectStatus(rt, x, "a valid update answers 200", http.StatusOK)
+	r, ps := w.e.t.WrittenProblems(x, id, b.Sets)
+	if len(ps) > 0 {
+		w.fail(rt, c, rule, x, problemsText(ps))
+	}
+	r.ID = id
+	return r
 }
 
 // atOnceRule is what writes sent at once to one record must do.
@@ -719,14 +727,7 @@ func (w *worker) writeAtOnce(rt *rapid.T) {
 		e.lat.add(x)
 		w.run.step = append(w.run.step, x)
 		w.run.wrote = true
-		w.wrote(id, x)
-		w.expectStatus(rt, x, "a valid update answers 200", http.StatusOK)
-		r, ps := e.t.WrittenProblems(x, id, bodies[i].Sets)
-		if len(ps) > 0 {
-			w.fail(rt, CauseLostUpdate, atOnceRule, x, problemsText(ps))
-		}
-		r.ID = id
-		written = append(written, r)
+		written = append(written, w.expectWritten(rt, id, x, bodies[i], CauseLostUpdate, atOnceRule))
 	}
 	e.reg.setEither(id, written)
 }
