@@ -235,17 +235,17 @@ func (t *Target) UnknownID(ctx context.Context) int64 {
 	ix, _ := t.List(ctx)
 	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
 	if l := t.inv.ID.Lowest(); l != nil {
-		lo = clampInt64(l)
+		lo = spec.ClampInt64(l)
 	}
 	if h := t.inv.ID.Highest(); h != nil {
-		hi = clampInt64(h)
+		hi = spec.ClampInt64(h)
 	}
 	start := max(lo, hi-1000)
 	if hi-1000 > hi { // overflow: the range reaches the smallest int64
 		start = lo
 	}
 	for id := start; ; id++ {
-		if _, ok := ix.ByID[id]; !ok && accepts(t.inv.ID, json.RawMessage(strconv.FormatInt(id, 10))) {
+		if _, ok := ix.ByID[id]; !ok && t.inv.ID.Accepts(json.RawMessage(strconv.FormatInt(id, 10))) {
 			return id
 		}
 		if ctx.Err() != nil {
@@ -256,7 +256,7 @@ func (t *Target) UnknownID(ctx context.Context) int64 {
 		}
 	}
 	for id := start - 1; id >= lo && id < start; id-- {
-		if _, ok := ix.ByID[id]; !ok && accepts(t.inv.ID, json.RawMessage(strconv.FormatInt(id, 10))) {
+		if _, ok := ix.ByID[id]; !ok && t.inv.ID.Accepts(json.RawMessage(strconv.FormatInt(id, 10))) {
 			return id
 		}
 		if ctx.Err() != nil {

@@ -16,7 +16,7 @@ type BodyKind int
 // Kinds of body.
 const (
 	// Valid: the schema allows it and the values lie where the suite
-	// expects them accepted (Field.SafeRange): 200 and the values stored.
+	// expects them accepted (Facts.SafeRange): 200 and the values stored.
 	Valid BodyKind = iota
 	// Invalid: the schema forbids it: 400 with an Error body, nothing stored.
 	Invalid
@@ -39,11 +39,6 @@ type Body struct {
 	// Sets holds, for a Valid body, the record fields it sets and their
 	// values; the answer and the following list must show them.
 	Sets Values
-}
-
-func jsonString(s string) json.RawMessage {
-	b, _ := json.Marshal(s)
-	return b
 }
 
 // writable lists the update body's fields that the record also carries:
@@ -86,7 +81,7 @@ func (t *Target) baseValues(cur Record) ([]string, map[string]json.RawMessage) {
 		case has && t.inv.Record.Field(f.Name) != nil:
 			vals[f.Name] = v
 		case f.Required:
-			vals[f.Name] = valueFor(f, nil, 0)
+			vals[f.Name] = f.ValueFor(nil, 0)
 		default:
 			continue
 		}
@@ -101,7 +96,7 @@ func (t *Target) baseValues(cur Record) ([]string, map[string]json.RawMessage) {
 func (t *Target) Prototype() Record {
 	vals := map[string]json.RawMessage{}
 	for _, f := range t.inv.Record.Fields {
-		vals[f.Name] = valueFor(f, nil, 0)
+		vals[f.Name] = f.ValueFor(nil, 0)
 	}
 	r := Record{JSON: encodeObject(t.inv.Record.Names(), vals)}
 	r.ID, _ = r.Int(t.inv.Key)
@@ -126,7 +121,7 @@ func (t *Target) Write(cur Record, n int) Body {
 			continue // cur lacks it and it is optional: never added
 		}
 		old, _ := cur.Field(f.Name)
-		vals[f.Name] = valueFor(f, old, n)
+		vals[f.Name] = f.ValueFor(old, n)
 		sets[f.Name] = vals[f.Name]
 	}
 	return Body{Name: "a valid update", Raw: encodeObject(names, vals), Kind: Valid, Sets: sets}
@@ -256,7 +251,7 @@ func (t *Target) typeErrors(cur Record, f *spec.Field) []Body {
 func (t *Target) beyondBounds(cur Record, f *spec.Field) []Body {
 	var bs []Body
 	add := func(raw json.RawMessage, name string) {
-		if f.Schema != nil && accepts(f, raw) {
+		if f.Schema != nil && f.Accepts(raw) {
 			return
 		}
 		bs = append(bs, t.with(cur, f.Name, raw, name, Invalid))
@@ -278,27 +273,27 @@ func (t *Target) beyondBounds(cur Record, f *spec.Field) []Body {
 			if b.Exclusive {
 				v = b.Value
 			}
-			add(numberJSON(v), fmt.Sprintf("%s %s (below the lowest, %s%s)", f.Name, numberJSON(v), exclusive(b.Exclusive), numberJSON(b.Value)))
+			add(spec.NumberJSON(v), fmt.Sprintf("%s %s (below the lowest, %s%s)", f.Name, spec.NumberJSON(v), exclusive(b.Exclusive), spec.NumberJSON(b.Value)))
 		}
 		if b := f.Max; b != nil {
 			v := new(big.Rat).Add(b.Value, one)
 			if b.Exclusive {
 				v = b.Value
 			}
-			add(numberJSON(v), fmt.Sprintf("%s %s (above the highest, %s%s)", f.Name, numberJSON(v), exclusive(b.Exclusive), numberJSON(b.Value)))
+			add(spec.NumberJSON(v), fmt.Sprintf("%s %s (above the highest, %s%s)", f.Name, spec.NumberJSON(v), exclusive(b.Exclusive), spec.NumberJSON(b.Value)))
 		}
 	case "string":
 		if f.MinLength > 0 {
-			add(jsonString(strings.Repeat("x", int(f.MinLength-1))), fmt.Sprintf("%s shorter than %d characters (minLength)", f.Name, f.MinLength))
+			add(spec.JSONString(strings.Repeat("x", int(f.MinLength-1))), fmt.Sprintf("%s shorter than %d characters (minLength)", f.Name, f.MinLength))
 		}
 		if f.MaxLength >= 0 {
-			add(jsonString(strings.Repeat("x", int(f.MaxLength+1))), fmt.Sprintf("%s longer than %d characters (maxLength)", f.Name, f.MaxLength))
+			add(spec.JSONString(strings.Repeat("x", int(f.MaxLength+1))), fmt.Sprintf("%s longer than %d characters (maxLength)", f.Name, f.MaxLength))
 		}
 		if len(f.Patterns) > 0 {
-			add(jsonString("conformance not matching ~"), fmt.Sprintf("%s not matching its pattern", f.Name))
+			add(spec.JSONString("conformance not matching ~"), fmt.Sprintf("%s not matching its pattern", f.Name))
 		}
 	}
-	if g, ok := gridOf(f, true); ok && f.MultipleOf != nil && g.Lo.Cmp(g.Hi) < 0 {
+	if g, ok := f.Grid(true); ok && f.MultipleOf != nil && g.Lo.Cmp(g.Hi) < 0 {
 		// Between the two lowest values allowed: within the bounds, off the
 		// multipleOf.
 		var v *big.Rat
@@ -309,7 +304,7 @@ func (t *Target) beyondBounds(cur Record, f *spec.Field) []Body {
 			v = new(big.Rat).Add(g.Value(g.Lo), big.NewRat(1, 1))
 		}
 		if v != nil {
-			add(numberJSON(v), fmt.Sprintf("%s %s (not a multiple of %s)", f.Name, numberJSON(v), numberJSON(f.MultipleOf)))
+			add(spec.NumberJSON(v), fmt.Sprintf("%s %s (not a multiple of %s)", f.Name, spec.NumberJSON(v), spec.NumberJSON(f.MultipleOf)))
 		}
 	}
 	return bs
@@ -335,7 +330,7 @@ func (t *Target) AtBounds(cur Record) []Body {
 		if _, ok := t.valueOf(cur, f.Name); !ok {
 			continue // an optional field cur lacks: never added
 		}
-		g, ok := gridOf(f, true)
+		g, ok := f.Grid(true)
 		if !ok {
 			continue
 		}
@@ -348,11 +343,11 @@ func (t *Target) AtBounds(cur Record) []Body {
 				continue
 			}
 			v := g.Value(end.k)
-			body := t.WriteValue(cur, f, numberJSON(v))
+			body := t.WriteValue(cur, f, spec.NumberJSON(v))
 			if v.Cmp(end.stated.Value) == 0 {
-				body.Name = fmt.Sprintf("%s %s (a bound the schema states)", f.Name, numberJSON(v))
+				body.Name = fmt.Sprintf("%s %s (a bound the schema states)", f.Name, spec.NumberJSON(v))
 			} else {
-				body.Name = fmt.Sprintf("%s %s (the %s value the schema allows)", f.Name, numberJSON(v), end.which)
+				body.Name = fmt.Sprintf("%s %s (the %s value the schema allows)", f.Name, spec.NumberJSON(v), end.which)
 			}
 			bs = append(bs, body)
 		}
@@ -382,7 +377,7 @@ func (t *Target) SilentBodies(cur Record) []Body {
 			{big.NewInt(1<<53 + 1), "past 2^53"},
 			{new(big.Int).Lsh(big.NewInt(1), 63), "past int64"},
 		}
-		safeLo, safeHi := safeRange(f)
+		safeLo, safeHi := f.SafeRange()
 		for _, p := range probes {
 			if (lo != nil && p.v.Cmp(lo) < 0) || (hi != nil && p.v.Cmp(hi) > 0) {
 				continue // beyond a stated bound: invalid, not silent
@@ -402,7 +397,7 @@ func (t *Target) SilentBodies(cur Record) []Body {
 		}
 	}
 	if !t.inv.Body.Closed {
-		bs = append(bs, t.with(cur, "conformanceNote", jsonString("conformance"), "an unknown extra field", Silent))
+		bs = append(bs, t.with(cur, "conformanceNote", spec.JSONString("conformance"), "an unknown extra field", Silent))
 	}
 	if h := t.Harmless(cur); len(h) > 2 {
 		first := t.inv.Body.Fields[0].Name
@@ -450,7 +445,7 @@ func (t *Target) ValidBody(op *spec.Operation, n int) ([]byte, bool) {
 	for _, f := range body.Fields {
 		if f.Required || int64(len(names)) < body.MinProperties {
 			names = append(names, f.Name)
-			vals[f.Name] = valueFor(f, nil, n)
+			vals[f.Name] = f.ValueFor(nil, n)
 		}
 	}
 	raw := encodeObject(names, vals)

@@ -506,25 +506,6 @@ func (w *worker) drawListedID(rt *rapid.T) (int64, bool) {
 	return id, ok
 }
 
-// specialInts are the numbers bugs gather at: powers of two and their
-// neighbours (2^31 and 2^53 among them), and the ends of int64.
-var specialInts = func() []*big.Int {
-	var out []*big.Int
-	add := func(v *big.Int) {
-		for _, d := range []int64{-1, 0, 1} {
-			out = append(out, new(big.Int).Add(v, big.NewInt(d)))
-		}
-	}
-	for k := uint(1); k <= 64; k++ {
-		add(new(big.Int).Lsh(big.NewInt(1), k))
-	}
-	add(big.NewInt(0))
-	add(big.NewInt(10))
-	add(big.NewInt(100))
-	add(big.NewInt(1000))
-	return out
-}()
-
 // drawUnknownID draws a valid identifier the model does not hold, half
 // the time one where bugs gather (a power of two and its neighbours,
 // 2^31, 2^53, the largest int64, the ends of the stated bounds), and
@@ -542,7 +523,7 @@ func (w *worker) drawUnknownID(rt *rapid.T, reserve bool) (int64, bool) {
 	var id int64
 	if rapid.Bool().Draw(rt, "a special id") {
 		var cands []int64
-		for _, v := range append(slices.Clone(specialInts), lo, hi, new(big.Int).Neg(big.NewInt(1))) {
+		for _, v := range append(slices.Clone(spec.SpecialInts), lo, hi, new(big.Int).Neg(big.NewInt(1))) {
 			if v.Cmp(lo) >= 0 && v.Cmp(hi) <= 0 && v.IsInt64() {
 				cands = append(cands, v.Int64())
 			}
@@ -552,9 +533,9 @@ func (w *worker) drawUnknownID(rt *rapid.T, reserve bool) (int64, bool) {
 		}
 		id = rapid.SampledFrom(cands).Draw(rt, "unknown id")
 	} else {
-		id = rapid.Int64Range(clampInt64(lo), clampInt64(hi)).Draw(rt, "unknown id")
+		id = rapid.Int64Range(spec.ClampInt64(lo), spec.ClampInt64(hi)).Draw(rt, "unknown id")
 	}
-	if !accepts(e.t.inv.ID, json.RawMessage(strconv.FormatInt(id, 10))) {
+	if !e.t.inv.ID.Accepts(json.RawMessage(strconv.FormatInt(id, 10))) {
 		return 0, false
 	}
 	if !reserve {
@@ -604,40 +585,19 @@ func drawValue(rt *rapid.T, f *spec.Field) []byte {
 	case len(f.Enum) > 0:
 		return rapid.SampledFrom(f.Enum).Draw(rt, f.Name)
 	case f.Type == "integer" || f.Type == "number":
-		if g, ok := gridOf(f, true); ok {
+		if g, ok := f.Grid(true); ok {
 			var k *big.Int
 			if rapid.Bool().Draw(rt, f.Name+" special") {
-				k = rapid.SampledFrom(g.specials()).Draw(rt, f.Name)
+				k = rapid.SampledFrom(g.Specials()).Draw(rt, f.Name)
 			} else {
 				k = new(big.Int).Add(g.Lo, big.NewInt(rapid.Int64Range(0, min(g.Size(), 1<<62)-1).Draw(rt, f.Name)))
 			}
-			if v := numberJSON(g.Value(k)); accepts(f, v) {
+			if v := spec.NumberJSON(g.Value(k)); f.Accepts(v) {
 				return v
 			}
 		}
 	}
-	return valueFor(f, nil, rapid.IntRange(0, 50).Draw(rt, f.Name))
-}
-
-// specials lists the grid's steps where bugs gather: its ends and the
-// ones next to them, and those whose value is a special integer.
-func (g Grid) specials() []*big.Int {
-	var out []*big.Int
-	add := func(k *big.Int) {
-		if k.Cmp(g.Lo) >= 0 && k.Cmp(g.Hi) <= 0 && !slices.ContainsFunc(out, func(o *big.Int) bool { return o.Cmp(k) == 0 }) {
-			out = append(out, k)
-		}
-	}
-	one := big.NewInt(1)
-	for _, k := range []*big.Int{g.Lo, g.Hi, new(big.Int).Add(g.Lo, one), new(big.Int).Sub(g.Hi, one)} {
-		add(k)
-	}
-	for _, v := range specialInts {
-		if q := new(big.Rat).Quo(new(big.Rat).SetInt(v), g.Step); q.IsInt() {
-			add(q.Num())
-		}
-	}
-	return out
+	return f.ValueFor(nil, rapid.IntRange(0, 50).Draw(rt, f.Name))
 }
 
 // write: a valid update of one of the worker's records, sometimes sent
@@ -802,8 +762,8 @@ func (w *worker) silentInts(cur Record) []Body {
 			continue
 		}
 		lo, hi := f.Lowest(), f.Highest()
-		safeLo, safeHi := safeRange(f)
-		for _, v := range specialInts {
+		safeLo, safeHi := f.SafeRange()
+		for _, v := range spec.SpecialInts {
 			switch {
 			case lo != nil && v.Cmp(lo) < 0, hi != nil && v.Cmp(hi) > 0:
 				continue

@@ -120,7 +120,7 @@ func TestFieldBounds(t *testing.T) {
 				t.Fatalf("%s: %s has no compiled schema", version, fl.Name)
 			}
 			for n := range 40 {
-				v := valueFor(fl, nil, n)
+				v := fl.ValueFor(nil, n)
 				d, _ := spec.DecodeJSON(v)
 				if ps := fl.Schema.Validate(d); len(ps) > 0 {
 					t.Errorf("%s: value %d of %s, %s: %v", version, n, fl.Name, v, ps)
@@ -128,7 +128,7 @@ func TestFieldBounds(t *testing.T) {
 			}
 		}
 		// The grid of weight (0 < weight <= 0.5) is tenths: no whole number fits.
-		if g, ok := gridOf(f("weight"), true); !ok || string(numberJSON(g.Value(g.Lo))) != "0.1" {
+		if g, ok := f("weight").Grid(true); !ok || string(spec.NumberJSON(g.Value(g.Lo))) != "0.1" {
 			t.Errorf("%s: weight's first value %v; want 0.1", version, g)
 		}
 	}

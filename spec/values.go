@@ -1,4 +1,4 @@
-package conformance
+package spec
 
 import (
 	"encoding/json"
@@ -7,11 +7,15 @@ import (
 	"math/big"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/petstore/inventory-kit/spec"
 )
+
+// The one generator of values from a schema's facts. Generate draws
+// staging-like records from it; the suite writes its n-th choices
+// (ValueFor), the values at and past a field's bounds (Facts.Grid), and the
+// exploration's draws, half of them where bugs gather (Grid.Specials).
 
 // A Grid is the numbers a field takes that the suite writes: Step times
 // every integer from Lo to Hi. Step is the schema's multipleOf (for an
@@ -40,14 +44,14 @@ func (g Grid) pick(off int64) *big.Rat {
 func (g Grid) Size() int64 {
 	n := new(big.Int).Sub(g.Hi, g.Lo)
 	n.Add(n, big.NewInt(1))
-	return clampInt64(n)
+	return ClampInt64(n)
 }
 
 // bounds returns the field's range: the stated bounds (format ranges
 // included for integers), and where safe is set and a side is not stated,
 // the suite's defaults there, stock counts from 0 to 1000 (within any one
 // bound that is given).
-func bounds(f *spec.Field, safe bool) (lo, hi *big.Rat, loEx, hiEx bool) {
+func bounds(f *Facts, safe bool) (lo, hi *big.Rat, loEx, hiEx bool) {
 	if f.Min != nil {
 		lo, loEx = f.Min.Value, f.Min.Exclusive
 	}
@@ -92,11 +96,11 @@ func bounds(f *spec.Field, safe bool) (lo, hi *big.Rat, loEx, hiEx bool) {
 	return lo, hi, loEx, hiEx
 }
 
-// gridOf returns the numbers of an integer or number field the suite
+// Grid returns the numbers of an integer or number field the suite
 // writes, within the stated bounds and multipleOf (and the defaults where
 // safe is set and the contract is silent); false when no number fits, or
 // where !safe and a side has no stated bound.
-func gridOf(f *spec.Field, safe bool) (Grid, bool) {
+func (f *Facts) Grid(safe bool) (Grid, bool) {
 	lo, hi, loEx, hiEx := bounds(f, safe)
 	if lo == nil || hi == nil {
 		return Grid{}, false
@@ -122,31 +126,31 @@ func gridOf(f *spec.Field, safe bool) (Grid, bool) {
 
 func gridBetween(lo, hi *big.Rat, loEx, hiEx bool, step *big.Rat) Grid {
 	l := new(big.Rat).Quo(lo, step)
-	k0 := spec.CeilRat(l)
+	k0 := CeilRat(l)
 	if loEx && l.IsInt() {
 		k0.Add(k0, big.NewInt(1))
 	}
 	h := new(big.Rat).Quo(hi, step)
-	k1 := spec.FloorRat(h)
+	k1 := FloorRat(h)
 	if hiEx && h.IsInt() {
 		k1.Sub(k1, big.NewInt(1))
 	}
 	return Grid{Lo: k0, Hi: k1, Step: step}
 }
 
-// safeRange returns the integers the suite writes expecting them
+// SafeRange returns the integers the suite writes expecting them
 // accepted, as a range of int64: the smallest and largest value of the
 // field's grid, within the stated bounds and multipleOf, or where the
 // contract is silent stock counts from 0 to 1000.
-func safeRange(f *spec.Field) (lo, hi int64) {
-	g, ok := gridOf(f, true)
+func (f *Facts) SafeRange() (lo, hi int64) {
+	g, ok := f.Grid(true)
 	if !ok {
 		return 0, 0
 	}
-	return clampInt64(g.Value(g.Lo).Num()), clampInt64(g.Value(g.Hi).Num())
+	return ClampInt64(g.Value(g.Lo).Num()), ClampInt64(g.Value(g.Hi).Num())
 }
 
-func clampInt64(b *big.Int) int64 {
+func ClampInt64(b *big.Int) int64 {
 	switch {
 	case b.IsInt64():
 		return b.Int64()
@@ -156,9 +160,9 @@ func clampInt64(b *big.Int) int64 {
 	return math.MinInt64
 }
 
-// numberJSON renders a rational as a JSON number: an integer plainly, else
+// NumberJSON renders a rational as a JSON number: an integer plainly, else
 // the exact decimal (grid values always have one).
-func numberJSON(r *big.Rat) json.RawMessage {
+func NumberJSON(r *big.Rat) json.RawMessage {
 	if r.IsInt() {
 		return json.RawMessage(r.Num().String())
 	}
@@ -175,12 +179,12 @@ func ratEqual(s string, r *big.Rat) bool {
 	return ok && v.Cmp(r) == 0
 }
 
-// accepts reports whether v is valid for the field: checked against the
+// Accepts reports whether v is valid for the field: checked against the
 // field's compiled schema where the suite knows it, else against the
 // pattern, enum and lengths read.
-func accepts(f *spec.Field, v json.RawMessage) bool {
+func (f *Field) Accepts(v json.RawMessage) bool {
 	if f.Schema != nil {
-		d, err := spec.DecodeJSON(v)
+		d, err := DecodeJSON(v)
 		return err == nil && len(f.Schema.Validate(d)) == 0
 	}
 	var s string
@@ -200,40 +204,40 @@ func accepts(f *spec.Field, v json.RawMessage) bool {
 
 // candidate renders the n-th value of the suite's choice for f, before it
 // is checked: from the enum, the grid, the format, the pattern.
-func candidate(f *spec.Field, cur json.RawMessage, n int) json.RawMessage {
+func candidate(f *Field, cur json.RawMessage, n int) json.RawMessage {
 	switch {
 	case len(f.Enum) > 0:
 		i := 0
 		for j, e := range f.Enum {
-			if canonical(e) == canonical(cur) {
+			if sameJSON(e, cur) {
 				i = j + 1
 			}
 		}
 		return f.Enum[(i+n)%len(f.Enum)]
 	case f.Type == "integer" || f.Type == "number":
-		g, ok := gridOf(f, true)
+		g, ok := f.Grid(true)
 		if !ok {
 			return json.RawMessage("0")
 		}
-		return numberJSON(g.pick(7 + int64(n)))
+		return NumberJSON(g.pick(7 + int64(n)))
 	case f.Type == "boolean":
 		return json.RawMessage(fmt.Sprint(string(cur) != "true"))
 	case f.Type == "string":
-		return jsonString(stringCandidate(f, n))
+		return JSONString(stringCandidate(f, n))
 	case f.Type == "array":
 		return json.RawMessage("[]")
 	}
 	return json.RawMessage(`{}`)
 }
 
-// valueFor renders a valid value of f different from cur (the current
+// ValueFor renders a valid value of f different from cur (the current
 // value, possibly nil), the n-th of the choices the suite makes: the first
 // candidate from n on that the field's schema accepts.
-func valueFor(f *spec.Field, cur json.RawMessage, n int) json.RawMessage {
+func (f *Field) ValueFor(cur json.RawMessage, n int) json.RawMessage {
 	first := candidate(f, cur, n)
 	for try := 0; try < 16; try++ {
 		v := candidate(f, cur, n+try)
-		if (cur == nil || canonical(v) != canonical(cur)) && accepts(f, v) {
+		if (cur == nil || !sameJSON(v, cur)) && f.Accepts(v) {
 			return v
 		}
 	}
@@ -243,7 +247,7 @@ func valueFor(f *spec.Field, cur json.RawMessage, n int) json.RawMessage {
 // stringCandidate is the n-th string for f: one of its format (date-time,
 // date, email, uuid, uri, ipv4, ...), or matching its pattern, or
 // "conformance-n", fitted to its lengths.
-func stringCandidate(f *spec.Field, n int) string {
+func stringCandidate(f *Field, n int) string {
 	var s string
 	switch f.Format {
 	case "date-time":
@@ -267,7 +271,7 @@ func stringCandidate(f *spec.Field, n int) string {
 	default:
 		s = fmt.Sprintf("conformance-%d", n)
 	}
-	if len(f.Patterns) > 0 && !accepts(f, jsonString(s)) {
+	if len(f.Patterns) > 0 && !f.Accepts(JSONString(s)) {
 		if p, ok := sampleRegexp(f.Patterns[0], n%4); ok {
 			s = p
 		}
@@ -352,4 +356,60 @@ func classRune(ranges []rune, n int) rune {
 		return 'x'
 	}
 	return fallback
+}
+
+// SpecialInts are the numbers bugs gather at: powers of two and their
+// neighbours (2^31 and 2^53 among them), and the ends of int64.
+var SpecialInts = func() []*big.Int {
+	var out []*big.Int
+	add := func(v *big.Int) {
+		for _, d := range []int64{-1, 0, 1} {
+			out = append(out, new(big.Int).Add(v, big.NewInt(d)))
+		}
+	}
+	for k := uint(1); k <= 64; k++ {
+		add(new(big.Int).Lsh(big.NewInt(1), k))
+	}
+	add(big.NewInt(0))
+	add(big.NewInt(10))
+	add(big.NewInt(100))
+	add(big.NewInt(1000))
+	return out
+}()
+
+// Specials lists the grid's steps where bugs gather: its ends and the
+// ones next to them, and those whose value is one of SpecialInts.
+func (g Grid) Specials() []*big.Int {
+	var out []*big.Int
+	add := func(k *big.Int) {
+		if k.Cmp(g.Lo) >= 0 && k.Cmp(g.Hi) <= 0 && !slices.ContainsFunc(out, func(o *big.Int) bool { return o.Cmp(k) == 0 }) {
+			out = append(out, k)
+		}
+	}
+	one := big.NewInt(1)
+	for _, k := range []*big.Int{g.Lo, g.Hi, new(big.Int).Add(g.Lo, one), new(big.Int).Sub(g.Hi, one)} {
+		add(k)
+	}
+	for _, v := range SpecialInts {
+		if q := new(big.Rat).Quo(new(big.Rat).SetInt(v), g.Step); q.IsInt() {
+			add(q.Num())
+		}
+	}
+	return out
+}
+
+// JSONString renders s as a JSON string.
+func JSONString(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// sameJSON reports whether two JSON values are equal, numbers by value.
+func sameJSON(a, b json.RawMessage) bool {
+	va, errA := DecodeJSON(a)
+	vb, errB := DecodeJSON(b)
+	if errA != nil || errB != nil {
+		return string(a) == string(b)
+	}
+	return SameJSON(va, vb)
 }
