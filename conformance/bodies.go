@@ -205,8 +205,9 @@ func (t *Target) InvalidBodies(cur Record) []Body {
 		if f.Required && len(t.inv.Body.Fields) > 1 {
 			bs = append(bs, Body{Name: "no " + f.Name + " (required)", Raw: t.without(cur, f.Name), Kind: Invalid})
 		}
-		bs = append(bs, t.typeErrors(cur, f)...)
-		bs = append(bs, t.beyondBounds(cur, f)...)
+		for _, p := range f.Invalid() {
+			bs = append(bs, t.with(cur, f.Name, p.Value, p.What, Invalid))
+		}
 	}
 	if t.inv.Body.Closed {
 		b := t.with(cur, "conformanceExtra", json.RawMessage(`1`), "an unknown extra field (additionalProperties: false)", Invalid)
@@ -215,140 +216,20 @@ func (t *Target) InvalidBodies(cur Record) []Body {
 	return bs
 }
 
-// typeErrors lists bodies where f has a value of the wrong type.
-func (t *Target) typeErrors(cur Record, f *spec.Field) []Body {
-	var bs []Body
-	add := func(what, raw string) {
-		bs = append(bs, t.with(cur, f.Name, json.RawMessage(raw), f.Name+" "+what, Invalid))
-	}
-	switch f.Type {
-	case "integer":
-		add("as a string", `"5"`)
-		add("fractional", `5.5`)
-		add("a boolean", `true`)
-	case "number":
-		add("as a string", `"5"`)
-		add("a boolean", `true`)
-	case "string":
-		add("a number", `5`)
-		if len(f.Enum) > 0 {
-			add("not in the enum", `"conformance-not-in-enum"`)
-		}
-	case "boolean":
-		add("as a string", `"true"`)
-	}
-	if !f.Nullable && f.Type != "" {
-		add("null", `null`)
-	}
-	return bs
-}
-
-// beyondBounds lists bodies where f lies just outside what the schema
-// states: past a minimum or maximum (or, for an integer, the format's
-// range), off its multipleOf, shorter or longer than its lengths, not
-// matching its pattern. A probe the field's compiled schema would accept
-// is left out: it would not be invalid.
-func (t *Target) beyondBounds(cur Record, f *spec.Field) []Body {
-	var bs []Body
-	add := func(raw json.RawMessage, name string) {
-		if f.Schema != nil && f.Accepts(raw) {
-			return
-		}
-		bs = append(bs, t.with(cur, f.Name, raw, name, Invalid))
-	}
-	switch f.Type {
-	case "integer":
-		if lo := f.Lowest(); lo != nil {
-			v := new(big.Int).Sub(lo, big.NewInt(1))
-			add(json.RawMessage(v.String()), fmt.Sprintf("%s %s (below the lowest, %s)", f.Name, v, lo))
-		}
-		if hi := f.Highest(); hi != nil {
-			v := new(big.Int).Add(hi, big.NewInt(1))
-			add(json.RawMessage(v.String()), fmt.Sprintf("%s %s (above the highest, %s)", f.Name, v, hi))
-		}
-	case "number":
-		one := big.NewRat(1, 1)
-		if b := f.Min; b != nil {
-			v := new(big.Rat).Sub(b.Value, one)
-			if b.Exclusive {
-				v = b.Value
-			}
-			add(spec.NumberJSON(v), fmt.Sprintf("%s %s (below the lowest, %s%s)", f.Name, spec.NumberJSON(v), exclusive(b.Exclusive), spec.NumberJSON(b.Value)))
-		}
-		if b := f.Max; b != nil {
-			v := new(big.Rat).Add(b.Value, one)
-			if b.Exclusive {
-				v = b.Value
-			}
-			add(spec.NumberJSON(v), fmt.Sprintf("%s %s (above the highest, %s%s)", f.Name, spec.NumberJSON(v), exclusive(b.Exclusive), spec.NumberJSON(b.Value)))
-		}
-	case "string":
-		if f.MinLength > 0 {
-			add(spec.JSONString(strings.Repeat("x", int(f.MinLength-1))), fmt.Sprintf("%s shorter than %d characters (minLength)", f.Name, f.MinLength))
-		}
-		if f.MaxLength >= 0 {
-			add(spec.JSONString(strings.Repeat("x", int(f.MaxLength+1))), fmt.Sprintf("%s longer than %d characters (maxLength)", f.Name, f.MaxLength))
-		}
-		if len(f.Patterns) > 0 {
-			add(spec.JSONString("conformance not matching ~"), fmt.Sprintf("%s not matching its pattern", f.Name))
-		}
-	}
-	if g, ok := f.Grid(true); ok && f.MultipleOf != nil && g.Lo.Cmp(g.Hi) < 0 {
-		// Between the two lowest values allowed: within the bounds, off the
-		// multipleOf.
-		var v *big.Rat
-		switch {
-		case f.Type == "number":
-			v = new(big.Rat).Add(g.Value(g.Lo), new(big.Rat).Quo(g.Step, big.NewRat(2, 1)))
-		case g.Step.Cmp(big.NewRat(1, 1)) > 0:
-			v = new(big.Rat).Add(g.Value(g.Lo), big.NewRat(1, 1))
-		}
-		if v != nil {
-			add(spec.NumberJSON(v), fmt.Sprintf("%s %s (not a multiple of %s)", f.Name, spec.NumberJSON(v), spec.NumberJSON(f.MultipleOf)))
-		}
-	}
-	return bs
-}
-
-func exclusive(ex bool) string {
-	if ex {
-		return "exclusive, "
-	}
-	return ""
-}
-
 // AtBounds lists valid bodies that set a numeric field to the extremes of
-// what the schema states: the minimum and maximum, or where a bound is
-// exclusive or off the multipleOf, the nearest value inside it. A format's
-// range alone is not one.
+// what the schema states (Field.Ends).
 func (t *Target) AtBounds(cur Record) []Body {
 	var bs []Body
 	for _, f := range t.numFields() {
-		if t.inv.Record.Field(f.Name) == nil || (f.Min == nil && f.Max == nil) {
+		if t.inv.Record.Field(f.Name) == nil {
 			continue
 		}
 		if _, ok := t.valueOf(cur, f.Name); !ok {
 			continue // an optional field cur lacks: never added
 		}
-		g, ok := f.Grid(true)
-		if !ok {
-			continue
-		}
-		for _, end := range []struct {
-			stated *spec.Bound
-			k      *big.Int
-			which  string
-		}{{f.Min, g.Lo, "lowest"}, {f.Max, g.Hi, "highest"}} {
-			if end.stated == nil {
-				continue
-			}
-			v := g.Value(end.k)
-			body := t.WriteValue(cur, f, spec.NumberJSON(v))
-			if v.Cmp(end.stated.Value) == 0 {
-				body.Name = fmt.Sprintf("%s %s (a bound the schema states)", f.Name, spec.NumberJSON(v))
-			} else {
-				body.Name = fmt.Sprintf("%s %s (the %s value the schema allows)", f.Name, spec.NumberJSON(v), end.which)
-			}
+		for _, p := range f.Ends() {
+			body := t.WriteValue(cur, f, p.Value)
+			body.Name = p.What
 			bs = append(bs, body)
 		}
 	}

@@ -413,3 +413,137 @@ func sameJSON(a, b json.RawMessage) bool {
 	}
 	return SameJSON(va, vb)
 }
+
+// A Probe is a value for a field, with what it is in words that name the
+// field.
+type Probe struct {
+	Value json.RawMessage
+	What  string
+}
+
+// Invalid lists values the field's schema forbids: of another type, null
+// where it is not nullable, just outside a minimum or maximum (or, for an
+// integer, the format's range), off the multipleOf, shorter or longer
+// than its lengths, not matching its pattern. A value outside the bounds
+// that the field's compiled schema would accept is left out: it would not
+// be invalid.
+func (f *Field) Invalid() []Probe {
+	var ps []Probe
+	add := func(what, raw string) {
+		ps = append(ps, Probe{json.RawMessage(raw), f.Name + " " + what})
+	}
+	switch f.Type {
+	case "integer":
+		add("as a string", `"5"`)
+		add("fractional", `5.5`)
+		add("a boolean", `true`)
+	case "number":
+		add("as a string", `"5"`)
+		add("a boolean", `true`)
+	case "string":
+		add("a number", `5`)
+		if len(f.Enum) > 0 {
+			add("not in the enum", `"conformance-not-in-enum"`)
+		}
+	case "boolean":
+		add("as a string", `"true"`)
+	}
+	if !f.Nullable && f.Type != "" {
+		add("null", `null`)
+	}
+	past := func(raw json.RawMessage, what string) {
+		if f.Schema == nil || !f.Accepts(raw) {
+			ps = append(ps, Probe{raw, f.Name + " " + what})
+		}
+	}
+	switch f.Type {
+	case "integer":
+		if lo := f.Lowest(); lo != nil {
+			v := new(big.Int).Sub(lo, big.NewInt(1))
+			past(json.RawMessage(v.String()), fmt.Sprintf("%s (below the lowest, %s)", v, lo))
+		}
+		if hi := f.Highest(); hi != nil {
+			v := new(big.Int).Add(hi, big.NewInt(1))
+			past(json.RawMessage(v.String()), fmt.Sprintf("%s (above the highest, %s)", v, hi))
+		}
+	case "number":
+		one := big.NewRat(1, 1)
+		if b := f.Min; b != nil {
+			v := new(big.Rat).Sub(b.Value, one)
+			if b.Exclusive {
+				v = b.Value
+			}
+			past(NumberJSON(v), fmt.Sprintf("%s (below the lowest, %s%s)", NumberJSON(v), exclusive(b.Exclusive), NumberJSON(b.Value)))
+		}
+		if b := f.Max; b != nil {
+			v := new(big.Rat).Add(b.Value, one)
+			if b.Exclusive {
+				v = b.Value
+			}
+			past(NumberJSON(v), fmt.Sprintf("%s (above the highest, %s%s)", NumberJSON(v), exclusive(b.Exclusive), NumberJSON(b.Value)))
+		}
+	case "string":
+		if f.MinLength > 0 {
+			past(JSONString(strings.Repeat("x", int(f.MinLength-1))), fmt.Sprintf("shorter than %d characters (minLength)", f.MinLength))
+		}
+		if f.MaxLength >= 0 {
+			past(JSONString(strings.Repeat("x", int(f.MaxLength+1))), fmt.Sprintf("longer than %d characters (maxLength)", f.MaxLength))
+		}
+		if len(f.Patterns) > 0 {
+			past(JSONString("conformance not matching ~"), "not matching its pattern")
+		}
+	}
+	if g, ok := f.Grid(true); ok && f.MultipleOf != nil && g.Lo.Cmp(g.Hi) < 0 {
+		// Between the two lowest values allowed: within the bounds, off the
+		// multipleOf.
+		var v *big.Rat
+		switch {
+		case f.Type == "number":
+			v = new(big.Rat).Add(g.Value(g.Lo), new(big.Rat).Quo(g.Step, big.NewRat(2, 1)))
+		case g.Step.Cmp(big.NewRat(1, 1)) > 0:
+			v = new(big.Rat).Add(g.Value(g.Lo), big.NewRat(1, 1))
+		}
+		if v != nil {
+			past(NumberJSON(v), fmt.Sprintf("%s (not a multiple of %s)", NumberJSON(v), NumberJSON(f.MultipleOf)))
+		}
+	}
+	return ps
+}
+
+func exclusive(ex bool) string {
+	if ex {
+		return "exclusive, "
+	}
+	return ""
+}
+
+// Ends lists the valid extremes of what the schema states for a numeric
+// field: the minimum and maximum, or where a bound is exclusive or off the
+// multipleOf, the nearest value inside it. A format's range alone is not
+// one.
+func (f *Field) Ends() []Probe {
+	if f.Min == nil && f.Max == nil {
+		return nil
+	}
+	g, ok := f.Grid(true)
+	if !ok {
+		return nil
+	}
+	var ps []Probe
+	for _, end := range []struct {
+		stated *Bound
+		k      *big.Int
+		which  string
+	}{{f.Min, g.Lo, "lowest"}, {f.Max, g.Hi, "highest"}} {
+		if end.stated == nil {
+			continue
+		}
+		v := g.Value(end.k)
+		what := fmt.Sprintf("%s %s (the %s value the schema allows)", f.Name, NumberJSON(v), end.which)
+		if v.Cmp(end.stated.Value) == 0 {
+			what = fmt.Sprintf("%s %s (a bound the schema states)", f.Name, NumberJSON(v))
+		}
+		ps = append(ps, Probe{NumberJSON(v), what})
+	}
+	return ps
+}
