@@ -57,7 +57,7 @@ func (g *guard) remember(id int64, orig Record) {
 func (t *Target) Written() []int64 {
 	t.guard.mu.Lock()
 	defer t.guard.mu.Unlock()
-	return slices.Sorted(mapKeysInt(t.guard.written))
+	return slices.Sorted(maps.Keys(t.guard.written))
 }
 
 // Protect records the record's original values before a check writes to
@@ -155,7 +155,7 @@ func (t *Target) Settle() []report.Changed {
 	pending := maps.Clone(t.guard.pending)
 	t.guard.mu.Unlock()
 	_, gone := t.stop.reason()
-	for _, id := range slices.Sorted(mapKeysInt(pending)) {
+	for _, id := range slices.Sorted(maps.Keys(pending)) {
 		if gone {
 			break
 		}
