@@ -284,7 +284,7 @@ func jsonReport(r types.Report, rd *exchange.Redactor) ([]byte, error) {
 		return nil, err
 	}
 	cwd, _ := os.Getwd()
-	v = mapStrings(v, func(s string) string {
+	v = exchange.MapJSON(v, func(s string) string {
 		if cwd != "" && cwd != "/" {
 			if rest, ok := strings.CutPrefix(s, cwd+string(filepath.Separator)); ok {
 				s = rest
@@ -293,25 +293,4 @@ func jsonReport(r types.Report, rd *exchange.Redactor) ([]byte, error) {
 		return rd.String(s)
 	})
 	return json.MarshalIndent(v, "", "  ")
-}
-
-// mapStrings applies f to every string and member name in v, a value
-// decoded from JSON into any.
-func mapStrings(v any, f func(string) string) any {
-	switch v := v.(type) {
-	case string:
-		return f(v)
-	case []any:
-		for i := range v {
-			v[i] = mapStrings(v[i], f)
-		}
-		return v
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[f(k)] = mapStrings(e, f)
-		}
-		return out
-	}
-	return v
 }
