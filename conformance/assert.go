@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 
@@ -313,6 +315,33 @@ func PathFor(o *spec.Operation, id int64) string {
 // Update builds the update request of record id with body b.
 func (t *Target) Update(id int64, b []byte) Request {
 	return Request{Method: t.inv.Update.Method, Path: t.ItemPath(strconv.FormatInt(id, 10)), Body: b}
+}
+
+// UpdateAtOnce sends an update of record id with each of bodies at the
+// same moment, on connections of their own, as several clients of a real
+// backend do, and returns the exchanges in bodies' order and when the
+// last was answered.
+func (t *Target) UpdateAtOnce(ctx context.Context, id int64, bodies []Body) ([]*Exchange, time.Time) {
+	xs := make([]*Exchange, len(bodies))
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i, b := range bodies {
+		wg.Go(func() {
+			<-start
+			r := t.Update(id, b.Raw)
+			r.MaxBytes = ItemMaxBytes // one record each
+			xs[i] = t.Send(ctx, r)
+		})
+	}
+	close(start)
+	wg.Wait()
+	var acked time.Time
+	for _, x := range xs {
+		if end := x.Time.Add(x.Elapsed); end.After(acked) {
+			acked = end
+		}
+	}
+	return xs, acked
 }
 
 // ExpectWritten fails the check unless the answer x to a valid body shows

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"pgregory.net/rapid"
@@ -154,29 +153,32 @@ func (w *worker) actions() map[string]func(*rapid.T) {
 // load lists the records and judges the list against the model: the
 // previous sequence's restore put every record back.
 func (w *worker) load(rt *rapid.T, run *sequenceRun) {
-	e := w.e
+	w.judgeList(rt, true)
+	w.restored = nil
+	w.e.reg.setBusy(w.n, false)
+	run.lines, run.step = nil, nil // the loading list is not a step
+}
+
+// judgeList reads the list and judges it: a list of records, one per
+// identifier, that equals the model (judge). After a step, it also keeps
+// the rules every response keeps.
+func (w *worker) judgeList(rt *rapid.T, afterRestore bool) {
+	e, t := w.e, w.e.t
 	n := e.lists.enter()
 	size := int64(0)
 	defer func() { e.lists.leave(n, size) }()
 	since := e.reg.now()
-	x := w.send(Request{Method: e.t.inv.List.Method, Path: e.t.inv.List.Path})
+	x := w.send(Request{Method: t.inv.List.Method, Path: t.inv.List.Path})
 	size = int64(len(x.RespBody))
-	ix := w.expectList(rt, x)
-	w.judge(rt, x, ix, since, true)
-	w.restored = nil
-	e.reg.setBusy(w.n, false)
-	run.lines, run.step = nil, nil // the loading list is not a step
-}
-
-// expectList judges a list, failing on one that is no list or lists a
-// record twice.
-func (w *worker) expectList(rt *rapid.T, x *Exchange) *Index {
-	t := w.e.t
+	if !afterRestore {
+		ps, _ := t.Split(t.ResponseProblems(x))
+		w.expect(rt, x, ps)
+	}
 	w.expect(rt, x, ExpectList.Problems(x))
-	ix, ps := t.ListProblems(w.e.ctx, x)
+	ix, ps := t.ListProblems(e.ctx, x)
 	w.expect(rt, x, ps)
 	w.expect(rt, x, t.UniqueProblems(ix))
-	return ix
+	w.judge(rt, x, ix, since, afterRestore)
 }
 
 // judge fails on the first way ix differs from the model, naming the
@@ -431,18 +433,7 @@ func (w *worker) check(rt *rapid.T) {
 		w.expect(rt, x, ps)
 	}
 	w.stepCurls()
-	n := e.lists.enter()
-	size := int64(0)
-	defer func() { e.lists.leave(n, size) }()
-	since := e.reg.now()
-	x := e.t.Send(e.ctx, Request{Method: e.t.inv.List.Method, Path: e.t.inv.List.Path})
-	e.lat.add(x)
-	size = int64(len(x.RespBody))
-	run.step = []*Exchange{x}
-	ps, _ := e.t.Split(e.t.ResponseProblems(x))
-	w.expect(rt, x, ps)
-	ix := w.expectList(rt, x)
-	w.judge(rt, x, ix, since, false)
+	w.judgeList(rt, false)
 	e.reg.release(run.reserved)
 	e.reg.setBusy(w.n, false)
 	run.step, run.addressed, run.reserved = nil, nil, nil
@@ -694,19 +685,7 @@ func (w *worker) writeAtOnce(rt *rapid.T) {
 		return
 	}
 	w.writing(id)
-	xs := make([]*Exchange, len(bodies))
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i, b := range bodies {
-		wg.Go(func() {
-			<-start
-			r := e.t.Update(id, b.Raw)
-			r.MaxBytes = ItemMaxBytes
-			xs[i] = e.t.Send(e.ctx, r)
-		})
-	}
-	close(start)
-	wg.Wait()
+	xs, _ := e.t.UpdateAtOnce(e.ctx, id, bodies)
 	written := make([]Record, 0, len(xs))
 	for i, x := range xs {
 		e.lat.add(x)
