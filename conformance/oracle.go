@@ -91,6 +91,8 @@ func (e Expectation) Problems(x *Exchange) []Problem {
 	case x.Status == 0:
 		c = CauseNoAnswer
 	case c == CauseAuthNotEnforced:
+		// Whatever came instead, a 5xx too, the credential was not
+		// checked first.
 	case x.Status >= 500:
 		c = CauseServerError
 	case x.Status < 300 && e.Accepted != "":
@@ -99,6 +101,7 @@ func (e Expectation) Problems(x *Exchange) []Problem {
 	return []Problem{{Cause: c, Want: e.Rule, Text: fmt.Sprintf("status %s; want %s", gotLine(x), joinInts(e.Statuses, " or "))}}
 }
 
+// joinInts renders v with sep between the numbers.
 func joinInts(v []int, sep string) string {
 	s := make([]string, len(v))
 	for i, n := range v {
