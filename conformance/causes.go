@@ -2,8 +2,6 @@ package conformance
 
 import (
 	"fmt"
-	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/onsi/ginkgo/v2"
@@ -17,7 +15,7 @@ import (
 // of them saw. It is the name of the rule the failure breaks: one of the
 // contract's Judge's (spec.Rules), or one of the suite's own below, for
 // what only the suite's sequences of calls show. The checks record it
-// (FailBecause, ExpectStatus, FailWith and the exploration's rules each
+// (FailBecause, FailWith and the oracle's expectations each
 // give one); the summary never reads it out of a message.
 type Cause string
 
@@ -99,15 +97,23 @@ func (c Cause) Text() string {
 	return string(c)
 }
 
-// causeSep separates a cause's id from its detail in a report entry.
-const causeSep = " | "
+// A causeEntry is the report entry a failed check adds: the cause it
+// breaks and the detail it saw. The summary reads the value back
+// (causeOf), never its text.
+type causeEntry struct {
+	Cause  Cause  `json:"cause"`
+	Detail string `json:"detail"`
+}
+
+// String renders the entry as the JSON report shows it.
+func (e causeEntry) String() string { return string(e.Cause) + " | " + e.Detail }
 
 // Because records why the check fails: the cause and the detail seen.
-// FailBecause, FailWith and ExpectStatus record it themselves.
+// FailBecause, FailWith and Expect record it themselves.
 func (t *Target) Because(c Cause, detail string) { t.because(c, detail) }
 
 func (t *Target) because(c Cause, detail string) {
-	ginkgo.AddReportEntry(entryCause, string(c)+causeSep+detail, ginkgo.ReportEntryVisibilityNever)
+	ginkgo.AddReportEntry(entryCause, causeEntry{Cause: c, Detail: detail}, ginkgo.ReportEntryVisibilityNever)
 }
 
 // FailBecause fails the check with the exchange and the problems found,
@@ -132,35 +138,4 @@ func (t *Target) FailBecause(c Cause, x *Exchange, want string, problems []strin
 	t.because(c, detail)
 	t.recordExample(x, want, problems)
 	ginkgo.Fail(x.Want("%s", want) + "problems:\n  - " + strings.Join(problems, "\n  - "))
-}
-
-// statusCause names the cause of a status other than the ones wanted.
-func statusCause(x *Exchange, want []int) Cause {
-	switch {
-	case slices.Contains(want, http.StatusUnauthorized) && len(want) == 1 && x.Status != 0:
-		// Whatever came instead, the credential was not checked first.
-		return CauseAuthNotEnforced
-	case x.Status == 0:
-		return CauseNoAnswer
-	case x.Status >= 500:
-		return CauseServerError
-	case slices.Contains(want, http.StatusBadRequest) && x.Status < 300:
-		return CauseInvalidAccepted
-	case slices.Contains(want, http.StatusBadRequest):
-		return CauseWrongErrorStatus
-	case slices.Contains(want, http.StatusNotFound):
-		return CauseUnknownNot404
-	case slices.Contains(want, http.StatusOK):
-		return CauseValidRefused
-	}
-	return CauseUnexpectedStatus
-}
-
-// splitCause reads a cause entry: the cause and the detail.
-func splitCause(entry string) (Cause, string) {
-	c, detail, ok := strings.Cut(entry, causeSep)
-	if !ok {
-		return CauseUnexpectedStatus, entry
-	}
-	return Cause(c), detail
 }

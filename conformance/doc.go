@@ -8,9 +8,9 @@
 //     made (a *SetupError when not), whether the list keeps the contract
 //     and whether the target holds its records still.
 //   - Target.Send records an Exchange; Target.ResponseProblems applies the
-//     rules every response keeps; Do, ExpectStatus, FailWith, Protect,
-//     Observe and Warn are what checks call; Ahead sends a read-only
-//     check's request before the checks run.
+//     rules every response keeps; Do, Expect (the oracle's verdicts,
+//     oracle.go), FailWith, Protect, Observe and Warn are what checks
+//     call; Ahead sends a read-only check's request before the checks run.
 //   - DecodeList reads a list as a stream into Records, an identifier and
 //     the record's bytes each.
 //   - Target.Explore runs a property-based state machine (pgregory.net/rapid)

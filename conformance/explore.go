@@ -546,9 +546,8 @@ func (e *explorer) settle() error {
 	if len(ids) == 0 {
 		return nil
 	}
-	x := e.t.send(context.Background(), Request{Method: e.t.inv.List.Method, Path: e.t.inv.List.Path, restore: true})
-	ix, err := DecodeList(context.Background(), x.RespBody, e.t.inv.Key)
-	if err != nil || x.Status != 200 {
+	ix, x := e.t.readList(context.Background(), true)
+	if ix == nil {
 		return fmt.Errorf("the list after the exploration could not be read (%s)", gotLine(x))
 	}
 	var failed []string

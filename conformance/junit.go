@@ -29,37 +29,8 @@ type RunInfo struct {
 // last testsuite). The key is hidden in every value when it is rendered.
 func suiteRun(r types.Report, info RunInfo, t Tally) report.Run {
 	run := report.Run{Name: SuiteName, Start: r.StartTime, Duration: r.RunTime, Properties: info.properties(t)}
-	byArea := map[Area][]report.Case{}
-	for _, s := range r.SpecReports {
-		if s.LeafNodeType != types.NodeTypeIt {
-			continue
-		}
-		a := areaOf(s.Labels())
-		c := report.Case{Suite: string(a), Class: "conformance." + string(a), Name: checkName(s), Duration: s.RunTime}
-		var out []string
-		for _, e := range s.ReportEntries {
-			switch e.Name {
-			case entryWarning, entryObservation, entryRestoreFailed, EntryExploration, EntryExploreThin:
-				out = append(out, e.Name+": "+e.StringRepresentation())
-			}
-		}
-		c.Output = strings.Join(out, "\n")
-		switch {
-		case s.State == types.SpecStatePassed:
-		case s.State == types.SpecStateSkipped || s.State == types.SpecStatePending:
-			c.State, c.Message = report.Skipped, s.Failure.Message
-			if c.Message == "" {
-				c.Message = "not selected by --label-filter"
-			}
-		case s.State.Is(types.SpecStateFailed):
-			c.State, c.Message, c.Kind, c.Detail = report.Failed, exchange.FirstLine(s.Failure.Message), "contract", s.Failure.Message
-		default: // panicked, interrupted, aborted, timed out
-			c.State, c.Message, c.Kind, c.Detail = report.Errored, s.State.String()+": "+exchange.FirstLine(s.Failure.Message), s.State.String(), s.Failure.Message
-		}
-		byArea[a] = append(byArea[a], c)
-	}
 	for _, a := range areas {
-		cs := byArea[a]
+		cs := t.cases[a]
 		slices.SortStableFunc(cs, func(x, y report.Case) int { return strings.Compare(x.Name, y.Name) })
 		run.Cases = append(run.Cases, cs...)
 	}
@@ -69,6 +40,32 @@ func suiteRun(r types.Report, info RunInfo, t Tally) report.Run {
 			Message: "the run stopped before its checks were done: " + info.Stopped, Kind: "stopped"})
 	}
 	return run
+}
+
+// caseOf is check s of area a as JUnit shows it.
+func caseOf(s types.SpecReport, a Area) report.Case {
+	c := report.Case{Suite: string(a), Class: "conformance." + string(a), Name: checkName(s), Duration: s.RunTime}
+	var out []string
+	for _, e := range s.ReportEntries {
+		switch e.Name {
+		case entryWarning, entryObservation, entryRestoreFailed, EntryExploration, EntryExploreThin:
+			out = append(out, e.Name+": "+e.StringRepresentation())
+		}
+	}
+	c.Output = strings.Join(out, "\n")
+	switch {
+	case s.State == types.SpecStatePassed:
+	case s.State == types.SpecStateSkipped || s.State == types.SpecStatePending:
+		c.State, c.Message = report.Skipped, s.Failure.Message
+		if c.Message == "" {
+			c.Message = "not selected by --label-filter"
+		}
+	case s.State.Is(types.SpecStateFailed):
+		c.State, c.Message, c.Kind, c.Detail = report.Failed, exchange.FirstLine(s.Failure.Message), "contract", s.Failure.Message
+	default: // panicked, interrupted, aborted, timed out
+		c.State, c.Message, c.Kind, c.Detail = report.Errored, s.State.String()+": "+exchange.FirstLine(s.Failure.Message), s.State.String(), s.Failure.Message
+	}
+	return c
 }
 
 func (info RunInfo) properties(t Tally) []report.Property {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/big"
 	"slices"
 	"strconv"
@@ -78,7 +79,7 @@ func (r Record) String() string {
 		return "(none)"
 	}
 	m := r.fields()
-	names := slices.Sorted(mapKeys(m))
+	names := slices.Sorted(maps.Keys(m))
 	parts := make([]string, len(names))
 	for i, n := range names {
 		parts[i] = fmt.Sprintf("%q:%s", n, m[n])
@@ -133,7 +134,7 @@ func (r Record) Diff(o Record) []string {
 		names[n] = true
 	}
 	var out []string
-	for _, n := range slices.Sorted(mapKeys(names)) {
+	for _, n := range slices.Sorted(maps.Keys(names)) {
 		x, ok := a[n]
 		if !ok {
 			x = "(absent)"
@@ -147,16 +148,6 @@ func (r Record) Diff(o Record) []string {
 		}
 	}
 	return out
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // canonical renders a JSON value so that equal values render alike:
@@ -182,7 +173,7 @@ func writeCanonical(b *strings.Builder, v any) {
 		}
 		b.WriteString(v.String())
 	case map[string]any:
-		keys := slices.Sorted(mapKeys(v))
+		keys := slices.Sorted(maps.Keys(v))
 		b.WriteByte('{')
 		for i, k := range keys {
 			if i > 0 {

@@ -18,8 +18,9 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 )
 
-// A Tally is what a run's report says: the counts, the failed checks
-// grouped by cause, and the entries the suite added.
+// A Tally is what a run's report says, read in one pass over Ginkgo's
+// report: the counts, the failed checks grouped by cause, the entries
+// the suite added, and the parts of report.Run made of them (results).
 type Tally struct {
 	Passed, Skipped, SkippedMutating int
 	Failed                           []string           // full names of the failed checks, in run order
@@ -36,6 +37,12 @@ type Tally struct {
 	NotJudged map[string][]string
 	// NotJudgedOrder lists NotJudged's reasons in the order first met.
 	NotJudgedOrder []string
+
+	cases    map[Area][]report.Case      // one per check, by area
+	failures map[Cause][]report.Failure  // the failed checks with their exchanges
+	warned   map[string][]report.Failure // RFC → the checks that warned, and what they saw
+	rfcs     []string                    // warned's keys, in the order first met
+	leftOut  int                         // checks skipped with no message: left out by a label filter
 }
 
 // runFacts are what the summary says of a run beside its checks.
@@ -64,14 +71,21 @@ func FullName(s types.SpecReport) string {
 // mutations says whether the run allowed writes: a mutating check skipped
 // without them is counted apart.
 func TallyReport(r types.Report, mutations bool) Tally {
-	t := Tally{ByCause: map[Cause][]string{}, Details: map[Cause][]string{}, NotJudged: map[string][]string{}}
+	t := Tally{ByCause: map[Cause][]string{}, Details: map[Cause][]string{}, NotJudged: map[string][]string{},
+		cases: map[Area][]report.Case{}, failures: map[Cause][]report.Failure{}, warned: map[string][]report.Failure{}}
 	for _, s := range r.SpecReports {
 		if s.LeafNodeType == types.NodeTypeIt {
+			a := areaOf(s.Labels())
+			t.cases[a] = append(t.cases[a], caseOf(s, a))
+			t.warnings(s)
 			switch {
 			case s.State == types.SpecStatePassed:
 				t.Passed++
 			case s.State == types.SpecStateSkipped || s.State == types.SpecStatePending:
 				t.Skipped++
+				if s.State == types.SpecStateSkipped && s.Failure.Message == "" {
+					t.leftOut++
+				}
 				// Skipped for want of --allow-mutations, not left out by a
 				// label filter (which leaves no message).
 				if Mutating.In(s.Labels()) && !mutations && s.Failure.Message != "" {
@@ -96,6 +110,7 @@ func TallyReport(r types.Report, mutations bool) Tally {
 				if !slices.Contains(t.Details[c], detail) {
 					t.Details[c] = append(t.Details[c], detail)
 				}
+				t.failures[c] = append(t.failures[c], failureOf(s))
 			}
 		}
 		for _, e := range s.ReportEntries {
@@ -125,14 +140,45 @@ func TallyReport(r types.Report, mutations bool) Tally {
 	return t
 }
 
+// warnings gathers the warnings check s recorded, by RFC.
+func (t *Tally) warnings(s types.SpecReport) {
+	for _, e := range s.ReportEntries {
+		if e.Name != entryWarning {
+			continue
+		}
+		w, ok := entryValue[warning](e)
+		if !ok || w.RFC == "" {
+			w = warning{Text: e.StringRepresentation(), RFC: "warning"}
+		}
+		if _, ok := t.warned[w.RFC]; !ok {
+			t.rfcs = append(t.rfcs, w.RFC)
+		}
+		t.warned[w.RFC] = append(t.warned[w.RFC], report.Failure{Title: FullName(s), Problems: []string{w.Text}, Count: 1})
+	}
+}
+
+// failureOf is the failed check s as the reports show it: with the
+// exchange it recorded, else the first line of its message.
+func failureOf(s types.SpecReport) report.Failure {
+	f := report.Failure{Title: FullName(s), Detail: s.Failure.Message, Count: 1}
+	if ex, ok := exampleOf(s); ok {
+		// The console indents the body under the status line; a report
+		// shows it on a line of its own.
+		f.Want, f.Request, f.Got, f.Problems = ex.Want, ex.Request, strings.ReplaceAll(ex.Got, "\n          ", "\n"), ex.Problems
+	} else {
+		f.Problems = []string{exchange.FirstLine(s.Failure.Message)}
+	}
+	return f
+}
+
 // causeOf returns what a failure is about, as the check recorded it (the
 // last cause entry), and the detail it saw; a failure without one (a
 // panic, a timeout) is its own cause.
 func causeOf(s types.SpecReport) (Cause, string) {
 	for i := len(s.ReportEntries) - 1; i >= 0; i-- {
 		if e := s.ReportEntries[i]; e.Name == entryCause {
-			c, detail := splitCause(e.StringRepresentation())
-			return c, exchange.Printable([]byte(detail))
+			c, _ := entryValue[causeEntry](e)
+			return c.Cause, exchange.Printable([]byte(c.Detail))
 		}
 	}
 	first, _, _ := strings.Cut(s.Failure.Message, "\n")
@@ -238,7 +284,7 @@ func jsonReport(r types.Report, rd *exchange.Redactor) ([]byte, error) {
 		return nil, err
 	}
 	cwd, _ := os.Getwd()
-	v = mapStrings(v, func(s string) string {
+	v = exchange.MapJSON(v, func(s string) string {
 		if cwd != "" && cwd != "/" {
 			if rest, ok := strings.CutPrefix(s, cwd+string(filepath.Separator)); ok {
 				s = rest
@@ -247,25 +293,4 @@ func jsonReport(r types.Report, rd *exchange.Redactor) ([]byte, error) {
 		return rd.String(s)
 	})
 	return json.MarshalIndent(v, "", "  ")
-}
-
-// mapStrings applies f to every string and member name in v, a value
-// decoded from JSON into any.
-func mapStrings(v any, f func(string) string) any {
-	switch v := v.(type) {
-	case string:
-		return f(v)
-	case []any:
-		for i := range v {
-			v[i] = mapStrings(v[i], f)
-		}
-		return v
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[f(k)] = mapStrings(e, f)
-		}
-		return out
-	}
-	return v
 }

@@ -57,7 +57,7 @@ func (g *guard) remember(id int64, orig Record) {
 func (t *Target) Written() []int64 {
 	t.guard.mu.Lock()
 	defer t.guard.mu.Unlock()
-	return slices.Sorted(mapKeysInt(t.guard.written))
+	return slices.Sorted(maps.Keys(t.guard.written))
 }
 
 // Protect records the record's original values before a check writes to
@@ -155,7 +155,7 @@ func (t *Target) Settle() []report.Changed {
 	pending := maps.Clone(t.guard.pending)
 	t.guard.mu.Unlock()
 	_, gone := t.stop.reason()
-	for _, id := range slices.Sorted(mapKeysInt(pending)) {
+	for _, id := range slices.Sorted(maps.Keys(pending)) {
 		if gone {
 			break
 		}
@@ -174,10 +174,9 @@ func (t *Target) Settle() []report.Changed {
 		if why, gone := t.stop.reason(); gone {
 			listed = "not known (" + why + ")"
 		} else {
-			x := t.send(context.Background(), Request{Method: t.inv.List.Method, Path: t.inv.List.Path, restore: true})
-			var err error
-			if ix, err = DecodeList(context.Background(), x.RespBody, t.inv.Key); err != nil || x.Status != http.StatusOK {
-				ix, listed = nil, "not known (the list after the run answered "+gotLine(x)+")"
+			var x *Exchange
+			if ix, x = t.readList(context.Background(), true); ix == nil {
+				listed = "not known (the list after the run answered " + gotLine(x) + ")"
 			}
 		}
 		var left []report.Changed
@@ -291,15 +290,10 @@ func (t *Target) putBack(ctx context.Context, orig Record) error {
 		return err
 	}
 	for {
-		x := t.send(ctx, Request{Method: t.inv.List.Method, Path: t.inv.List.Path, restore: true})
-		ix, derr := DecodeList(ctx, x.RespBody, t.inv.Key)
-		switch {
-		case x.Failure != "" || derr != nil:
+		if ix, _ := t.readList(ctx, true); ix == nil {
 			err = fmt.Errorf("the list after the restore could not be read")
-		default:
-			if err = t.restored(orig, ix.ByID[orig.ID]); err == nil {
-				return nil
-			}
+		} else if err = t.restored(orig, ix.ByID[orig.ID]); err == nil {
+			return nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return fmt.Errorf("%w (still so %s after the restore was acknowledged)", err, t.cfg.RestoreDeadline)
@@ -319,9 +313,8 @@ func (t *Target) StaleRead(ctx context.Context, acked time.Time, lx *Exchange, i
 	deadline := lx.Time.Add(min(staleReadWait, t.cfg.RestoreDeadline))
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		pause(ctx, restorePoll)
-		x := t.send(ctx, Request{Method: t.inv.List.Method, Path: t.inv.List.Path})
-		ix, err := DecodeList(ctx, x.RespBody, t.inv.Key)
-		if err != nil || x.Status != http.StatusOK {
+		ix, x := t.readList(ctx, false)
+		if ix == nil {
 			break
 		}
 		got, ok := ix.ByID[id]
@@ -335,6 +328,20 @@ func (t *Target) StaleRead(ctx context.Context, acked time.Time, lx *Exchange, i
 			since(acked, lx.Time), t.inv.Key, id, since(acked, x.Time))
 	}
 	return ""
+}
+
+// readList reads the list: its index, nil where the answer is no list
+// (ExpectList, ListProblems). restore marks a restore's read.
+func (t *Target) readList(ctx context.Context, restore bool) (*Index, *Exchange) {
+	x := t.send(ctx, Request{Method: t.inv.List.Method, Path: t.inv.List.Path, restore: restore})
+	if len(ExpectList.Problems(x)) > 0 {
+		return nil, x
+	}
+	ix, ps := t.ListProblems(ctx, x)
+	if len(ps) > 0 {
+		return nil, x
+	}
+	return ix, x
 }
 
 // since renders how long after from at was, to the millisecond.
@@ -431,12 +438,8 @@ func (t *Target) restored(orig, got Record) error {
 // one message per record it could not restore.
 func (t *Target) RestoreAll() []string {
 	t.guard.mu.Lock()
-	ids := make([]int64, 0, len(t.guard.pending))
-	for id := range t.guard.pending {
-		ids = append(ids, id)
-	}
+	ids := slices.Sorted(maps.Keys(t.guard.pending))
 	t.guard.mu.Unlock()
-	slices.Sort(ids)
 	var failed []string
 	for _, id := range ids {
 		if err := t.restore(id); err != nil {

@@ -42,24 +42,27 @@ func (t *Target) recordExample(x *Exchange, want string, problems []string) {
 	ginkgo.AddReportEntry(entryExample, example{Want: want, Request: x.Curl(), Got: x.Got(), Problems: problems}, ginkgo.ReportEntryVisibilityNever)
 }
 
-// exampleOf returns the last example entry of a check, read from the
-// value itself in the run's process, or from its JSON in a report read
-// back.
+// exampleOf returns the last example entry of a check.
 func exampleOf(s types.SpecReport) (example, bool) {
 	for i := len(s.ReportEntries) - 1; i >= 0; i-- {
-		e := s.ReportEntries[i]
-		if e.Name != entryExample {
-			continue
-		}
-		if ex, ok := e.Value.GetRawValue().(example); ok {
-			return ex, true
-		}
-		var ex example
-		if json.Unmarshal([]byte(e.Value.AsJSON), &ex) == nil {
-			return ex, true
+		if e := s.ReportEntries[i]; e.Name == entryExample {
+			if ex, ok := entryValue[example](e); ok {
+				return ex, true
+			}
 		}
 	}
 	return example{}, false
+}
+
+// entryValue returns the value of a report entry the suite added: the
+// value itself in the run's process, or decoded from its JSON in a report
+// read back.
+func entryValue[T any](e types.ReportEntry) (T, bool) {
+	if v, ok := e.Value.GetRawValue().(T); ok {
+		return v, true
+	}
+	var v T
+	return v, json.Unmarshal([]byte(e.Value.AsJSON), &v) == nil
 }
 
 // results is the one Run every report of a suite run is written from:
@@ -70,6 +73,10 @@ func exampleOf(s types.SpecReport) (example, bool) {
 func (t *Target) results(r types.Report, info RunInfo, o RunOptions, left []report.Changed) report.Run {
 	tally := TallyReport(r, info.Mutations)
 	run := suiteRun(r, info, tally)
+	leftOut := 0
+	if o.LabelFilter != "" {
+		leftOut = tally.leftOut
+	}
 	run.Facts = []report.Property{{Name: "target", Value: info.Target}, {Name: "contract", Value: info.Contract}}
 	mode := "read-only"
 	if info.Mutations {
@@ -98,50 +105,12 @@ func (t *Target) results(r types.Report, info RunInfo, o RunOptions, left []repo
 		run.Counts = append(run.Counts, report.Count{N: int64(n), Label: "interrupted"})
 	}
 
-	byCause := map[Cause][]report.Failure{}
-	warned := map[string][]report.Failure{} // RFC → the checks that warned, and what they saw
-	var rfcs []string
-	leftOut := 0
-	for _, s := range r.SpecReports {
-		if s.LeafNodeType != types.NodeTypeIt {
-			continue
-		}
-		if s.State == types.SpecStateSkipped && s.Failure.Message == "" && o.LabelFilter != "" {
-			leftOut++
-		}
-		for _, e := range s.ReportEntries {
-			if e.Name != entryWarning {
-				continue
-			}
-			w, ok := e.Value.GetRawValue().(warning)
-			if !ok {
-				w = warning{Text: e.StringRepresentation(), RFC: "warning"}
-			}
-			if _, ok := warned[w.RFC]; !ok {
-				rfcs = append(rfcs, w.RFC)
-			}
-			warned[w.RFC] = append(warned[w.RFC], report.Failure{Title: FullName(s), Problems: []string{w.Text}, Count: 1})
-		}
-		if s.State.Is(types.SpecStateInterrupted|types.SpecStateAborted) || !s.State.Is(types.SpecStateFailureStates) {
-			continue
-		}
-		c, _ := causeOf(s)
-		f := report.Failure{Title: FullName(s), Detail: s.Failure.Message, Count: 1}
-		if ex, ok := exampleOf(s); ok {
-			// The console indents the body under the status line; a report
-			// shows it on a line of its own.
-			f.Want, f.Request, f.Got, f.Problems = ex.Want, ex.Request, strings.ReplaceAll(ex.Got, "\n          ", "\n"), ex.Problems
-		} else {
-			f.Problems = []string{exchange.FirstLine(s.Failure.Message)}
-		}
-		byCause[c] = append(byCause[c], f)
-	}
 	for _, c := range tally.Causes {
 		run.Causes = append(run.Causes, report.Cause{Name: string(c), About: c.Text(), Severity: spec.SeverityError,
-			Count: int64(len(tally.ByCause[c])), Unit: "check", Failures: byCause[c]})
+			Count: int64(len(tally.ByCause[c])), Unit: "check", Failures: tally.failures[c]})
 	}
-	for _, rfc := range rfcs {
-		fs := warned[rfc]
+	for _, rfc := range tally.rfcs {
+		fs := tally.warned[rfc]
 		run.Warnings = append(run.Warnings, report.Cause{Name: rfc, About: "what " + rfc + " requires and the contract does not: " + fs[0].Problems[0],
 			Severity: spec.SeverityWarning, Count: int64(len(fs)), Unit: "check", Failures: fs})
 	}

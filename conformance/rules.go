@@ -21,6 +21,7 @@ import (
 // key hidden.
 type Problem struct {
 	Cause  Cause
+	Want   string // the rule broken, in a line, where not every response's
 	Text   string // such as "quantity: required (petId 11)"
 	Field  string // the JSON field, such as "quantity"; "" for the whole answer or a header
 	Record string // the identifier of the listed record it is in; "" where it is in none

@@ -355,7 +355,7 @@ func (j *Judge) answer(x *exchange.Exchange, op *Operation, resp *Response) []Vi
 	if resp == nil {
 		vs = append(vs, Violation{Rule: RuleStatus, Path: "status", Message: fmt.Sprintf("status %d is not documented for %s (documented: %s)", x.Status, op.Name(), strings.Join(op.Codes(), ", "))})
 	} else {
-		for _, vi := range classify(resp, op.CheckResponse(x.Status, x.RespHeader, x.RespBody)) {
+		for _, vi := range classify(op.CheckResponse(x.Status, x.RespHeader, x.RespBody)) {
 			if vi.Rule == RuleResponseBody && !whole {
 				continue // the body was not kept whole: its problems would be the recording's
 			}
@@ -401,36 +401,26 @@ func (j *Judge) answerKey(x *exchange.Exchange, op *Operation, resp *Response) u
 	return m.Sum64()
 }
 
-// classify names the rule and place of each problem Operation.CheckResponse
-// found with a documented response. It lists, in order: documented
-// headers (the field is the header's name), then a Content-Type that is
-// not documented (which ends the list), then the body's problems.
-func classify(resp *Response, ps []Problem) []Violation {
-	var vs []Violation
-	headers := true
+// classify names the place of each problem Operation.CheckResponse found
+// with a documented response, by the rule the problem carries: a
+// documented header (the field is the header's name), the Content-Type,
+// or the body (a rule of its own, such as integer notation, or
+// response-body).
+func classify(ps []Problem) []Violation {
+	vs := make([]Violation, 0, len(ps))
 	for _, p := range ps {
-		switch {
-		case headers && isHeader(resp, p.Field):
+		switch p.Rule {
+		case RuleResponseHeader:
 			vs = append(vs, Violation{Rule: RuleResponseHeader, Path: "header." + p.Field, Message: p.Message})
-		case p.Rule == RuleResponseType:
+		case RuleResponseType:
 			vs = append(vs, Violation{Rule: RuleResponseType, Path: "header.Content-Type", Message: "Content-Type " + p.Message})
-		case p.Rule != "":
-			headers = false
-			vs = append(vs, Violation{Rule: p.Rule, Path: jsonPath(p.Field), Message: p.Message})
-		default:
-			headers = false
+		case "":
 			vs = append(vs, Violation{Rule: RuleResponseBody, Path: jsonPath(p.Field), Message: p.Message})
+		default:
+			vs = append(vs, Violation{Rule: p.Rule, Path: jsonPath(p.Field), Message: p.Message})
 		}
 	}
 	return vs
-}
-
-// isHeader reports whether a problem's field names one of the response's
-// documented headers.
-func isHeader(resp *Response, field string) bool {
-	name, _, _ := strings.Cut(field, ".")
-	name, _, _ = strings.Cut(name, "[")
-	return slices.ContainsFunc(resp.Headers, func(h *Param) bool { return strings.EqualFold(h.Name, name) })
 }
 
 // echoViolations checks that an update's answer holds what the request

@@ -182,12 +182,12 @@ func (o *Operation) CheckResponse(status int, header http.Header, body []byte) [
 		raw := header.Values(h.Name)
 		if len(raw) == 0 {
 			if h.Required {
-				ps = append(ps, Problem{Kind: KindResponse, Field: h.Name, Message: "required header is missing"})
+				ps = append(ps, Problem{Kind: KindResponse, Rule: RuleResponseHeader, Field: h.Name, Message: "required header is missing"})
 			}
 			continue
 		}
 		for _, p := range h.check(raw) {
-			p.Kind = KindResponse
+			p.Kind, p.Rule = KindResponse, RuleResponseHeader
 			ps = append(ps, p)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"github.com/petstore/inventory-kit/spec/exchange"
 
 	"fmt"
-	"net/http"
 	"slices"
 
 	"github.com/onsi/ginkgo/v2"
@@ -27,11 +26,9 @@ func registerList(t *conformance.Target) {
 	ginkgo.Describe(string(conformance.AreaList), conformance.Labels(conformance.AreaList), func() {
 		ginkgo.It(name+": 200 with an array of records valid against the contract", func(ctx ginkgo.SpecContext) {
 			x := t.DoShape(ctx, conformance.Request{Method: s.List.Method, Path: s.List.Path})
-			t.ExpectStatus(x, "200 and the list", http.StatusOK)
-			ix, err := conformance.DecodeList(ctx, x.RespBody, s.Key)
-			if err != nil {
-				t.FailBecause(conformance.CauseResponseSchema, x, "a JSON array of records", []string{err.Error()})
-			}
+			t.Expect(x, conformance.ExpectList)
+			ix, ps := t.ListProblems(ctx, x)
+			t.ExpectNone(x, ps)
 			extra := map[string]bool{}
 			for i, id := range ix.Order {
 				if i%4096 == 0 && ctx.Err() != nil {
@@ -56,21 +53,7 @@ func registerList(t *conformance.Target) {
 
 		ginkgo.It(name+": identifiers are unique", func(ctx ginkgo.SpecContext) {
 			ix, x := t.List(ctx)
-			var ps []string
-			for i, id := range ix.Dups {
-				if i == maxExamples {
-					ps = append(ps, fmt.Sprintf("and %d more listed more than once", len(ix.Dups)-maxExamples))
-					break
-				}
-				ps = append(ps, fmt.Sprintf("%s %d is listed more than once", s.Key, id))
-			}
-			ps = append(ps, ix.Bad...)
-			if ix.BadCount > len(ix.Bad) {
-				ps = append(ps, fmt.Sprintf("and %d more records without an int64 %s", ix.BadCount-len(ix.Bad), s.Key))
-			}
-			if len(ps) > 0 {
-				t.FailBecause(conformance.CauseDuplicateIDs, x, "one record per "+s.Key, ps)
-			}
+			t.ExpectNone(x, t.UniqueProblems(ix))
 		})
 
 		ginkgo.It(name+": two lists with no write between them show the same records", func(ctx ginkgo.SpecContext) {

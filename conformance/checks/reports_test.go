@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -51,8 +52,11 @@ func TestBrokenServerReports(t *testing.T) {
 				}
 				for _, e := range s.ReportEntries {
 					if e.Name == "cause" {
-						c, _, _ := strings.Cut(e.StringRepresentation(), " | ")
-						causes[c] = true
+						var c struct{ Cause string }
+						if err := json.Unmarshal([]byte(e.Value.AsJSON), &c); err != nil {
+							t.Fatalf("the cause entry %s: %v", e.Value.AsJSON, err)
+						}
+						causes[c.Cause] = true
 					}
 				}
 			}

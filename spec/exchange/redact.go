@@ -678,22 +678,27 @@ func (rd *Redactor) JSON(b []byte) ([]byte, bool) {
 // Value returns v, a value decoded from JSON into any, with secrets
 // replaced in every string, member name and json.Number (which becomes a
 // string where it holds one).
-func (rd *Redactor) Value(v any) any {
+func (rd *Redactor) Value(v any) any { return MapJSON(v, rd.String) }
+
+// MapJSON returns v, a value decoded from JSON into any, with f applied
+// to every string, member name and json.Number (which becomes a string
+// where f changes it).
+func MapJSON(v any, f func(string) string) any {
 	switch v := v.(type) {
 	case string:
-		return rd.String(v)
+		return f(v)
 	case json.Number:
-		if rd.Contains(string(v)) {
-			return rd.String(string(v))
+		if s := f(string(v)); s != string(v) {
+			return s
 		}
 	case []any:
 		for i := range v {
-			v[i] = rd.Value(v[i])
+			v[i] = MapJSON(v[i], f)
 		}
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, e := range v {
-			out[rd.String(k)] = rd.Value(e)
+			out[f(k)] = MapJSON(e, f)
 		}
 		return out
 	}
