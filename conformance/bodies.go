@@ -248,7 +248,6 @@ func (t *Target) SilentBodies(cur Record) []Body {
 		if !ok {
 			continue
 		}
-		lo, hi := f.Lowest(), f.Highest()
 		probes := []struct {
 			v    *big.Int
 			what string
@@ -258,18 +257,10 @@ func (t *Target) SilentBodies(cur Record) []Body {
 			{big.NewInt(1<<53 + 1), "past 2^53"},
 			{new(big.Int).Lsh(big.NewInt(1), 63), "past int64"},
 		}
-		safeLo, safeHi := f.SafeRange()
 		for _, p := range probes {
-			if (lo != nil && p.v.Cmp(lo) < 0) || (hi != nil && p.v.Cmp(hi) > 0) {
-				continue // beyond a stated bound: invalid, not silent
+			if f.Unsure(p.v) {
+				bs = append(bs, t.with(cur, f.Name, json.RawMessage(p.v.String()), fmt.Sprintf("%s %s (%s)", f.Name, p.v, p.what), Silent))
 			}
-			if f.MultipleOf != nil && !new(big.Rat).Quo(new(big.Rat).SetInt(p.v), f.MultipleOf).IsInt() {
-				continue // off the multipleOf: invalid, not silent
-			}
-			if p.v.IsInt64() && p.v.Int64() >= safeLo && p.v.Int64() <= safeHi {
-				continue // expected accepted: valid
-			}
-			bs = append(bs, t.with(cur, f.Name, json.RawMessage(p.v.String()), fmt.Sprintf("%s %s (%s)", f.Name, p.v, p.what), Silent))
 		}
 		// The value as a number, written again with a fraction part: never
 		// the answer's text edited (an answer of 5.0 would give 5.0.0).

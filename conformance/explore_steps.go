@@ -722,18 +722,10 @@ func (w *worker) silentInts(cur Record) []Body {
 		if _, ok := t.valueOf(cur, f.Name); !ok {
 			continue
 		}
-		lo, hi := f.Lowest(), f.Highest()
-		safeLo, safeHi := f.SafeRange()
 		for _, v := range spec.SpecialInts {
-			switch {
-			case lo != nil && v.Cmp(lo) < 0, hi != nil && v.Cmp(hi) > 0:
-				continue
-			case f.MultipleOf != nil && !new(big.Rat).Quo(new(big.Rat).SetInt(v), f.MultipleOf).IsInt():
-				continue
-			case v.IsInt64() && v.Int64() >= safeLo && v.Int64() <= safeHi:
-				continue
+			if f.Unsure(v) {
+				bs = append(bs, t.with(cur, f.Name, json.RawMessage(v.String()), fmt.Sprintf("%s %s", f.Name, v), Silent))
 			}
-			bs = append(bs, t.with(cur, f.Name, json.RawMessage(v.String()), fmt.Sprintf("%s %s", f.Name, v), Silent))
 		}
 	}
 	return bs

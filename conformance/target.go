@@ -157,24 +157,12 @@ func NewTarget(cfg Config) (*Target, error) {
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return nil, setupErrorf("--base-url %s: want an http or https address such as https://staging.example.com%s", exchange.Quote(cfg.BaseURL), contract.BasePath)
 	}
-	if cfg.RestoreDeadline <= 0 {
-		cfg.RestoreDeadline = DefaultRestoreDeadline
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.MaxResponseBytes <= 0 {
-		cfg.MaxResponseBytes = DefaultMaxResponseBytes
-	}
-	if cfg.MaxRunBytes <= 0 {
-		cfg.MaxRunBytes = DefaultMaxRunBytes
-	}
-	if cfg.MaxRetryWait <= 0 {
-		cfg.MaxRetryWait = DefaultMaxRetryWait
-	}
-	if cfg.Workers <= 0 {
-		cfg.Workers = DefaultWorkers
-	}
+	orDefault(&cfg.RestoreDeadline, DefaultRestoreDeadline)
+	orDefault(&cfg.Timeout, DefaultTimeout)
+	orDefault(&cfg.MaxResponseBytes, DefaultMaxResponseBytes)
+	orDefault(&cfg.MaxRunBytes, DefaultMaxRunBytes)
+	orDefault(&cfg.MaxRetryWait, DefaultMaxRetryWait)
+	orDefault(&cfg.Workers, DefaultWorkers)
 	if cfg.Stderr == nil {
 		cfg.Stderr = os.Stderr
 	}
@@ -455,3 +443,10 @@ func (t *Target) Mutations() bool { return t.cfg.AllowMutations }
 
 // BytesRead returns the decompressed response bytes read so far.
 func (t *Target) BytesRead() int64 { return t.read.Load() }
+
+// orDefault sets *v to d where it is zero or less.
+func orDefault[T int | int64 | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
+}

@@ -138,6 +138,25 @@ func gridBetween(lo, hi *big.Rat, loEx, hiEx bool, step *big.Rat) Grid {
 	return Grid{Lo: k0, Hi: k1, Step: step}
 }
 
+// Unsure reports whether the integer v is one the contract neither
+// allows nor forbids plainly for f: within any stated bound (a format's
+// range included) and on the multipleOf, but outside the range the suite
+// writes expecting it accepted (SafeRange). A target may accept or refuse
+// it.
+func (f *Facts) Unsure(v *big.Int) bool {
+	if lo := f.Lowest(); lo != nil && v.Cmp(lo) < 0 {
+		return false
+	}
+	if hi := f.Highest(); hi != nil && v.Cmp(hi) > 0 {
+		return false
+	}
+	if f.MultipleOf != nil && !new(big.Rat).Quo(new(big.Rat).SetInt(v), f.MultipleOf).IsInt() {
+		return false
+	}
+	lo, hi := f.SafeRange()
+	return !v.IsInt64() || v.Int64() < lo || v.Int64() > hi
+}
+
 // SafeRange returns the integers the suite writes expecting them
 // accepted, as a range of int64: the smallest and largest value of the
 // field's grid, within the stated bounds and multipleOf, or where the

@@ -1,6 +1,7 @@
 package spec_test
 
 import (
+	"math/big"
 	"os"
 	"path/filepath"
 	"testing"
@@ -64,5 +65,35 @@ func TestValuesKeepTheSchema(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUnsure: an integer is unsure only within the stated bounds, on the
+// multipleOf and outside the range the suite expects accepted (0 to 1000
+// where nothing is stated).
+func TestUnsure(t *testing.T) {
+	bound := func(v int64) *spec.Bound { return &spec.Bound{Value: big.NewRat(v, 1)} }
+	plain := &spec.Facts{Type: "integer", MaxLength: -1}
+	atLeast0 := &spec.Facts{Type: "integer", Min: bound(0), MaxLength: -1}
+	fives := &spec.Facts{Type: "integer", MultipleOf: big.NewRat(5, 1), MaxLength: -1}
+	int32s := &spec.Facts{Type: "integer", Format: "int32", MaxLength: -1}
+	for _, c := range []struct {
+		name string
+		f    *spec.Facts
+		v    *big.Int
+		want bool
+	}{
+		{"no bound, within 0 to 1000", plain, big.NewInt(7), false},
+		{"no bound, negative", plain, big.NewInt(-1), true},
+		{"no bound, past int64", plain, new(big.Int).Lsh(big.NewInt(1), 63), true},
+		{"below a stated minimum", atLeast0, big.NewInt(-1), false},
+		{"above the safe range", atLeast0, big.NewInt(1 << 31), true},
+		{"off the multipleOf", fives, big.NewInt(1<<53 + 1), false},
+		{"on the multipleOf", fives, big.NewInt(5 << 40), true},
+		{"past the format's range", int32s, big.NewInt(1 << 31), false},
+	} {
+		if got := c.f.Unsure(c.v); got != c.want {
+			t.Errorf("%s: Unsure(%s) = %v; want %v", c.name, c.v, got, c.want)
+		}
 	}
 }
