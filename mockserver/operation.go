@@ -17,17 +17,12 @@ const StabilityHeader = "X-Stability"
 // An opHandler serves one operation of the contract.
 type opHandler = httpapi.Handler
 
-// operation wraps the handler of one contract operation in its steps, in
-// the order a request meets them: it labels deprecated and experimental
-// operations, reads the Prefer header, draws the chaos rules' latency and
-// fault, reads the body within httpapi.MaxBodyBytes (before any delay, so
-// that a delay longer than the server's read timeout cannot cut a body the
-// client has sent), applies the latency and the faults that come before
-// serving, then answers: a body that could not be read, a forced answer, a
-// request the operation's compiled checks refuse, or, for a request that
-// passed, h's answer. A truncate or slow fault damages whichever of these
-// answers is sent. An operation with no handler is checked the same way
-// and answers 501. The key check came before all of this: nothing here is
+// operation wraps the handler of one contract operation in its steps,
+// listed in the order a request meets them. The body is read before any
+// delay, so that a delay longer than the server's read timeout cannot cut
+// a body the client has sent; a truncate or slow fault damages whichever
+// answer is sent. An operation with no handler is checked the same way and
+// answers 501. The key check came before all of this: nothing here is
 // reached without a valid key.
 func (s *Server) operation(op *spec.Operation, h opHandler) http.Handler {
 	natural := http.StatusOK
