@@ -22,19 +22,20 @@ import (
 
 // adminHandlers maps the admin document's operationIds to their handlers.
 func (s *Server) adminHandlers() map[string]httpapi.Handler {
+	getChaos, setChaos, clearChaos := controlAPI(s, s.chaos)
+	getRateLimit, setRateLimit, clearRateLimit := controlAPI(s, s.limiter)
 	return map[string]httpapi.Handler{
-		"resetSession":  s.resetSession,
-		"listSessions":  s.listSessions,
-		"dropSession":   s.dropSession,
-		"listRequests":  s.listRequests,
-		"clearRequests": s.clearRequests,
-		"getChaos":      s.getChaos,
-		"setChaos":      s.setChaos,
-		"clearChaos":    s.clearChaos,
-		// In ratelimit.go.
-		"getRateLimit":   s.getRateLimit,
-		"setRateLimit":   s.setRateLimit,
-		"clearRateLimit": s.clearRateLimit,
+		"resetSession":   s.resetSession,
+		"listSessions":   s.listSessions,
+		"dropSession":    s.dropSession,
+		"listRequests":   s.listRequests,
+		"clearRequests":  s.clearRequests,
+		"getChaos":       getChaos,
+		"setChaos":       setChaos,
+		"clearChaos":     clearChaos,
+		"getRateLimit":   getRateLimit,
+		"setRateLimit":   setRateLimit,
+		"clearRateLimit": clearRateLimit,
 		// The dashboard's, in records.go and describe.go.
 		"describeContract": s.describeContract(),
 		"listRecords":      s.listRecords,
@@ -195,61 +196,87 @@ func (s *Server) clearRequests(w http.ResponseWriter, r *http.Request, _ *httpap
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// getChaos answers the latency and fault rules in force: the global ones,
-// or with ?session=NAME the ones NAME's requests follow, and whether they
-// are the session's own.
-func (s *Server) getChaos(w http.ResponseWriter, r *http.Request, _ *httpapi.Request) {
-	session, ok := s.controlSession(w, r)
-	if !ok {
-		return
-	}
-	httpapi.WriteValue(w, r, http.StatusOK, s.chaosView(session))
+// A control is a setting the admin API reads, replaces and clears, the
+// global one or a session's own: the chaos rules (chaos.go) and the rate
+// limit (ratelimit.go).
+type control[T any] interface {
+	// get returns the setting session's requests follow ("": the global
+	// one), and whether it is the session's own.
+	get(session string) (T, bool)
+	// set checks v and puts it in force; on error nothing changes.
+	set(session string, v T) error
+	// clear removes session's own, which then follows the global one
+	// again; "" clears the global one.
+	clear(session string)
+	// withSessions lists the sessions with a setting of their own.
+	withSessions() []string
 }
 
-// A chaosView is chaos rules as the admin API answers them.
-type chaosView struct {
-	Chaos
+// controlAPI returns the admin handlers of c. get answers the setting in
+// force: the global one, or with ?session=NAME the one NAME's requests
+// follow, and whether it is the session's own. set replaces the global one
+// or with ?session=NAME that session's own; one the mock cannot apply is a
+// 400 and changes nothing. clear removes the global one, or with
+// ?session=NAME the session's own.
+func controlAPI[T any](s *Server, c control[T]) (get, set, clear httpapi.Handler) {
+	view := func(session string) controlView[T] {
+		v, own := c.get(session)
+		return controlView[T]{v, s.scopeOf(session, own, c.withSessions)}
+	}
+	get = func(w http.ResponseWriter, r *http.Request, _ *httpapi.Request) {
+		if session, ok := s.controlSession(w, r); ok {
+			httpapi.WriteValue(w, r, http.StatusOK, view(session))
+		}
+	}
+	set = func(w http.ResponseWriter, r *http.Request, in *httpapi.Request) {
+		session, ok := s.controlSession(w, r)
+		if !ok {
+			return
+		}
+		// The body passed the admin document's schema; numbers JSON Schema
+		// counts as integers (5.03e2) are written as integers before Go
+		// reads them into its fields.
+		var v T
+		if err := json.Unmarshal(spec.AppendJSON(nil, wholeNumbers(withoutScope(in.Body))), &v); err != nil {
+			httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidBody, "body: "+s.rd.String(err.Error()))
+			return
+		}
+		if err := c.set(session, v); err != nil {
+			// The message quotes what the setting said; never a key.
+			httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidBody, s.rd.String(err.Error()))
+			return
+		}
+		httpapi.WriteValue(w, r, http.StatusOK, view(session))
+	}
+	clear = func(w http.ResponseWriter, r *http.Request, _ *httpapi.Request) {
+		if session, ok := s.controlSession(w, r); ok {
+			c.clear(session)
+			w.WriteHeader(http.StatusNoContent)
+		}
+	}
+	return get, set, clear
+}
+
+// A controlView is a control's setting as the admin API answers it: the
+// setting's fields, then its scope's.
+type controlView[T any] struct {
+	setting T
 	scope
 }
 
-func (s *Server) chaosView(session string) chaosView {
-	c, own := s.chaos.get(session)
-	return chaosView{c, s.scopeOf(session, own, s.chaos.withSessions)}
-}
-
-// setChaos replaces the rules, the global ones or with ?session=NAME that
-// session's own; a rule the mock cannot apply is a 400 and changes
-// nothing.
-func (s *Server) setChaos(w http.ResponseWriter, r *http.Request, in *httpapi.Request) {
-	session, ok := s.controlSession(w, r)
-	if !ok {
-		return
+func (v controlView[T]) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(v.setting)
+	if err != nil {
+		return nil, err
 	}
-	// The body passed the admin document's schema; numbers JSON Schema
-	// counts as integers (5.03e2) are written as integers before Go reads
-	// them into its fields.
-	var cfg Chaos
-	if err := json.Unmarshal(spec.AppendJSON(nil, wholeNumbers(withoutScope(in.Body))), &cfg); err != nil {
-		httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidBody, "body: "+s.rd.String(err.Error()))
-		return
+	sc, err := json.Marshal(v.scope)
+	switch {
+	case string(b) == "{}":
+		return sc, err
+	case string(sc) != "{}":
+		b = append(append(b[:len(b)-1], ','), sc[1:]...)
 	}
-	if err := s.chaos.set(session, cfg); err != nil {
-		// The message quotes what the rule said; never a key.
-		httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidBody, s.rd.String(err.Error()))
-		return
-	}
-	httpapi.WriteValue(w, r, http.StatusOK, s.chaosView(session))
-}
-
-// clearChaos removes every global rule, or with ?session=NAME the
-// session's own, which then follows the global ones again.
-func (s *Server) clearChaos(w http.ResponseWriter, r *http.Request, _ *httpapi.Request) {
-	session, ok := s.controlSession(w, r)
-	if !ok {
-		return
-	}
-	s.chaos.clear(session)
-	w.WriteHeader(http.StatusNoContent)
+	return b, err
 }
 
 // A scope says whom chaos rules or a rate limit the admin API answers

@@ -17,93 +17,193 @@ const StabilityHeader = "X-Stability"
 // An opHandler serves one operation of the contract.
 type opHandler = httpapi.Handler
 
-// operation wraps the handler of one contract operation. In order: it
-// labels deprecated and experimental operations, reads the session and the
-// Prefer header, draws the chaos rules' latency and fault, reads the body
-// within httpapi.MaxBodyBytes (before any delay, so that a delay longer than the
-// server's read timeout cannot cut a body the client has sent), applies
-// the latency and the faults that come before serving, then answers: a body
-// that could not be read, a forced answer, a request the operation's
-// compiled checks refuse, or, for a request that passed, h's answer. A
-// truncate or slow fault damages whichever of these answers is sent. An
-// operation with no handler is checked the same way and answers 501. The
-// key check came before all of this: nothing here is reached without a
-// valid key.
+// operation wraps the handler of one contract operation in its steps,
+// listed in the order a request meets them. The body is read before any
+// delay, so that a delay longer than the server's read timeout cannot cut
+// a body the client has sent; a truncate or slow fault damages whichever
+// answer is sent. An operation with no handler is checked the same way and
+// answers 501. The key check came before all of this: nothing here is
+// reached without a valid key.
 func (s *Server) operation(op *spec.Operation, h opHandler) http.Handler {
 	natural := http.StatusOK
 	if h == nil {
 		h, natural = notImplemented, http.StatusNotImplemented
 	}
+	serve := opSteps(checked(op, natural, h),
+		labelled(op),
+		s.preferred,
+		s.drawn(op),
+		bodyRead(op),
+		delayed,
+		unreadRefused,
+		forced(op, natural),
+	)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := &call{Request: httpapi.Request{Op: op}, e: httpapi.EntryOf(r)}
+		// The sessions step, before the rate limit, has read the session.
+		if c.Session = c.e.Session; c.Session == "" {
+			c.Session = store.DefaultSession
+		}
+		serve(w, r, c)
+	})
+}
+
+// A call is one request to an operation as the steps of its wrapper see
+// it: what the handler gets, and what the steps before found.
+type call struct {
+	httpapi.Request
+	e       *httpapi.Entry
+	pref    preference
+	d       draw
+	body    []byte
+	bodyErr error
+}
+
+// An opStep serves a call, or hands it on to the next step.
+type opStep func(w http.ResponseWriter, r *http.Request, c *call)
+
+// opSteps returns last behind the steps mws, listed in the order a call
+// meets them, as httpapi.Chain does for middleware.
+func opSteps(last opStep, mws ...func(opStep) opStep) opStep {
+	for i := len(mws) - 1; i >= 0; i-- {
+		last = mws[i](last)
+	}
+	return last
+}
+
+// labelled labels the answers of a deprecated or an experimental
+// operation.
+func labelled(op *spec.Operation) func(opStep) opStep {
 	var stability []string
 	if op.Stability != "" {
 		stability = []string{op.Stability}
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hdr := w.Header()
-		if op.Deprecated {
-			// The contract marks the operation deprecated but gives no date.
-			hdr["Deprecation"] = deprecationTrue
+	return func(next opStep) opStep {
+		if !op.Deprecated && stability == nil {
+			return next
 		}
-		if stability != nil {
-			hdr[StabilityHeader] = stability
+		return func(w http.ResponseWriter, r *http.Request, c *call) {
+			hdr := w.Header()
+			if op.Deprecated {
+				// The contract marks the operation deprecated but gives no date.
+				hdr["Deprecation"] = deprecationTrue
+			}
+			if stability != nil {
+				hdr[StabilityHeader] = stability
+			}
+			next(w, r, c)
 		}
-		e := httpapi.EntryOf(r)
-		in := &httpapi.Request{Op: op}
-		// The sessions step, before the rate limit, has read the session.
-		if in.Session = e.Session; in.Session == "" {
-			in.Session = store.DefaultSession
-		}
+	}
+}
+
+// preferred reads the Prefer header, and answers 400 to one that asks for
+// what the mock cannot do.
+func (s *Server) preferred(next opStep) opStep {
+	return func(w http.ResponseWriter, r *http.Request, c *call) {
 		pref, ok := s.preferenceOf(w, r)
 		if !ok {
 			return
 		}
-		e.Forced = pref.String()
-		d := s.chaos.draw(op, in.Session)
-		if pref.delay > 0 {
-			d.delay = pref.delay
-		}
-		if d.delay > 0 || d.fault != "" {
-			e.Fault = d.String()
-			e.Delayed = d.delay > 0
-			switch d.fault {
-			case "":
-			case faultExample:
-				e.ForcedAnswer = true
-			default:
-				e.FaultKind = d.fault
+		c.pref, c.e.Forced = pref, pref.String()
+		next(w, r, c)
+	}
+}
+
+// drawn draws the chaos rules' latency and fault; a Prefer delay replaces
+// the latency.
+func (s *Server) drawn(op *spec.Operation) func(opStep) opStep {
+	return func(next opStep) opStep {
+		return func(w http.ResponseWriter, r *http.Request, c *call) {
+			d := s.chaos.draw(op, c.Session)
+			if c.pref.delay > 0 {
+				d.delay = c.pref.delay
 			}
+			if d.delay > 0 || d.fault != "" {
+				e := c.e
+				e.Fault = d.String()
+				e.Delayed = d.delay > 0
+				switch d.fault {
+				case "":
+				case faultExample:
+					e.ForcedAnswer = true
+				default:
+					e.FaultKind = d.fault
+				}
+			}
+			c.d = d
+			next(w, r, c)
 		}
-		var body []byte
-		var bodyErr error
-		if op.Body != nil {
-			body, bodyErr = httpapi.ReadBody(w, r)
+	}
+}
+
+// bodyRead reads the body of an operation that takes one, within
+// httpapi.MaxBodyBytes.
+func bodyRead(op *spec.Operation) func(opStep) opStep {
+	return func(next opStep) opStep {
+		if op.Body == nil {
+			return next
 		}
-		if !d.before(w, r) {
+		return func(w http.ResponseWriter, r *http.Request, c *call) {
+			c.body, c.bodyErr = httpapi.ReadBody(w, r)
+			next(w, r, c)
+		}
+	}
+}
+
+// delayed applies the drawn latency and the faults that come before
+// serving, and damages the answer with a truncate or slow fault.
+func delayed(next opStep) opStep {
+	return func(w http.ResponseWriter, r *http.Request, c *call) {
+		if !c.d.before(w, r) {
 			return
 		}
-		w, send := d.after(w, r)
-		var ps []spec.Problem
-		switch {
-		case bodyErr != nil:
-			httpapi.WriteBodyError(w, r, bodyErr)
-		case pref.forced(natural):
-			answerForced(w, r, op, pref)
-			e.ForcedAnswer = e.Code != httpapi.CodeInvalidPreference
-		default:
-			// Prefer: code=N naming the operation's own answer forces
-			// nothing: the request is checked and served as usual, and a
-			// write is a dry run, since a forced answer writes nothing.
-			in.DryRun = pref.code == natural
-			if in.Body, ps = op.CheckRequest(r, r.PathValue, body); len(ps) > 0 {
-				writeRequestError(w, r, op, ps)
-			} else {
-				h(w, r, in)
-			}
-		}
+		w, send := c.d.after(w, r)
+		next(w, r, c)
 		if send != nil {
 			send()
 		}
-	})
+	}
+}
+
+// unreadRefused answers a body that could not be read.
+func unreadRefused(next opStep) opStep {
+	return func(w http.ResponseWriter, r *http.Request, c *call) {
+		if c.bodyErr != nil {
+			httpapi.WriteBodyError(w, r, c.bodyErr)
+			return
+		}
+		next(w, r, c)
+	}
+}
+
+// forced sends the answer a Prefer header forces.
+func forced(op *spec.Operation, natural int) func(opStep) opStep {
+	return func(next opStep) opStep {
+		return func(w http.ResponseWriter, r *http.Request, c *call) {
+			if !c.pref.forced(natural) {
+				next(w, r, c)
+				return
+			}
+			answerForced(w, r, op, c.pref)
+			c.e.ForcedAnswer = c.e.Code != httpapi.CodeInvalidPreference
+		}
+	}
+}
+
+// checked answers a request the operation's compiled checks refuse, and
+// hands one that passed to h. Prefer: code=N naming the operation's own
+// answer forces nothing: the request is checked and served as usual, and
+// a write is a dry run, since a forced answer writes nothing.
+func checked(op *spec.Operation, natural int, h opHandler) opStep {
+	return func(w http.ResponseWriter, r *http.Request, c *call) {
+		c.DryRun = c.pref.code == natural
+		var ps []spec.Problem
+		if c.Body, ps = op.CheckRequest(r, r.PathValue, c.body); len(ps) > 0 {
+			writeRequestError(w, r, op, ps)
+			return
+		}
+		h(w, r, &c.Request)
+	}
 }
 
 // preferenceOf reads the request's Prefer header, or answers 400 and

@@ -3,7 +3,6 @@ package mockserver
 import (
 	"cmp"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -389,57 +388,4 @@ func rateLimitWarnings(c *spec.Contract) []string {
 		}
 	}
 	return out
-}
-
-// getRateLimit answers the rate limit in force: the global one, or with
-// ?session=NAME the one NAME's requests follow, and whether it is the
-// session's own.
-func (s *Server) getRateLimit(w http.ResponseWriter, r *http.Request, _ *httpapi.Request) {
-	session, ok := s.controlSession(w, r)
-	if !ok {
-		return
-	}
-	httpapi.WriteValue(w, r, http.StatusOK, s.rateLimitView(session))
-}
-
-// A rateLimitView is a rate limit as the admin API answers it.
-type rateLimitView struct {
-	RateLimit
-	scope
-}
-
-func (s *Server) rateLimitView(session string) rateLimitView {
-	rl, own := s.limiter.get(session)
-	return rateLimitView{rl, s.scopeOf(session, own, s.limiter.withSessions)}
-}
-
-// setRateLimit replaces the rate limit, the global one or with
-// ?session=NAME that session's own; the buckets it governs start full.
-// One the mock cannot apply is a 400 and changes nothing.
-func (s *Server) setRateLimit(w http.ResponseWriter, r *http.Request, in *httpapi.Request) {
-	session, ok := s.controlSession(w, r)
-	if !ok {
-		return
-	}
-	var rl RateLimit
-	if err := json.Unmarshal(spec.AppendJSON(nil, wholeNumbers(withoutScope(in.Body))), &rl); err != nil {
-		httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidBody, "body: "+s.rd.String(err.Error()))
-		return
-	}
-	if err := s.limiter.set(session, rl); err != nil {
-		httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidBody, s.rd.String(err.Error()))
-		return
-	}
-	httpapi.WriteValue(w, r, http.StatusOK, s.rateLimitView(session))
-}
-
-// clearRateLimit lifts the global rate limit, or with ?session=NAME the
-// session's own, which then follows the global one again.
-func (s *Server) clearRateLimit(w http.ResponseWriter, r *http.Request, _ *httpapi.Request) {
-	session, ok := s.controlSession(w, r)
-	if !ok {
-		return
-	}
-	s.limiter.clear(session)
-	w.WriteHeader(http.StatusNoContent)
 }

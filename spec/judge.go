@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
+	"maps"
 	"math/big"
 	"net/http"
 	"net/url"
 	"path"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -442,27 +442,13 @@ func echoViolations(schema *Schema, sent any, values map[string]string, body []b
 		vs = append(vs, Violation{Rule: RuleEchoMismatch, Path: "$." + name, Message: fmt.Sprintf("%s: the request set %s, the answer holds %s", name, sentText, gotText)})
 	}
 	if obj, ok := sent.(map[string]any); ok {
-		names := make([]string, 0, len(obj))
-		for name := range obj {
-			if slices.Contains(props, name) {
-				names = append(names, name)
-			}
-		}
-		sort.Strings(names)
-		for _, name := range names {
+		for _, name := range keysIn(obj, props) {
 			if g, present := answer[name]; !present || !SameJSON(obj[name], g) {
 				mismatch(name, string(AppendJSON(nil, obj[name])), g, present)
 			}
 		}
 	}
-	names := make([]string, 0, len(values))
-	for name := range values {
-		if slices.Contains(props, name) {
-			names = append(names, name)
-		}
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range keysIn(values, props) {
 		g, present := answer[name]
 		var sentValue any = values[name]
 		if _, isNumber := g.(json.Number); isNumber {
@@ -473,6 +459,11 @@ func echoViolations(schema *Schema, sent any, values map[string]string, body []b
 		}
 	}
 	return vs
+}
+
+// keysIn returns the keys of m that are among names, sorted.
+func keysIn[V any](m map[string]V, names []string) []string {
+	return slices.DeleteFunc(slices.Sorted(maps.Keys(m)), func(k string) bool { return !slices.Contains(names, k) })
 }
 
 // SameJSON compares two decoded JSON values; numbers by value, so 5 and

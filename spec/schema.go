@@ -327,15 +327,15 @@ func collect(ve *jsonschema.ValidationError, out *[]Problem) {
 			add(join(field, name), "not allowed: the contract has no such field here")
 		}
 	case *kind.Minimum:
-		add(field, fmt.Sprintf("%s is out of range: below the minimum %s", rat(k.Got), rat(k.Want)))
+		add(field, fmt.Sprintf("%s is out of range: below the minimum %s", FormatRat(k.Got), FormatRat(k.Want)))
 	case *kind.Maximum:
-		add(field, fmt.Sprintf("%s is out of range: above the maximum %s", rat(k.Got), rat(k.Want)))
+		add(field, fmt.Sprintf("%s is out of range: above the maximum %s", FormatRat(k.Got), FormatRat(k.Want)))
 	case *kind.ExclusiveMinimum:
-		add(field, fmt.Sprintf("%s is out of range: it must be greater than %s", rat(k.Got), rat(k.Want)))
+		add(field, fmt.Sprintf("%s is out of range: it must be greater than %s", FormatRat(k.Got), FormatRat(k.Want)))
 	case *kind.ExclusiveMaximum:
-		add(field, fmt.Sprintf("%s is out of range: it must be less than %s", rat(k.Got), rat(k.Want)))
+		add(field, fmt.Sprintf("%s is out of range: it must be less than %s", FormatRat(k.Got), FormatRat(k.Want)))
 	case *kind.MultipleOf:
-		add(field, fmt.Sprintf("%s is not a multiple of %s", rat(k.Got), rat(k.Want)))
+		add(field, fmt.Sprintf("%s is not a multiple of %s", FormatRat(k.Got), FormatRat(k.Want)))
 	case *kind.Enum:
 		want := make([]string, len(k.Want))
 		for i, w := range k.Want {
@@ -367,8 +367,9 @@ func join(path, name string) string {
 	return path + "." + name
 }
 
-// rat renders a number exactly where it is whole, else in decimal.
-func rat(r *big.Rat) string {
+// FormatRat renders a number exactly where it is whole, else in decimal;
+// nil as "?".
+func FormatRat(r *big.Rat) string {
 	if r == nil {
 		return "?"
 	}

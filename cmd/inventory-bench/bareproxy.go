@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -31,13 +28,8 @@ func runBareProxy(ctx context.Context, args []string, stdout io.Writer) error {
 		To   string `name:"proxy-to" placeholder:"URL" help:"the backend's URL, with its base path, such as http://127.0.0.1:8080/v1 (required)"`
 		Key  string `name:"api-key" help:"ignored: the backend checks keys"`
 	}
-	p := cli.New("inventory-bench bare-proxy", &o, nil, false)
-	if err := p.Parse(args, nil); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, "Usage: inventory-bench bare-proxy --proxy-to URL [flags]\n\nServes a bare httputil.ReverseProxy in front of --proxy-to, the scale of the\nproxy-* scenarios (see inventory-bench --help).\n\nFlags:")
-			cli.PrintFlags(stdout, p.Lines(nil))
-			fmt.Fprintln(stdout, "  --help\n      show this help")
-		}
+	if err := parseMode("bare-proxy", &o, nil, args, stdout,
+		"Usage: inventory-bench bare-proxy --proxy-to URL [flags]\n\nServes a bare httputil.ReverseProxy in front of --proxy-to, the scale of the\nproxy-* scenarios (see inventory-bench --help)."); err != nil {
 		return err
 	}
 	addr, to := &o.Addr, &o.To
@@ -64,19 +56,7 @@ func runBareProxy(ctx context.Context, args []string, stdout io.Writer) error {
 			IdleConnTimeout:     90 * time.Second,
 		},
 	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{Handler: rp, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		<-ctx.Done()
-		srv.Close()
-	}()
-	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return serve(ctx, *addr, rp)
 }
 
 // buffers lends the bare proxy its copy buffers.

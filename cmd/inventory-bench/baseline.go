@@ -5,18 +5,12 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
-	"errors"
-	"flag"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
 	"sync"
-	"time"
 
-	"github.com/petstore/inventory-kit/cmd/internal/cli"
 	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/spec"
 )
@@ -35,33 +29,15 @@ func runBaseline(ctx context.Context, args []string, stdout io.Writer) error {
 		Generate int    `name:"generate" placeholder:"N" help:"serve N generated pets instead of the default fixtures"`
 		Seed     uint64 `name:"seed" default:"1" placeholder:"SEED" help:"seed for --generate"`
 	}
-	p := cli.New("inventory-bench baseline", &o, map[string]string{"key": benchKey}, false)
-	if err := p.Parse(args, nil); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, "Usage: inventory-bench baseline [flags]\n\nServes the bare baseline (see inventory-bench --help).\n\nFlags:")
-			cli.PrintFlags(stdout, p.Lines(nil))
-			fmt.Fprintln(stdout, "  --help\n      show this help")
-		}
+	if err := parseMode("baseline", &o, map[string]string{"key": benchKey}, args, stdout,
+		"Usage: inventory-bench baseline [flags]\n\nServes the bare baseline (see inventory-bench --help)."); err != nil {
 		return err
 	}
 	items, err := baselineItems(o.Generate, o.Seed)
 	if err != nil {
 		return err
 	}
-	b := newBaseline(items, o.Key)
-	ln, err := net.Listen("tcp", o.Addr)
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{Handler: b, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		<-ctx.Done()
-		srv.Close()
-	}()
-	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return serve(ctx, o.Addr, newBaseline(items, o.Key))
 }
 
 // An item is the baseline's stock record: the three fields of the

@@ -1,16 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/petstore/inventory-kit/mockserver/store/redistest"
 )
 
 // redisArgs configure the bench's redis-server with the append-only file
@@ -35,54 +33,21 @@ func prepareStore(ctx context.Context, kind, redisFsync string) (string, *server
 	case "file":
 		return "file:" + filepath.Join(dir, "state.db"), nil, removeDir, nil
 	case "redis":
-		srv, err := startRedis(ctx, dir, redisArgs(redisFsync))
+		addr, err := redistest.FreeAddr()
 		if err != nil {
 			removeDir()
 			return "", nil, nil, err
 		}
-		return "redis://" + srv.addr + "/0", srv, func() { srv.stop(); removeDir() }, nil
+		cmd, exited, err := redistest.Launch(ctx, addr, dir, redisArgs(redisFsync)...)
+		if err != nil {
+			removeDir()
+			return "", nil, nil, err
+		}
+		srv := &server{name: "redis-server", addr: addr, cmd: cmd, exited: exited}
+		return "redis://" + addr + "/0", srv, func() { srv.stop(); removeDir() }, nil
 	}
 	removeDir()
 	return "", nil, nil, fmt.Errorf("no store engine %q", kind)
-}
-
-// startRedis starts redis-server with args on a free loopback port, its
-// files in dir, and waits until it answers PING.
-func startRedis(ctx context.Context, dir string, args []string) (*server, error) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		return nil, errors.New("redis-server is not installed (apt-get install redis-server); the redis scenarios need it")
-	}
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	_, port, _ := net.SplitHostPort(addr)
-	cmd := exec.Command(bin, append(args, "--port", port, "--bind", "127.0.0.1", "--dir", dir,
-		"--daemonize", "no", "--logfile", filepath.Join(dir, "redis.log"))...)
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	s := &server{name: "redis-server", addr: addr, cmd: cmd, exited: make(chan struct{})}
-	go func() {
-		cmd.Wait()
-		close(s.exited)
-	}()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		select {
-		case <-s.exited:
-			return nil, fmt.Errorf("redis-server exited at start; see %s", filepath.Join(dir, "redis.log"))
-		case <-ctx.Done():
-			s.stop()
-			return nil, ctx.Err()
-		default:
-		}
-		if pong(addr) {
-			return s, nil
-		}
-	}
-	s.stop()
-	return nil, fmt.Errorf("redis-server: no PONG on %s within 10s", addr)
 }
 
 // cpuOrZero is the CPU time s has used, or 0 if s is nil or unreadable.
@@ -92,21 +57,6 @@ func (s *server) cpuOrZero() time.Duration {
 	}
 	d, _ := s.cpu()
 	return d
-}
-
-// pong reports whether a Redis server at addr answers PING.
-func pong(addr string) bool {
-	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-	if err != nil {
-		return false
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(time.Second))
-	if _, err := c.Write([]byte("PING\r\n")); err != nil {
-		return false
-	}
-	line, err := bufio.NewReader(c).ReadString('\n')
-	return err == nil && strings.HasPrefix(line, "+PONG")
 }
 
 // engineNote says, under the summary, what the rows of engine scenarios

@@ -16,7 +16,11 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"time"
 
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
 )
@@ -32,4 +36,34 @@ func run(ctx context.Context, args []string, _ func(string) (string, bool), stdo
 		return err
 	}
 	return cli.Failed(err)
+}
+
+// parseMode parses the flags of a mode of this binary (baseline,
+// bare-proxy) into o; on --help it prints usage and the flags to stdout.
+func parseMode(name string, o any, vars map[string]string, args []string, stdout io.Writer, usage string) error {
+	p := cli.New("inventory-bench "+name, o, vars, false)
+	err := p.Parse(args, nil)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(stdout, usage+"\n\nFlags:")
+		cli.PrintFlags(stdout, p.Lines(nil))
+		fmt.Fprintln(stdout, "  --help\n      show this help")
+	}
+	return err
+}
+
+// serve serves h on addr until ctx is done.
+func serve(ctx context.Context, addr string, h http.Handler) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }

@@ -5,12 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/petstore/inventory-kit/mockserver/store/redistest"
 )
 
 // A server is one child process under test: the mock or the baseline.
@@ -19,7 +20,7 @@ type server struct {
 	addr string
 	cmd  *exec.Cmd
 	// exited is closed when the process has exited and been waited for.
-	exited chan struct{}
+	exited <-chan struct{}
 	// startup is the time from exec to the first 200 on GET /v1/inventory.
 	startup time.Duration
 }
@@ -41,7 +42,7 @@ func start(ctx context.Context, name string, argv []string) (s *server, err erro
 var errExited = errors.New("exited before it served; run it alone to see why")
 
 func startOnce(ctx context.Context, name string, argv []string) (*server, error) {
-	addr, err := freeAddr()
+	addr, err := redistest.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
@@ -56,11 +57,12 @@ func startOnce(ctx context.Context, name string, argv []string) (*server, error)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	s := &server{name: name, addr: addr, cmd: cmd, exited: make(chan struct{})}
+	exited := make(chan struct{})
 	go func() {
 		cmd.Wait()
-		close(s.exited)
+		close(exited)
 	}()
+	s := &server{name: name, addr: addr, cmd: cmd, exited: exited}
 	req := listRequest(addr, benchKey).raw
 	for {
 		select {
@@ -145,14 +147,4 @@ func (s *server) cpu() (time.Duration, error) {
 		return 0, fmt.Errorf("bad /proc/%d/stat", s.cmd.Process.Pid)
 	}
 	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
-}
-
-// freeAddr returns a loopback address with a port that was free a moment ago.
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }

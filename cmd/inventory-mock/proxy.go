@@ -35,6 +35,7 @@ type proxyOptions struct {
 	Insecure        bool          `name:"upstream-insecure-skip-verify" env:"INVENTORY_MOCK_UPSTREAM_INSECURE_SKIP_VERIFY" help:"proxy and --fixtures-from: do not verify the backend's TLS certificate"`
 	Timeout         time.Duration `name:"upstream-timeout" env:"INVENTORY_MOCK_UPSTREAM_TIMEOUT" default:"${timeout}" placeholder:"DURATION" help:"proxy: answer 504 when the backend sends nothing for this duration (--fixtures-from: give up)"`
 	BodyLimit       int           `name:"body-check-limit" env:"INVENTORY_MOCK_BODY_CHECK_LIMIT" default:"${body_limit}" placeholder:"BYTES" help:"proxy: bytes of each body checked; a longer body passes whole, unchecked, with a warning"`
+	MemoryBudget    int64         `name:"proxy-memory-budget" env:"INVENTORY_MOCK_PROXY_MEMORY_BUDGET" placeholder:"BYTES" help:"proxy: bytes of bodies all exchanges hold for the checks at once, of requests and answers (decoded text included); a body that finds them held passes whole, unchecked, with a warning; 0: 64 times --body-check-limit"`
 	Ignore          []string      `name:"ignore-rule" env:"INVENTORY_MOCK_IGNORE_RULE" placeholder:"PATTERN" help:"proxy: leave out violations of the rules matching this pattern, such as request-* (repeatable)"`
 }
 
@@ -44,8 +45,8 @@ func (p *proxyOptions) check(o *options) error {
 	if p.To == "" {
 		switch {
 		case p.Enforce, p.ReportJSONL != "", p.JUnit != "", p.Markdown != "", p.HTML != "", p.MinCoverage != 0,
-			p.FailOnViolation, p.HAROut != "", len(p.Ignore) > 0:
-			return errors.New("--enforce, --report-jsonl, --junit-report, --markdown-report, --html-report, --min-coverage, --fail-on-violation, --har-out and --ignore-rule need --proxy-to")
+			p.FailOnViolation, p.HAROut != "", len(p.Ignore) > 0, p.MemoryBudget != 0:
+			return errors.New("--enforce, --report-jsonl, --junit-report, --markdown-report, --html-report, --min-coverage, --fail-on-violation, --har-out, --ignore-rule and --proxy-memory-budget need --proxy-to")
 		case (p.CACert != "" || p.Insecure) && o.Staging.FixturesFrom == "":
 			return errors.New("--upstream-ca-cert and --upstream-insecure-skip-verify need --proxy-to or --fixtures-from")
 		case p.Timeout <= 0:
@@ -66,6 +67,8 @@ func (p *proxyOptions) check(o *options) error {
 		return errors.New("--proxy-to: the proxy's admin API takes no changes from browser pages; --admin-origin does not apply")
 	case p.Timeout <= 0 || p.BodyLimit <= 0:
 		return errors.New("--upstream-timeout and --body-check-limit must be positive")
+	case p.MemoryBudget < 0:
+		return errors.New("--proxy-memory-budget must be positive, or 0 for 64 times --body-check-limit")
 	}
 	if _, err := spec.NewRuleFilter(p.Ignore); err != nil {
 		return fmt.Errorf("--ignore-rule: %v", err)
@@ -135,16 +138,20 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 	if err != nil {
 		return fmt.Errorf("--upstream-ca-cert: %w", err)
 	}
+	budget := p.MemoryBudget
+	if budget == 0 {
+		budget = proxy.BudgetBodies * int64(p.BodyLimit)
+	}
 	if limit, _ := lookupEnv("GOMEMLIMIT"); limit == "" {
-		// The checks hold at most the budget (64 bodies of the check
-		// limit); a soft limit of twice that and 64 MiB keeps the
-		// collector ahead of the garbage hostile answers leave, such as
-		// gzip bombs from many clients at once. Set back on return.
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(2*int64(proxy.BudgetBodies)*int64(p.BodyLimit) + 64<<20))
+		// The checks hold at most the budget; a soft limit of twice that
+		// and 64 MiB keeps the collector ahead of the garbage hostile
+		// answers leave, such as gzip bombs from many clients at once.
+		// Set back on return.
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(2*budget + 64<<20))
 	}
 	px, err := proxy.New(proxy.Config{
 		Contract: contract, Upstream: p.To, Transport: transport, Timeout: p.Timeout,
-		Enforce: p.Enforce, BodyLimit: p.BodyLimit, Ignore: filter, Findings: findings, HAR: har,
+		Enforce: p.Enforce, BodyLimit: p.BodyLimit, Budget: budget, Ignore: filter, Findings: findings, HAR: har,
 		AdminKey: o.AdminKey, APIKeys: o.APIKeys, Logger: logger, Metrics: o.Staging.m,
 	})
 	if err != nil {

@@ -102,6 +102,9 @@ func TestProxyFlags(t *testing.T) {
 		{[]string{"--proxy-to", "http://x/v1", "--ignore-rule", "no-such-*"}, "matches no rule"},
 		{[]string{"--proxy-to", "http://x/v1", "--upstream-timeout", "0s"}, "must be positive"},
 		{[]string{"--proxy-to", "http://x/v1", "--ignore-rule", "request-*", "--enforce"}, ""},
+		{[]string{"--proxy-memory-budget", "1048576"}, "need --proxy-to"},
+		{[]string{"--proxy-to", "http://x/v1", "--proxy-memory-budget", "-1"}, "--proxy-memory-budget must be positive"},
+		{[]string{"--proxy-to", "http://x/v1", "--proxy-memory-budget", "1048576"}, ""},
 	} {
 		_, err := parse(tt.args, env(nil))
 		switch {
@@ -111,8 +114,8 @@ func TestProxyFlags(t *testing.T) {
 			t.Errorf("parse(%q) = %v; want an error with %q", tt.args, err, tt.want)
 		}
 	}
-	o, err := parse(nil, env(map[string]string{"INVENTORY_MOCK_PROXY_TO": "https://staging.test/v1", "INVENTORY_MOCK_FAIL_ON_VIOLATION": "true"}))
-	if err != nil || o.Proxy.To != "https://staging.test/v1" || !o.Proxy.FailOnViolation {
+	o, err := parse(nil, env(map[string]string{"INVENTORY_MOCK_PROXY_TO": "https://staging.test/v1", "INVENTORY_MOCK_FAIL_ON_VIOLATION": "true", "INVENTORY_MOCK_PROXY_MEMORY_BUDGET": "4096"}))
+	if err != nil || o.Proxy.To != "https://staging.test/v1" || !o.Proxy.FailOnViolation || o.Proxy.MemoryBudget != 4096 {
 		t.Errorf("from the environment: %+v, %v", o, err)
 	}
 	if err := run(t.Context(), []string{"--proxy-to", "ftp://x"}, env(nil), io.Discard, io.Discard); err == nil || cli.Code(err) != 2 {

@@ -101,7 +101,8 @@ func noBody(r *http.Request) bool {
 }
 
 // A budget bounds the bytes every exchange holds for the checks at once:
-// the answers' bodies as captured, and their decoded text. Taking from
+// the bodies of requests and answers as captured, and the answers'
+// decoded text. Taking from
 // it never waits, so it never holds an exchange up: an exchange that
 // finds it spent passes its body unchecked, with a warning.
 type budget struct {

@@ -51,7 +51,18 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 	ex := &pending{start: time.Now(), budget: p.budget}
 	// A request body in a content coding is not decoded: it passes unchecked.
 	ex.x = exchange.Exchange{Time: ex.start, Method: r.Method, URL: clientURL(r), Path: r.URL.Path, Header: r.Header, BodyEncoding: coding(r.Header)}
-	if !noBody(r) {
+	defer ex.release()
+	switch {
+	case noBody(r):
+	case !ex.take(int64(min(uint64(r.ContentLength), uint64(p.limit))) + 1):
+		// No room in the budget to hold it for the check (its length, or
+		// the limit where that is unknown): it passes unchecked, as a body
+		// past the limit does, judged as one of its announced length (1:
+		// unknown) until it has passed.
+		ex.reqRest = &counter{r: r.Body}
+		ex.x.BodySize = max(r.ContentLength, 1)
+		r.Body = streamBody{ex.reqRest, r.Body}
+	default:
 		body, err := readUpTo(r.Body, p.limit, r.ContentLength)
 		if err != nil {
 			// As the mock answers a body that ends early; nothing reaches the backend.
@@ -204,7 +215,7 @@ func (ex *pending) fill() {
 		ex.x.RespBody, ex.x.RespSize = ex.resp.buf, ex.resp.n
 	}
 	if ex.reqRest != nil {
-		ex.x.BodySize = ex.reqRest.n.Load()
+		ex.x.BodySize = max(ex.x.BodySize, ex.reqRest.n.Load())
 	}
 }
 
@@ -255,7 +266,6 @@ func isTimeout(err error) bool {
 // finish checks what passed, once the client has the answer, and records
 // it.
 func (p *Proxy) finish(ex *pending) {
-	defer ex.release()
 	ex.fill()
 	x := &ex.x
 	rv := ex.rv

@@ -57,8 +57,9 @@ type Config struct {
 	// BodyLimit is the bytes of each body checked; 0: DefaultBodyLimit.
 	BodyLimit int
 	// Budget bounds the bytes all exchanges hold for the checks at once
-	// (answers as captured, and decoded); an answer that finds it spent
-	// passes unchecked, with a warning. 0: BudgetBodies times BodyLimit.
+	// (request and answer bodies as captured, answers decoded); a body
+	// that finds it spent passes unchecked, with a warning. 0:
+	// BudgetBodies times BodyLimit.
 	Budget int64
 	// Ignore leaves out violations of the rules it matches.
 	Ignore spec.RuleFilter

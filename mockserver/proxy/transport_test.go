@@ -17,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/petstore/inventory-kit/spec"
 )
@@ -254,6 +255,58 @@ func TestBombsAtOnce(t *testing.T) {
 		t.Logf("enforce %v: %d of %d KiB held at most, %d bodies unchecked for the budget", enforce, p.budget.peak.Load()>>10, p.budget.size>>10, warned)
 		if refused := p.budget.refused.Load(); refused > 0 && warned == 0 {
 			t.Errorf("enforce %v: the budget refused %d times, and no finding says a body went unchecked: %q", enforce, refused, rules(p.Findings().List()))
+		}
+	}
+}
+
+// TestRequestBodiesInBudget: request bodies held for the checks come out
+// of the budget answers are held in. With room for two, of six requests
+// in flight at once two are checked and four pass unchecked, whole, with a
+// warning; nothing waits on the budget, and every byte taken is given
+// back.
+func TestRequestBodiesInBudget(t *testing.T) {
+	const limit, clients, held = 64 << 10, 6, 2
+	body := `{"quantity":` + strings.Repeat(" ", 40<<10) + `5}`
+	for _, enforce := range []bool{false, true} {
+		var arrived sync.WaitGroup
+		arrived.Add(clients)
+		all := make(chan struct{})
+		go func() { arrived.Wait(); close(all) }()
+		backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if b, _ := io.ReadAll(r.Body); string(b) != body {
+				t.Errorf("the backend got %d bytes; want the %d sent", len(b), len(body))
+			}
+			arrived.Done()
+			select { // every request is in flight before any is answered
+			case <-all:
+			case <-time.After(10 * time.Second):
+				t.Error("the requests did not all reach the backend within 10s")
+			}
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, "{}")
+		}))
+		defer backend.Close()
+		addr, p := startProxy(t, backend.URL+"/v1", Config{BodyLimit: limit, Budget: held * int64(len(body)+1), Enforce: enforce})
+		var wg sync.WaitGroup
+		for range clients {
+			wg.Go(func() { do(t, "PATCH", addr+"/v1/inventory/3", body, "Content-Type", "application/json") })
+		}
+		wg.Wait()
+		settle(t, p, clients)
+		var warned int64
+		for _, f := range p.Findings().List() {
+			if f.Rule == spec.RuleTooLarge && strings.Contains(f.Message, "request body") && strings.Contains(f.Message, "more than the 0 bytes kept") {
+				warned += f.Count
+			}
+		}
+		if warned != clients-held {
+			t.Errorf("enforce %v: %d request bodies unchecked with a warning; want %d (findings %q)", enforce, warned, clients-held, rules(p.Findings().List()))
+		}
+		if peak, size := p.budget.peak.Load(), p.budget.size; peak > size || peak == 0 {
+			t.Errorf("enforce %v: %d bytes held for the checks at most; want some, and at most the budget's %d", enforce, peak, size)
+		}
+		if n := p.budget.held.Load(); n != 0 {
+			t.Errorf("enforce %v: %d bytes still held after every exchange was recorded", enforce, n)
 		}
 	}
 }

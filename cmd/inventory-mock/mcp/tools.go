@@ -195,12 +195,7 @@ func addTools(s *sdk.Server, a *admin) {
 	sdk.AddTool(s, &sdk.Tool{Name: "clear_chaos", Annotations: changes("Clear latency and faults", true, true),
 		Description: "Remove every global latency, fault and forced-example rule; with a session, that session's own rules, so it follows the global ones again. Answers the rules now in force."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, in controlInput) (*sdk.CallToolResult, output, error) {
-			q := sessionQuery(in.Session)
-			if _, err := a.call(ctx, http.MethodDelete, "/chaos", q, nil); err != nil {
-				return nil, nil, err
-			}
-			b, err := a.call(ctx, http.MethodGet, "/chaos", q, nil)
-			return nil, json.RawMessage(b), err
+			return a.clearControl(ctx, "/chaos", in.Session)
 		})
 
 	sdk.AddTool(s, &sdk.Tool{Name: "get_rate_limit", Annotations: readOnly("Get the rate limit"),
@@ -218,12 +213,7 @@ func addTools(s *sdk.Server, a *admin) {
 	sdk.AddTool(s, &sdk.Tool{Name: "clear_rate_limit", Annotations: changes("Lift the rate limit", true, true),
 		Description: "Lift the global rate limit; with a session, that session's own limit, so it follows the global one again. Answers the limit now in force."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, in controlInput) (*sdk.CallToolResult, output, error) {
-			q := sessionQuery(in.Session)
-			if _, err := a.call(ctx, http.MethodDelete, "/rate-limit", q, nil); err != nil {
-				return nil, nil, err
-			}
-			b, err := a.call(ctx, http.MethodGet, "/rate-limit", q, nil)
-			return nil, json.RawMessage(b), err
+			return a.clearControl(ctx, "/rate-limit", in.Session)
 		})
 
 	sdk.AddTool(s, &sdk.Tool{Name: "list_requests", Annotations: readOnly("Read the journal"),
@@ -267,6 +257,17 @@ func arguments(req *sdk.CallToolRequest) map[string]json.RawMessage {
 	var m map[string]json.RawMessage
 	_ = json.Unmarshal(req.Params.Arguments, &m) // the SDK has read them as an object
 	return m
+}
+
+// clearControl removes the chaos rules or the rate limit at path, the
+// global ones or session's own, and answers what is then in force.
+func (a *admin) clearControl(ctx context.Context, path, session string) (*sdk.CallToolResult, output, error) {
+	q := sessionQuery(session)
+	if _, err := a.call(ctx, http.MethodDelete, path, q, nil); err != nil {
+		return nil, nil, err
+	}
+	b, err := a.call(ctx, http.MethodGet, path, q, nil)
+	return nil, json.RawMessage(b), err
 }
 
 // sessionName is the session a tool addresses: name, or the default.

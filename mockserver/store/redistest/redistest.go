@@ -9,6 +9,8 @@ package redistest
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -34,7 +36,7 @@ type Server struct {
 
 	mu     sync.Mutex // guards cmd and exited
 	cmd    *exec.Cmd
-	exited chan struct{} // closed when cmd has exited
+	exited <-chan struct{} // closed when cmd has exited
 }
 
 // NoPersistence are the arguments of a server that keeps nothing on disk:
@@ -51,29 +53,27 @@ var Durable = []string{"--save", "", "--appendonly", "yes", "--appendfsync", "al
 // installed.
 func Start(t testing.TB, args ...string) *Server {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		msg := "redis-server is not installed (apt-get install redis-server); the Redis store tests need it, and .ci/run installs it"
-		if os.Getenv(RequireEnv) != "" {
-			t.Fatalf("%s, and $%s is set", msg, RequireEnv)
-		}
-		t.Skip(msg)
-	}
 	if len(args) == 0 {
 		args = NoPersistence
 	}
-	s := &Server{t: t, args: append([]string{bin}, args...), dir: t.TempDir()}
-	var last error
+	s := &Server{t: t, args: args, dir: t.TempDir()}
+	var err error
 	for range 3 {
-		if s.Addr, last = freeAddr(); last != nil {
-			continue
+		if s.Addr, err = FreeAddr(); err == nil {
+			if err = s.start(); err == nil {
+				t.Cleanup(s.Kill)
+				return s
+			}
 		}
-		if last = s.start(); last == nil {
-			t.Cleanup(s.Kill)
-			return s
+		if errors.Is(err, exec.ErrNotFound) {
+			msg := "redis-server is not installed (apt-get install redis-server); the Redis store tests need it, and .ci/run installs it"
+			if os.Getenv(RequireEnv) != "" {
+				t.Fatalf("%s, and $%s is set", msg, RequireEnv)
+			}
+			t.Skip(msg)
 		}
 	}
-	t.Fatalf("redis-server: %v", last)
+	t.Fatalf("%v", err)
 	return nil
 }
 
@@ -82,37 +82,55 @@ func (s *Server) URL(db int) string { return "redis://" + s.Addr + "/" + strconv
 
 // start runs the server on s.Addr and waits until it answers PING.
 func (s *Server) start() error {
-	_, port, _ := net.SplitHostPort(s.Addr)
-	argv := append(append([]string{}, s.args...), "--port", port, "--bind", "127.0.0.1", "--dir", s.dir,
-		"--daemonize", "no", "--logfile", filepath.Join(s.dir, "redis.log"))
-	cmd := exec.Command(argv[0], argv[1:]...)
-	if err := cmd.Start(); err != nil {
+	cmd, exited, err := Launch(context.Background(), s.Addr, s.dir, s.args...)
+	if err != nil {
 		return err
 	}
-	exited := make(chan struct{})
+	s.mu.Lock()
+	s.cmd, s.exited = cmd, exited
+	s.mu.Unlock()
+	return nil
+}
+
+// Launch starts redis-server with args on addr (127.0.0.1:PORT), its files
+// and its log in dir, and waits until it answers PING: 10s at most, or
+// until ctx is done. Exited is closed when the process has exited and been
+// waited for. The error of a missing redis-server wraps exec.ErrNotFound.
+// The inventory-bench starts its Redis with it.
+func Launch(ctx context.Context, addr, dir string, args ...string) (cmd *exec.Cmd, exited <-chan struct{}, err error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, nil, fmt.Errorf("redis-server is not installed (apt-get install redis-server): %w", err)
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	cmd = exec.Command(bin, append(args[:len(args):len(args)], "--port", port, "--bind", "127.0.0.1", "--dir", dir,
+		"--daemonize", "no", "--logfile", filepath.Join(dir, "redis.log"))...)
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	done := make(chan struct{})
 	go func() {
 		cmd.Wait()
-		close(exited)
+		close(done)
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		select {
-		case <-exited:
-			log, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
-			return fmt.Errorf("exited at start: %s", lastLines(string(log), 3))
+		case <-done:
+			log, _ := os.ReadFile(filepath.Join(dir, "redis.log"))
+			return nil, nil, fmt.Errorf("redis-server exited at start: %s", lastLines(string(log), 3))
+		case <-ctx.Done():
+			cmd.Process.Kill()
+			<-done
+			return nil, nil, ctx.Err()
 		default:
 		}
-		if ping(s.Addr) {
-			s.mu.Lock()
-			s.cmd, s.exited = cmd, exited
-			s.mu.Unlock()
-			return nil
+		if ping(addr) {
+			return cmd, done, nil
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 	cmd.Process.Kill()
-	<-exited
-	return fmt.Errorf("no PONG on %s within 10s", s.Addr)
+	<-done
+	return nil, nil, fmt.Errorf("redis-server: no PONG on %s within 10s", addr)
 }
 
 // Kill stops the server at once (SIGKILL), as a crash would.
@@ -157,7 +175,9 @@ func ping(addr string) bool {
 	return err == nil && (strings.HasPrefix(line, "+PONG") || strings.HasPrefix(line, "-NOAUTH"))
 }
 
-func freeAddr() (string, error) {
+// FreeAddr returns a loopback address with a port that was free a moment
+// ago.
+func FreeAddr() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
