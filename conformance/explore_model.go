@@ -36,10 +36,8 @@ type entry struct {
 	owner int    // the worker that writes it; -1: none does
 	// either, after writes sent at once and all acknowledged: the records
 	// their answers gave. The owner's next list must show one of them (the
-	// one written last); that one becomes rec. before is the record
-	// before them.
+	// one written last); that one becomes rec.
 	either []Record
-	before Record
 }
 
 func newRegistry(ix *Index) *registry {
@@ -116,7 +114,7 @@ func (r *registry) setEither(id int64, recs []Record) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if e, ok := r.recs[id]; ok && len(recs) > 0 {
-		e.before, e.rec, e.either = e.rec, recs[len(recs)-1], recs
+		e.rec, e.either = recs[len(recs)-1], recs
 	}
 }
 
@@ -157,7 +155,6 @@ type mismatch struct {
 	want, got  Record   // zero where there is none
 	kind       string   // "changed", "vanished", "appeared"
 	either     []Record // the values written at once, one of which was wanted
-	before     Record   // the record before them
 	own        bool     // the record is the judging worker's
 	othersBusy int      // other workers that were in a writing step meanwhile
 }
@@ -190,7 +187,7 @@ func (r *registry) judge(w int, ix *Index, since uint64) []mismatch {
 				continue
 			}
 			if listed {
-				out = append(out, mismatch{id: id, want: e.rec, got: got, kind: "changed", either: e.either, before: e.before, own: own, othersBusy: busy})
+				out = append(out, mismatch{id: id, want: e.rec, got: got, kind: "changed", either: e.either, own: own, othersBusy: busy})
 				continue
 			}
 		}

@@ -221,7 +221,7 @@ func (w *worker) judge(rt *rapid.T, x *Exchange, ix *Index, since uint64, afterR
 		w.failChanged(rt, CauseWriteNotStored, fmt.Sprintf("the list shows the %s as the accepted update left it", key), x, m, problem)
 	case m.kind == "vanished":
 		w.fail(rt, CauseRecordVanished, "no record vanishes", x, problem)
-	case addressed && accepted && len(m.either) > 0 && !m.got.Equal(m.before):
+	case addressed && accepted && len(m.either) > 0:
 		w.failChanged(rt, CauseLostUpdate, atOnceRule, x, m, problem)
 	case addressed && accepted:
 		w.failChanged(rt, CauseWriteNotStored, fmt.Sprintf("the list shows the %s as the accepted update left it", key), x, m, problem)
