@@ -30,67 +30,36 @@ const (
 	CauseWriteAnswer     Cause = spec.RuleEchoMismatch
 )
 
-// The suite's own rules.
+// The suite's own rules (spec.SuiteRules).
 const (
-	CauseTooLarge          Cause = "response-too-large"
-	CauseRateLimited       Cause = "rate-limited"
-	CauseServerError       Cause = "server-error"
-	CauseWrongErrorStatus  Cause = "wrong-error-status"
-	CauseUnknownNot404     Cause = "unknown-record-not-404"
-	CauseBadIDAccepted     Cause = "malformed-identifier-not-rejected"
-	CauseValidRefused      Cause = "valid-request-refused"
-	CauseUnexpectedStatus  Cause = "unexpected-status"
-	CauseRecordMissing     Cause = "record-missing"
-	CauseDuplicateIDs      Cause = "duplicate-identifiers"
-	CauseRecordMismatch    Cause = "record-mismatch"
-	CauseWriteNotStored    Cause = "write-not-stored"
-	CauseStaleRead         Cause = "stale-read"
-	CauseNotIdempotent     Cause = "not-idempotent"
-	CauseOtherChanged      Cause = "other-record-changed"
-	CauseUnprompted        Cause = "record-changed-without-write"
-	CauseUnstable          Cause = "records-unstable"
-	CauseRejectedChanged   Cause = "rejected-write-changed-data"
-	CauseLostUpdate        Cause = "lost-update"
-	CauseRecordAppeared    Cause = "record-appeared"
-	CauseRecordVanished    Cause = "record-vanished"
-	CauseRestoreFailed     Cause = "restore-failed"
-	CauseStrictWarning     Cause = "rfc-warning-strict"
-	CauseExplorationOthers Cause = "exploration"
+	CauseTooLarge          Cause = spec.RuleResponseTooLarge
+	CauseRateLimited       Cause = spec.RuleRateLimited
+	CauseServerError       Cause = spec.RuleServerError
+	CauseWrongErrorStatus  Cause = spec.RuleWrongErrorStatus
+	CauseUnknownNot404     Cause = spec.RuleUnknownNot404
+	CauseBadIDAccepted     Cause = spec.RuleBadIDAccepted
+	CauseValidRefused      Cause = spec.RuleValidRefused
+	CauseUnexpectedStatus  Cause = spec.RuleUnexpectedStatus
+	CauseRecordMissing     Cause = spec.RuleRecordMissing
+	CauseDuplicateIDs      Cause = spec.RuleDuplicateIDs
+	CauseRecordMismatch    Cause = spec.RuleRecordMismatch
+	CauseWriteNotStored    Cause = spec.RuleWriteNotStored
+	CauseStaleRead         Cause = spec.RuleStaleRead
+	CauseNotIdempotent     Cause = spec.RuleNotIdempotent
+	CauseOtherChanged      Cause = spec.RuleOtherChanged
+	CauseUnprompted        Cause = spec.RuleUnprompted
+	CauseUnstable          Cause = spec.RuleUnstable
+	CauseRejectedChanged   Cause = spec.RuleRejectedChanged
+	CauseLostUpdate        Cause = spec.RuleLostUpdate
+	CauseRecordAppeared    Cause = spec.RuleRecordAppeared
+	CauseRecordVanished    Cause = spec.RuleRecordVanished
+	CauseRestoreFailed     Cause = spec.RuleRestoreFailed
+	CauseStrictWarning     Cause = spec.RuleStrictWarning
+	CauseExplorationOthers Cause = spec.RuleExplorationOthers
 )
-
-// suiteRules says in a line what each of the suite's own rules means.
-var suiteRules = map[Cause]string{
-	CauseTooLarge:          "a response body past the cap",
-	CauseRateLimited:       "still rate limited (429) after the allowed waits",
-	CauseServerError:       "a 5xx answer",
-	CauseWrongErrorStatus:  "a request the contract forbids answered with another error status",
-	CauseUnknownNot404:     "an unknown record not answered 404",
-	CauseBadIDAccepted:     "an identifier that is not a valid one not answered 400 or 404",
-	CauseValidRefused:      "a valid request refused",
-	CauseUnexpectedStatus:  "a status the check does not allow",
-	CauseRecordMissing:     "a record that should be listed is not",
-	CauseDuplicateIDs:      "records listed more than once",
-	CauseRecordMismatch:    "a record answered differently from the list",
-	CauseWriteNotStored:    "an update not stored as answered",
-	CauseStaleRead:         "stale read (reads lag writes): a read after an acknowledged update showed the record as before it, a later read showed the update",
-	CauseNotIdempotent:     "the same update twice gives different records",
-	CauseOtherChanged:      "a request changed a record it did not address",
-	CauseUnprompted:        "a record changed though no request wrote to it",
-	CauseUnstable:          "the target does not hold its records still: lists with no write between them differ",
-	CauseRejectedChanged:   "a rejected request changed data",
-	CauseLostUpdate:        "concurrent updates lost or mixed",
-	CauseRecordAppeared:    "a record appeared without a write that creates it",
-	CauseRecordVanished:    "a record vanished",
-	CauseRestoreFailed:     "data written could not be put back",
-	CauseStrictWarning:     "what an RFC requires (a failure under --strict)",
-	CauseExplorationOthers: "exploration found a sequence that breaks the contract",
-}
 
 // Text says what the cause means.
 func (c Cause) Text() string {
-	if s, ok := suiteRules[c]; ok {
-		return s
-	}
 	if r, ok := spec.RuleNamed(string(c)); ok {
 		return r.About
 	}

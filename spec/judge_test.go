@@ -2,6 +2,7 @@ package spec
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -224,5 +225,27 @@ paths:
 		if g := strings.Join(got, ", "); g != tc.want {
 			t.Errorf("%v %s: %q; want %q", tc.header, tc.body, g, tc.want)
 		}
+	}
+}
+
+// TestRuleRegistry checks the one registry: every rule, the Judge's and
+// the suite's, has one name, a severity and a meaning, and RuleNamed finds
+// it.
+func TestRuleRegistry(t *testing.T) {
+	seen := map[string]bool{}
+	for _, r := range append(slices.Clone(Rules), SuiteRules...) {
+		if seen[r.Name] {
+			t.Errorf("rule %q is registered twice", r.Name)
+		}
+		seen[r.Name] = true
+		if r.About == "" || (r.Severity != SeverityError && r.Severity != SeverityWarning) {
+			t.Errorf("rule %q: about %q, severity %q; want a meaning and error or warning", r.Name, r.About, r.Severity)
+		}
+		if got, ok := RuleNamed(r.Name); !ok || got != r {
+			t.Errorf("RuleNamed(%q) = %v, %v; want %v", r.Name, got, ok, r)
+		}
+	}
+	if _, err := NewRuleFilter([]string{RuleLostUpdate}); err == nil {
+		t.Errorf("NewRuleFilter(%q): no error; want the Judge's filter to refuse a rule only the suite gives", RuleLostUpdate)
 	}
 }

@@ -35,6 +35,35 @@ const (
 	RuleIntegerNotation31 = "integer-fraction-or-exponent-3.1"
 )
 
+// The conformance suite's own rules: what only its sequences of calls
+// show, so the Judge never gives them.
+const (
+	RuleResponseTooLarge  = "response-too-large"
+	RuleRateLimited       = "rate-limited"
+	RuleServerError       = "server-error"
+	RuleWrongErrorStatus  = "wrong-error-status"
+	RuleUnknownNot404     = "unknown-record-not-404"
+	RuleBadIDAccepted     = "malformed-identifier-not-rejected"
+	RuleValidRefused      = "valid-request-refused"
+	RuleUnexpectedStatus  = "unexpected-status"
+	RuleRecordMissing     = "record-missing"
+	RuleDuplicateIDs      = "duplicate-identifiers"
+	RuleRecordMismatch    = "record-mismatch"
+	RuleWriteNotStored    = "write-not-stored"
+	RuleStaleRead         = "stale-read"
+	RuleNotIdempotent     = "not-idempotent"
+	RuleOtherChanged      = "other-record-changed"
+	RuleUnprompted        = "record-changed-without-write"
+	RuleUnstable          = "records-unstable"
+	RuleRejectedChanged   = "rejected-write-changed-data"
+	RuleLostUpdate        = "lost-update"
+	RuleRecordAppeared    = "record-appeared"
+	RuleRecordVanished    = "record-vanished"
+	RuleRestoreFailed     = "restore-failed"
+	RuleStrictWarning     = "rfc-warning-strict"
+	RuleExplorationOthers = "exploration"
+)
+
 // Severities of a rule: an error breaks the contract and fails a CI gate;
 // a warning says what could not be checked.
 const (
@@ -59,7 +88,8 @@ type Rule struct {
 	About    string
 }
 
-// Rules lists the Judge's rules, in the order reports show them.
+// Rules lists the Judge's rules, in the order reports show them; the
+// suite's own are in SuiteRules.
 var Rules = []Rule{
 	{RuleOperationUnknown, WhereRequest, SeverityError, "no operation of the contract has this method and path"},
 	{RuleParameter, WhereRequest, SeverityError, "a path, query or header parameter breaks its schema or is missing"},
@@ -85,6 +115,35 @@ var Rules = []Rule{
 	{RuleBodyEncoding, "", SeverityWarning, "a body is in a content coding the checks cannot read (only gzip and deflate are decoded)"},
 }
 
+// SuiteRules lists the conformance suite's own rules, of the same kind as
+// the Judge's. RuleNamed and Severity know both lists.
+var SuiteRules = []Rule{
+	{RuleResponseTooLarge, WhereResponse, SeverityError, "a response body past the cap"},
+	{RuleRateLimited, WhereResponse, SeverityError, "still rate limited (429) after the allowed waits"},
+	{RuleServerError, WhereResponse, SeverityError, "a 5xx answer"},
+	{RuleWrongErrorStatus, WhereResponse, SeverityError, "a request the contract forbids answered with another error status"},
+	{RuleUnknownNot404, WhereResponse, SeverityError, "an unknown record not answered 404"},
+	{RuleBadIDAccepted, WhereResponse, SeverityError, "an identifier that is not a valid one not answered 400 or 404"},
+	{RuleValidRefused, WhereResponse, SeverityError, "a valid request refused"},
+	{RuleUnexpectedStatus, WhereResponse, SeverityError, "a status the check does not allow"},
+	{RuleRecordMissing, WhereResponse, SeverityError, "a record that should be listed is not"},
+	{RuleDuplicateIDs, WhereResponse, SeverityError, "records listed more than once"},
+	{RuleRecordMismatch, WhereResponse, SeverityError, "a record answered differently from the list"},
+	{RuleWriteNotStored, WhereResponse, SeverityError, "an update not stored as answered"},
+	{RuleStaleRead, WhereResponse, SeverityError, "stale read (reads lag writes): a read after an acknowledged update showed the record as before it, a later read showed the update"},
+	{RuleNotIdempotent, WhereResponse, SeverityError, "the same update twice gives different records"},
+	{RuleOtherChanged, WhereResponse, SeverityError, "a request changed a record it did not address"},
+	{RuleUnprompted, WhereResponse, SeverityError, "a record changed though no request wrote to it"},
+	{RuleUnstable, WhereResponse, SeverityError, "the target does not hold its records still: lists with no write between them differ"},
+	{RuleRejectedChanged, WhereResponse, SeverityError, "a rejected request changed data"},
+	{RuleLostUpdate, WhereResponse, SeverityError, "concurrent updates lost or mixed"},
+	{RuleRecordAppeared, WhereResponse, SeverityError, "a record appeared without a write that creates it"},
+	{RuleRecordVanished, WhereResponse, SeverityError, "a record vanished"},
+	{RuleRestoreFailed, WhereResponse, SeverityError, "data written could not be put back"},
+	{RuleStrictWarning, WhereResponse, SeverityError, "what an RFC requires (a failure under --strict)"},
+	{RuleExplorationOthers, WhereResponse, SeverityError, "exploration found a sequence that breaks the contract"},
+}
+
 // renamed maps the names rules had before the judge was shared, which a
 // --ignore-rule pattern may still give, to their names now.
 var renamed = map[string]string{
@@ -92,13 +151,14 @@ var renamed = map[string]string{
 	"upstream-body-incomplete": RuleIncomplete,
 }
 
-// RuleNamed returns the Judge's rule with the given name.
+// RuleNamed returns the Judge's or the suite's rule with the given name.
 func RuleNamed(name string) (Rule, bool) {
-	i := slices.IndexFunc(Rules, func(r Rule) bool { return r.Name == name })
-	if i < 0 {
-		return Rule{}, false
+	for _, rs := range [][]Rule{Rules, SuiteRules} {
+		if i := slices.IndexFunc(rs, func(r Rule) bool { return r.Name == name }); i >= 0 {
+			return rs[i], true
+		}
 	}
-	return Rules[i], true
+	return Rule{}, false
 }
 
 // Severity returns the severity of the named rule: an error unless the
