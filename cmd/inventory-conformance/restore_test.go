@@ -33,6 +33,12 @@ import (
 // writes is a stale read, not a write that was not stored.
 func TestOneRestoreList(t *testing.T) {
 	p := 0.2
+	// RESTORE_TEST_LAG sets the lagging list's lag (a replica's 2s, say);
+	// 300ms keeps the run short.
+	lag, err := time.ParseDuration(os.Getenv("RESTORE_TEST_LAG"))
+	if err != nil {
+		lag = 300 * time.Millisecond
+	}
 	chaos := mockserver.Chaos{Seed: 7, Rules: []mockserver.ChaosRule{{Operation: "updateInventory", Fault: mockserver.FaultStatus, Status: 500, Probability: &p}}}
 	for _, tc := range []struct {
 		name     string
@@ -45,7 +51,7 @@ func TestOneRestoreList(t *testing.T) {
 	}{
 		{name: "20% of PATCHes answered 500", chaos: chaos},
 		{name: "20% of PATCHes answered 500, the first write to a pet sticks", chaos: chaos, wrap: firstWriteSticks, minLeft: 1, cause: "server-error"},
-		{name: "the list lags the writes by 300ms", wrap: func(h http.Handler) http.Handler { return lagged(h, 300*time.Millisecond) },
+		{name: "the list lags the writes", wrap: func(h http.Handler) http.Handler { return lagged(h, lag) },
 			cause: "stale-read", notCause: "write-not-stored"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
