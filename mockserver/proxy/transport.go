@@ -3,12 +3,12 @@ package proxy
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"time"
+
+	"github.com/petstore/inventory-kit/spec/exchange"
 )
 
 // DefaultTimeout bounds each wait on the backend: connecting, the TLS
@@ -47,16 +47,9 @@ func NewTransport(o TransportOptions) (*http.Transport, error) {
 	}
 	cfg := &tls.Config{InsecureSkipVerify: o.InsecureSkipVerify, MinVersion: tls.VersionTLS12}
 	if o.CACertFile != "" {
-		pem, err := os.ReadFile(o.CACertFile)
+		pool, err := exchange.TrustedRoots(o.CACertFile)
 		if err != nil {
 			return nil, fmt.Errorf("CA certificates: %w", err)
-		}
-		pool, err := x509.SystemCertPool()
-		if err != nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("CA certificates: no PEM certificate in %s", o.CACertFile)
 		}
 		cfg.RootCAs = pool
 	}
