@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -52,9 +51,9 @@ const entryOverhead = 512
 // entrySize is the memory an entry holds, as the journal's bound counts
 // it: bodies, headers, a list kept whole, and entryOverhead.
 func entrySize(e *entry) int {
-	n := entryOverhead + len(e.reqBody) + len(e.respBody) + headerSize(e.reqHeader) + headerSize(e.respHeader)
+	n := entryOverhead + len(e.x.Body) + len(e.x.RespBody) + headerSize(e.x.Header) + headerSize(e.x.RespHeader)
 	if e.hasList {
-		n += e.respList.Size()
+		n += e.list.Size()
 	}
 	return n
 }
@@ -77,34 +76,20 @@ type ring struct {
 	bytes   int // the entrySize of its entries
 }
 
-// An entry is one journaled request. It holds what the request and the
-// answer were made of, not copies, where those are never modified once
-// served (the request's URL and headers, a list's snapshot); what the
-// admin API shows is rendered from it when asked.
+// An entry is one journaled request, as one record: the request's own
+// (httpapi.Entry: its id, start, session, operation, Error code and what
+// was done on purpose, as the access log wrote it) and the exchange (what
+// was sent and came back, bodies cut to the limit), which the Judge
+// judges and the curl line renders. It holds the request's headers and a
+// list's snapshot, not copies: nothing modifies them once served. What
+// the admin API shows is rendered from it when asked.
 type entry struct {
-	seq        uint64 // the order in which entries were added
-	id         string
-	time       time.Time
-	session    string
-	op         *spec.Operation // the contract operation the request addressed; nil: none
-	method     string
-	host       string
-	url        *url.URL
-	tls        bool
-	status     int
-	aborted    bool
-	code       string
-	duration   time.Duration
-	forced     string
-	fault      string
-	reqHeader  http.Header // may hold credentials: shown only through journalHeader
-	reqBody    []byte
-	reqBytes   int
-	respHeader http.Header
-	respBody   []byte
-	respList   store.List // the answer, where it was a list kept whole (hasList)
-	hasList    bool
-	respBytes  int
+	httpapi.Entry
+	x       exchange.Exchange
+	uri     string     // the request's path and query, as the journal shows it
+	seq     uint64     // the order in which entries were added
+	list    store.List // the answer, where it was a list kept whole (hasList)
+	hasList bool
 
 	judged  sync.Once
 	verdict *verdict // the contract's judgement of the answer, made once, when first shown
@@ -223,27 +208,31 @@ func (j *journal) record(w http.ResponseWriter, r *http.Request, e *httpapi.Entr
 	// kept in the default session whatever session it names: only a key
 	// holder makes sessions, so nobody without one can fill the journal
 	// with sessions or push a team's out.
-	session := e.Session
-	if session == "" {
-		session = store.DefaultSession
+	en := &entry{Entry: *e, uri: r.URL.RequestURI(), list: c.list, hasList: c.hasList}
+	en.Observer = nil
+	if en.Session == "" {
+		en.Session = store.DefaultSession
 	}
 	reqBytes := c.reqBytes
 	if !c.reqDone && r.ContentLength > int64(reqBytes) {
 		reqBytes = int(r.ContentLength)
 	}
-	en := &entry{
-		id: e.ID, time: e.Start, session: session, op: e.Op,
-		method: r.Method, host: r.Host, url: r.URL, tls: r.TLS != nil,
-		status: e.Status(), aborted: e.Aborted, code: e.Code, duration: time.Since(e.Start),
-		forced: e.Forced, fault: e.Fault,
+	scheme := "http://"
+	if r.TLS != nil {
+		scheme = "https://"
+	}
+	en.x = exchange.Exchange{
+		Time: e.Start, Method: r.Method, URL: scheme + r.Host + en.uri, Path: r.URL.Path,
 		// The request's and the answer's headers are kept, not copied:
 		// nothing writes to them once the answer has been sent.
-		reqHeader: r.Header, reqBody: c.reqBody, reqBytes: reqBytes,
-		respHeader: w.Header(), respBody: c.respBody, respBytes: c.respBytes,
-		respList: c.list, hasList: c.hasList,
+		Header: r.Header, Body: c.reqBody, BodySize: int64(reqBytes),
+		Status: e.Status(), RespHeader: w.Header(), RespBody: c.respBody, RespSize: int64(c.respBytes), Elapsed: time.Since(e.Start),
+	}
+	if e.Aborted {
+		en.x.Failure, en.x.Err = exchange.FailureNoAnswer, "the connection was dropped on purpose ("+e.Fault+")"
 	}
 	if headerSize(r.Header) > maxJournalHeaders {
-		en.reqHeader = cutHeader(r.Header)
+		en.x.Header = cutHeader(r.Header)
 	}
 	j.add(en)
 }
@@ -314,15 +303,15 @@ func (j *journal) add(e *entry) {
 	defer j.mu.Unlock()
 	j.seq++
 	e.seq = j.seq
-	r := j.sessions[e.session]
+	r := j.sessions[e.Session]
 	if r == nil {
 		if len(j.sessions) > j.maxSessions {
-			j.evictLocked(e.session)
+			j.evictLocked(e.Session)
 		}
 		r = &ring{entries: make([]*entry, 0, min(j.perSession, 16))}
-		j.sessions[e.session] = r
+		j.sessions[e.Session] = r
 	}
-	r.used = e.time
+	r.used = e.Start
 	size := entrySize(e)
 	r.bytes += size
 	j.bytes += size
@@ -336,7 +325,7 @@ func (j *journal) add(e *entry) {
 		r.next = (r.next + 1) % j.perSession
 	}
 	for j.bytes > j.maxBytes && len(j.sessions) > 1 {
-		j.evictLocked(e.session)
+		j.evictLocked(e.Session)
 	}
 }
 
@@ -377,13 +366,13 @@ func (j *journal) list(f journalFilter) []*entry {
 		}
 	}
 	j.mu.Unlock()
-	sort.SliceStable(all, func(a, b int) bool { return all[a].time.After(all[b].time) })
+	sort.SliceStable(all, func(a, b int) bool { return all[a].Start.After(all[b].Start) })
 	// After an id: the entries added after it, which is not the same as
 	// newer: an entry is added when its answer is done, so a slow request
 	// comes after a quicker one that started later.
 	var after uint64
 	for _, e := range all {
-		if f.sinceID != "" && e.id == f.sinceID {
+		if f.sinceID != "" && e.ID == f.sinceID {
 			after = max(after, e.seq)
 		}
 	}
@@ -391,9 +380,9 @@ func (j *journal) list(f journalFilter) []*entry {
 	for _, e := range all {
 		switch {
 		case e.seq <= after,
-			f.status != 0 && e.status != f.status,
-			!f.since.IsZero() && !e.time.After(f.since),
-			f.operation != "" && e.op.Name() != f.operation:
+			f.status != 0 && e.x.Status != f.status,
+			!f.since.IsZero() && !e.Start.After(f.since),
+			f.operation != "" && e.Op.Name() != f.operation:
 			continue
 		}
 		out = append(out, e)
@@ -410,10 +399,10 @@ func (j *journal) list(f journalFilter) []*entry {
 	if f.sinceID != "" {
 		slices.SortFunc(first, func(a, b *entry) int { return cmp.Compare(a.seq, b.seq) })
 	} else {
-		slices.SortStableFunc(first, func(a, b *entry) int { return a.time.Compare(b.time) })
+		slices.SortStableFunc(first, func(a, b *entry) int { return a.Start.Compare(b.Start) })
 	}
 	first = first[:f.limit]
-	sort.SliceStable(first, func(a, b int) bool { return first[a].time.After(first[b].time) })
+	sort.SliceStable(first, func(a, b int) bool { return first[a].Start.After(first[b].Start) })
 	return first
 }
 
@@ -469,55 +458,37 @@ type message struct {
 	HeadersCut bool `json:"headersCut,omitempty"`
 }
 
-// exchange returns the entry as the exchange it was: the answer is the
-// whole list where the journal kept it whole, else the body kept.
-func (e *entry) exchange() *exchange.Exchange {
-	scheme := "http"
-	if e.tls {
-		scheme = "https"
-	}
-	x := &exchange.Exchange{
-		Time: e.time, Method: e.method, URL: scheme + "://" + e.host + e.url.RequestURI(), Path: e.url.Path,
-		Header: e.reqHeader, Body: e.reqBody, BodySize: int64(e.reqBytes),
-		Status: e.status, RespHeader: e.respHeader, RespBody: e.respBody, RespSize: int64(e.respBytes), Elapsed: e.duration,
-	}
-	if e.hasList {
-		x.RespBody = e.respList.Bytes()
-		x.RespSize = int64(len(x.RespBody))
-	}
-	if e.aborted {
-		x.Failure, x.Err = exchange.FailureNoAnswer, "the connection was dropped on purpose ("+e.fault+")"
-	}
-	return x
-}
-
 // render shows an entry with every configured key hidden, its curl line,
-// and the contract's verdict on its answer.
+// and the contract's verdict on its answer: on the whole list where the
+// journal kept it whole, else on the body kept.
 func (s *Server) render(e *entry) journalEntry {
 	rd := s.rd
-	x := e.exchange()
-	reqHeader, headersCut := journalHeader(e.reqHeader)
-	limit := s.journal.bodyLimit
-	respBody := rd.Cut(x.RespBody, limit)
-	out := journalEntry{
-		ID: rd.String(e.id), Seq: e.seq, Time: e.time.UTC().Format(time.RFC3339Nano), Session: rd.String(e.session),
-		Method: rd.String(e.method), Path: rd.String(e.url.RequestURI()), Status: e.status, Code: e.code,
-		DurationMs: float64(e.duration.Microseconds()) / 1000, Forced: rd.String(e.forced), Fault: rd.String(e.fault),
-		Request: message{Headers: rd.Header(reqHeader), HeadersCut: headersCut,
-			Body: string(rd.Cut(x.Body, len(x.Body))), Bytes: e.reqBytes, Truncated: x.ReqCut()},
-		Response: message{Headers: rd.Header(e.respHeader),
-			Body: string(respBody), Bytes: e.respBytes, Truncated: x.RespCut() || len(x.RespBody) > limit},
-		Curl: exchange.Curl(x, rd),
+	x := e.x
+	if e.hasList {
+		x.RespBody = e.list.Bytes()
+		x.RespSize = int64(len(x.RespBody))
 	}
-	if enc := e.respHeader.Get("Content-Encoding"); enc != "" && !e.hasList {
-		out.Response.Body = fmt.Sprintf("(%s-compressed, %d bytes; the journal shows uncompressed bodies only)", enc, e.respBytes)
+	reqHeader, headersCut := journalHeader(x.Header)
+	limit := s.journal.bodyLimit
+	out := journalEntry{
+		ID: rd.String(e.ID), Seq: e.seq, Time: e.Start.UTC().Format(time.RFC3339Nano), Session: rd.String(e.Session),
+		Method: rd.String(x.Method), Path: rd.String(e.uri), Status: x.Status, Code: e.Code,
+		DurationMs: float64(x.Elapsed.Microseconds()) / 1000, Forced: rd.String(e.Forced), Fault: rd.String(e.Fault),
+		Request: message{Headers: rd.Header(reqHeader), HeadersCut: headersCut,
+			Body: string(rd.Cut(x.Body, len(x.Body))), Bytes: int(e.x.BodySize), Truncated: x.ReqCut()},
+		Response: message{Headers: rd.Header(x.RespHeader),
+			Body: string(rd.Cut(x.RespBody, limit)), Bytes: int(e.x.RespSize), Truncated: x.RespCut() || len(x.RespBody) > limit},
+		Curl: exchange.Curl(&x, rd),
+	}
+	if enc := x.RespHeader.Get("Content-Encoding"); enc != "" && !e.hasList {
+		out.Response.Body = fmt.Sprintf("(%s-compressed, %d bytes; the journal shows uncompressed bodies only)", enc, e.x.RespSize)
 		out.Response.Truncated = true
 	}
-	if e.op == nil {
+	if e.Op == nil {
 		return out
 	}
-	out.Operation = e.op.Name()
-	e.judged.Do(func() { e.verdict = s.verdict(e, x, out.Response.Truncated && !e.hasList) })
+	out.Operation = e.Op.Name()
+	e.judged.Do(func() { e.verdict = s.verdict(e, &x, out.Response.Truncated && !e.hasList) })
 	out.Verdict = e.verdict
 	return out
 }
@@ -527,14 +498,14 @@ func (s *Server) render(e *entry) journalEntry {
 func (s *Server) verdict(e *entry, x *exchange.Exchange, cut bool) *verdict {
 	v := &verdict{Valid: true}
 	switch {
-	case e.aborted:
-		v.Note = "no answer: the connection was dropped on purpose (" + e.fault + ")"
+	case e.Aborted:
+		v.Note = "no answer: the connection was dropped on purpose (" + e.Fault + ")"
 	case cut:
-		v.Note = fmt.Sprintf("not checked: the body (%d bytes) is longer than the journal keeps", e.respBytes)
-	case e.method == http.MethodHead:
+		v.Note = fmt.Sprintf("not checked: the body (%d bytes) is longer than the journal keeps", e.x.RespSize)
+	case x.Method == http.MethodHead:
 		v.Note = "not checked: a HEAD answer has no body"
 	default:
-		for _, vi := range s.judge.Answer(x, e.op, e.op.Name()) {
+		for _, vi := range s.judge.Answer(x, e.Op, e.Op.Name()) {
 			v.Valid = false
 			v.Problems = append(v.Problems, s.rd.String(vi.Rule+": "+problemText(vi)))
 		}

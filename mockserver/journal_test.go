@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/petstore/inventory-kit/fixtures"
+	"github.com/petstore/inventory-kit/mockserver/httpapi"
+	"github.com/petstore/inventory-kit/spec/exchange"
 )
 
 // journalServer starts s on a real loopback connection, as clients and
@@ -227,7 +229,7 @@ func TestJournalBytesBound(t *testing.T) {
 	start := time.Now()
 	for i := range 1000 {
 		for k := range 12 { // past the ring: two replaced
-			j.add(&entry{session: fmt.Sprintf("s%d", i), time: start.Add(time.Duration(i*12+k) * time.Millisecond), reqBody: body, respBody: body})
+			j.add(&entry{Entry: httpapi.Entry{Session: fmt.Sprintf("s%d", i), Start: start.Add(time.Duration(i*12+k) * time.Millisecond)}, x: exchange.Exchange{Body: body, RespBody: body}})
 		}
 	}
 	counted := 0
