@@ -482,8 +482,10 @@ func (s *Server) updateRecord() httpapi.Handler {
 			httpapi.WriteError(w, r, http.StatusInternalServerError, httpapi.CodeInternal, fmt.Sprintf("the update cannot be served: %v", err))
 		}
 	}
+	quiet := *s.process
+	quiet.chaos = newChaos(s.contract, s.maxDelay) // no rules
 	calm := *s
-	calm.chaos = newChaos(s.contract, s.maxDelay) // no rules
+	calm.process = &quiet
 	update := calm.operation(op, h)
 	return func(w http.ResponseWriter, r *http.Request, in *httpapi.Request) {
 		session, ok := s.adminSession(w, r)

@@ -99,17 +99,17 @@ type Config struct {
 // rule may add, unless Config.MaxDelay says otherwise.
 const DefaultMaxDelay = 30 * time.Second
 
-// A Server is the mock as an http.Handler.
+// A Server is the mock as an http.Handler, in two lifetimes.
 //
 // A Server value is one contract's view of the mock: the contract, what a
 // record is, and the routes and handlers built from them. Reload makes a
 // new view and puts it in force atomically (live); a request is served
-// whole by the view in force when it arrived. Everything else (the store,
-// the journal, the chaos rules, the rate limit, the metrics) is shared by
-// every view, through pointers.
+// whole by the view in force when it arrived. What lives as long as the
+// process (the store, the journal, the chaos rules, the rate limit, the
+// keys, the metrics) is its process, which every view shares.
 type Server struct {
-	// The view: made by New and by each Reload, never modified once in
-	// force.
+	*process
+
 	contract *spec.Contract
 	admin    *lazyAdmin // the admin API, built from spec.Admin when first used
 	shape    *fixtures.Shape
@@ -119,10 +119,14 @@ type Server struct {
 	judge    *spec.Judge     // the contract's judge of the journal's answers
 	handler  http.Handler
 	warnings []string
+	notes    []string
 	loaded   time.Time // when this view was built
 	digest   string    // the SHA-256 of the contract's document, in hex
+}
 
-	// Shared by every view.
+// A process is what a Server keeps from start to exit, whatever view is
+// in force: made by New, never replaced by a Reload.
+type process struct {
 	live     *atomic.Pointer[Server] // the view in force
 	reloads  *sync.Mutex             // serializes Reload
 	base     *fixtures.Shape         // the shape the store's records were made with, at start-up
@@ -140,7 +144,6 @@ type Server struct {
 	guard          func(http.Handler) http.Handler // the admin guard: Host and cross-origin checks on /__admin/
 	cors           corsPolicy
 	logger         *slog.Logger
-	notes          []string
 	storeLog       *storeErrorLog // shared by the copies updateRecord makes
 	mcp            http.Handler   // served at /__admin/mcp; nil: none
 }
@@ -196,9 +199,9 @@ func New(cfg Config) (*Server, error) {
 	if maxSessions <= 0 {
 		maxSessions = store.DefaultMaxSessions
 	}
-	s := &Server{
-		contract: cfg.Contract, shape: shape,
-		live: new(atomic.Pointer[Server]), reloads: new(sync.Mutex), base: shape, fields: map[string]bool{},
+	s := &Server{contract: cfg.Contract, shape: shape, fields: map[string]bool{}}
+	s.process = &process{
+		live: new(atomic.Pointer[Server]), reloads: new(sync.Mutex), base: shape,
 		store:    st,
 		chaos:    newChaos(cfg.Contract, maxDelay),
 		journal:  newJournal(cfg.JournalSize, bodyLimit, maxSessions),
