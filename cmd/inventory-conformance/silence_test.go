@@ -43,6 +43,7 @@ func TestExplorationSaysHowMuch(t *testing.T) {
 			if m == nil {
 				t.Fatalf("the summary gives no step count and latency percentiles:\n%s", r.out)
 			}
+			t.Logf("%s", m[0])
 			if p50, err := time.ParseDuration(m[2]); err != nil || p50 < tc.minP50 {
 				t.Errorf("p50 = %s; want at least %s", m[2], tc.minP50)
 			}
