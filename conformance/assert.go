@@ -99,7 +99,7 @@ func (t *Target) expectKept(x *Exchange, all bool, tolerated ...int) {
 	if all {
 		fails, notes = Errors(append(fails, notes...)), nil
 	}
-	t.Note(notes)
+	t.note(notes)
 	if len(fails) > 0 {
 		t.FailWith(x, everyResponse, fails)
 	}
@@ -230,23 +230,26 @@ func (t *Target) UnknownID(ctx context.Context) int64 {
 	if hi-1000 > hi { // overflow: the range reaches the smallest int64
 		start = lo
 	}
-	for id := start; ; id++ {
+	free := func(id int64) bool { // fails once ctx ends
 		if _, ok := ix.ByID[id]; !ok && t.inv.ID.Accepts(json.RawMessage(strconv.FormatInt(id, 10))) {
-			return id
+			return true
 		}
 		if ctx.Err() != nil {
 			ginkgo.Fail("interrupted")
+		}
+		return false
+	}
+	for id := start; ; id++ {
+		if free(id) {
+			return id
 		}
 		if id == hi {
 			break
 		}
 	}
 	for id := start - 1; id >= lo && id < start; id-- {
-		if _, ok := ix.ByID[id]; !ok && t.inv.ID.Accepts(json.RawMessage(strconv.FormatInt(id, 10))) {
+		if free(id) {
 			return id
-		}
-		if ctx.Err() != nil {
-			ginkgo.Fail("interrupted")
 		}
 	}
 	ginkgo.Skip(fmt.Sprintf("every %s from %d to %d is listed: no unknown one to ask for", t.inv.Key, lo, hi))

@@ -3,13 +3,11 @@ package conformance
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -158,7 +156,8 @@ func (c *Client) send(ctx context.Context, r Request) *Exchange {
 		req.Header = x.Header.Clone()
 		c.roundTrip(req, x, limit)
 		if x.Failure == exchange.FailureNoAnswer && context.Cause(ctx) == errStopped {
-			x.Err = "stopped: the run stopped (" + first(c.stop.reason()) + ")"
+			why, _ := c.stop.reason()
+			x.Err = "stopped: the run stopped (" + why + ")"
 			x.Cause = errStopped
 		}
 		c.stop.answered(x, ctx.Err() != nil)
@@ -313,30 +312,98 @@ func (c *Client) operation(method, path string) *spec.Operation {
 	return op
 }
 
-// newHTTPClient builds the HTTP client for cfg's TLS settings and timeout.
-func newHTTPClient(cfg Config) (*http.Client, error) {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: cfg.InsecureTLS}
-	tr.MaxResponseHeaderBytes = 64 << 10
-	if cfg.CACertFile != "" {
-		pem, err := os.ReadFile(cfg.CACertFile)
-		if err != nil {
-			return nil, setupErrorf("--ca-cert: %v", err)
+// A budget bounds the response bytes all requests in flight read at once
+// (decompressed): twice the largest cap, so that eight workers cannot each
+// hold a cap at once. A read takes its buffer's size from the budget as
+// the buffer grows, and gives it back when the body is read; the exchange
+// then holds the body (a capped one only its first 4 KiB).
+//
+// Reads grow freely in the budget's first half. One read at a time, the
+// one holding big, may grow into the second half: the others wait for big
+// while they hold what they have, and the holder of big always finds room
+// (the others hold at most the first half, it needs at most one cap), so
+// no read waits forever.
+type budget struct {
+	mu   sync.Mutex // guards held
+	held int64      // bytes taken now
+	cap  int64      // one read's most (the largest cap, plus one byte)
+	big  chan struct{}
+	peak atomic.Int64 // the most held at once, for tests
+}
+
+func newBudget(maxRead int64) *budget {
+	return &budget{cap: maxRead + 1, big: make(chan struct{}, 1)}
+}
+
+// size is the budget's bytes in all.
+func (b *budget) size() int64 { return 2 * b.cap }
+
+// read reads r until EOF or limit bytes, taking its buffer from the
+// budget: first size bytes (or limit), then twice as much each time it is
+// full, never past limit. A read that finds no room waits for it until
+// ctx ends.
+func (b *budget) read(ctx context.Context, r io.Reader, limit, size int64) (int64, []byte, error) {
+	var held int64
+	hasBig := false
+	defer func() {
+		b.mu.Lock()
+		b.held -= held
+		b.mu.Unlock()
+		if hasBig {
+			<-b.big
 		}
-		pool, err := x509.SystemCertPool()
-		if err != nil {
-			pool = x509.NewCertPool()
+	}()
+	take := func(n int64) error {
+		for {
+			b.mu.Lock()
+			room := b.cap // the first half
+			if hasBig {
+				room = 2 * b.cap
+			}
+			if b.held+n <= room {
+				b.held += n
+				held += n
+				if b.held > b.peak.Load() {
+					b.peak.Store(b.held)
+				}
+				b.mu.Unlock()
+				return nil
+			}
+			b.mu.Unlock()
+			if hasBig { // cannot be: the holder of big has room
+				return errors.New("the run's budget of bytes in flight is spent")
+			}
+			select {
+			case b.big <- struct{}{}:
+				hasBig = true
+			case <-ctx.Done():
+				return fmt.Errorf("waiting for room to read the body: %w", context.Cause(ctx))
+			}
 		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, setupErrorf("--ca-cert %s: no PEM certificate in the file", cfg.CACertFile)
-		}
-		tr.TLSClientConfig.RootCAs = pool
 	}
-	tr.MaxIdleConnsPerHost = 32
-	return &http.Client{
-		Transport: tr,
-		Timeout:   cfg.Timeout,
-		// A redirect is an answer to check, not to follow.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}, nil
+	first := min(limit, size, b.cap)
+	if err := take(first); err != nil {
+		return 0, nil, err
+	}
+	buf := make([]byte, 0, first)
+	for int64(len(buf)) < limit {
+		if len(buf) == cap(buf) {
+			n := min(limit, int64(2*cap(buf)), b.cap)
+			if err := take(n - int64(cap(buf))); err != nil {
+				return int64(len(buf)), buf, err
+			}
+			nb := make([]byte, len(buf), n)
+			copy(nb, buf)
+			buf = nb
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return int64(len(buf)), buf, nil
+		}
+		if err != nil {
+			return int64(len(buf)), buf, err
+		}
+	}
+	return int64(len(buf)), buf, nil
 }

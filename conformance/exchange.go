@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/petstore/inventory-kit/spec"
@@ -67,8 +64,6 @@ func waitFor(ctx context.Context, d time.Duration) bool {
 // errStopped is the cause of a request the run's stop ended.
 var errStopped = errors.New("the run stopped")
 
-func first(s string, _ bool) string { return s }
-
 // maxAttempts bounds the tries of a request answered 429.
 const maxAttempts = 4
 
@@ -87,102 +82,6 @@ func retryAfter(v string, now time.Time) time.Duration {
 		d = at.Sub(now)
 	}
 	return min(max(d, 100*time.Millisecond), maxOneWait)
-}
-
-// A budget bounds the response bytes all requests in flight read at once
-// (decompressed): twice the largest cap, so that eight workers cannot each
-// hold a cap at once. A read takes its buffer's size from the budget as
-// the buffer grows, and gives it back when the body is read; the exchange
-// then holds the body (a capped one only its first 4 KiB).
-//
-// Reads grow freely in the budget's first half. One read at a time, the
-// one holding big, may grow into the second half: the others wait for big
-// while they hold what they have, and the holder of big always finds room
-// (the others hold at most the first half, it needs at most one cap), so
-// no read waits forever.
-type budget struct {
-	mu   sync.Mutex // guards held
-	held int64      // bytes taken now
-	cap  int64      // one read's most (the largest cap, plus one byte)
-	big  chan struct{}
-	peak atomic.Int64 // the most held at once, for tests
-}
-
-func newBudget(maxRead int64) *budget {
-	return &budget{cap: maxRead + 1, big: make(chan struct{}, 1)}
-}
-
-// size is the budget's bytes in all.
-func (b *budget) size() int64 { return 2 * b.cap }
-
-// read reads r until EOF or limit bytes, taking its buffer from the
-// budget: first size bytes (or limit), then twice as much each time it is
-// full, never past limit. A read that finds no room waits for it until
-// ctx ends.
-func (b *budget) read(ctx context.Context, r io.Reader, limit, size int64) (int64, []byte, error) {
-	var held int64
-	hasBig := false
-	defer func() {
-		b.mu.Lock()
-		b.held -= held
-		b.mu.Unlock()
-		if hasBig {
-			<-b.big
-		}
-	}()
-	take := func(n int64) error {
-		for {
-			b.mu.Lock()
-			room := b.cap // the first half
-			if hasBig {
-				room = 2 * b.cap
-			}
-			if b.held+n <= room {
-				b.held += n
-				held += n
-				if b.held > b.peak.Load() {
-					b.peak.Store(b.held)
-				}
-				b.mu.Unlock()
-				return nil
-			}
-			b.mu.Unlock()
-			if hasBig { // cannot be: the holder of big has room
-				return errors.New("the run's budget of bytes in flight is spent")
-			}
-			select {
-			case b.big <- struct{}{}:
-				hasBig = true
-			case <-ctx.Done():
-				return fmt.Errorf("waiting for room to read the body: %w", context.Cause(ctx))
-			}
-		}
-	}
-	first := min(limit, size, b.cap)
-	if err := take(first); err != nil {
-		return 0, nil, err
-	}
-	buf := make([]byte, 0, first)
-	for int64(len(buf)) < limit {
-		if len(buf) == cap(buf) {
-			n := min(limit, int64(2*cap(buf)), b.cap)
-			if err := take(n - int64(cap(buf))); err != nil {
-				return int64(len(buf)), buf, err
-			}
-			nb := make([]byte, len(buf), n)
-			copy(nb, buf)
-			buf = nb
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return int64(len(buf)), buf, nil
-		}
-		if err != nil {
-			return int64(len(buf)), buf, err
-		}
-	}
-	return int64(len(buf)), buf, nil
 }
 
 // byteSize renders n bytes as MiB or KiB where exact.

@@ -149,9 +149,7 @@ func (rs *Records) restore(id int64) error {
 		return nil
 	}
 	fail := func(why error) error {
-		rs.mu.Lock()
-		rs.why[id] = why.Error()
-		rs.mu.Unlock()
+		rs.settled(id, why)
 		return fmt.Errorf("%s %d: could not restore %s: %w", rs.bodies.inv.Key, id, rs.values(orig, orig), why)
 	}
 	if why, gone := rs.client.stop.reason(); gone {
@@ -162,11 +160,21 @@ func (rs *Records) restore(id int64) error {
 	if err := rs.putBack(ctx, orig); err != nil {
 		return fail(err)
 	}
+	rs.settled(id, nil)
+	return nil
+}
+
+// settled records that record id was restored and read back, or, with
+// err, why its restore did not hold.
+func (rs *Records) settled(id int64, err error) {
 	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if err != nil {
+		rs.why[id] = err.Error()
+		return
+	}
 	delete(rs.pending, id)
 	delete(rs.why, id)
-	rs.mu.Unlock()
-	return nil
 }
 
 // Settle puts back every record the run wrote to and did not restore
@@ -184,11 +192,6 @@ func (rs *Records) Settle() []report.Changed {
 	if len(ids) == 0 {
 		return nil
 	}
-	why := func(id int64, err error) {
-		rs.mu.Lock()
-		rs.why[id] = err.Error()
-		rs.mu.Unlock()
-	}
 	refused := map[int64]bool{} // the restore write was not accepted: no read can show it
 	rs.mu.Lock()
 	pending := maps.Clone(rs.pending)
@@ -200,7 +203,7 @@ func (rs *Records) Settle() []report.Changed {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), restoreAttempts*(rs.client.cfg.Timeout+restorePoll))
 		if err := rs.writeBackRetrying(ctx, pending[id]); err != nil {
-			why(id, err)
+			rs.settled(id, err)
 			refused[id] = true
 		}
 		cancel()
@@ -233,10 +236,7 @@ func (rs *Records) Settle() []report.Changed {
 				got := ix.ByID[id]
 				err := rs.restored(orig, got)
 				if err == nil {
-					rs.mu.Lock()
-					delete(rs.pending, id)
-					delete(rs.why, id)
-					rs.mu.Unlock()
+					rs.settled(id, nil)
 					continue
 				}
 				c.Found = rs.values(orig, got)
@@ -246,7 +246,7 @@ func (rs *Records) Settle() []report.Changed {
 					rewritten[id] = true
 					ctx, cancel := context.WithTimeout(context.Background(), restoreAttempts*(rs.client.cfg.Timeout+restorePoll))
 					if err := rs.writeBackRetrying(ctx, orig); err != nil {
-						why(id, err)
+						rs.settled(id, err)
 						refused[id] = true
 						c.Why = err.Error()
 					}

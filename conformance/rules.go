@@ -166,9 +166,9 @@ func (t *Target) Split(ps []Problem) (fails, notes []Problem) {
 	return fails, notes
 }
 
-// Note records problems a check does not fail on: a warning (which
+// note records problems a check does not fail on: a warning (which
 // fails under --strict) and a known bad record (an observation).
-func (t *Target) Note(ps []Problem) {
+func (t *Target) note(ps []Problem) {
 	for _, p := range ps {
 		if p.Warning {
 			t.Warn("rule "+string(p.Cause), "%s", p.Text)

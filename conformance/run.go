@@ -101,7 +101,7 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 	// check starts: each is aborted, which the summary counts apart from
 	// failures.
 	ginkgo.BeforeEach(func() {
-		if why, _ := t.Stopped(); why != "" {
+		if why, _ := t.stop.reason(); why != "" {
 			ginkgo.AbortSuite("the run stopped: " + why)
 		}
 	})
@@ -124,7 +124,7 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 	passed := ginkgo.RunSpecs(o.T, SuiteName, suite, reporter)
 	out := Outcome{Report: captured, Passed: passed}
 	out.Tally = TallyReport(captured, t.cfg.AllowMutations)
-	out.Stopped, _ = t.Stopped()
+	out.Stopped, _ = t.stop.reason()
 	if o.DryRun {
 		return out, nil
 	}

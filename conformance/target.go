@@ -1,8 +1,6 @@
 package conformance
 
 import (
-	"github.com/petstore/inventory-kit/spec/exchange"
-
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -21,6 +19,7 @@ import (
 	"time"
 
 	"github.com/petstore/inventory-kit/spec"
+	"github.com/petstore/inventory-kit/spec/exchange"
 )
 
 // Defaults of Config's limits.
@@ -187,28 +186,26 @@ func Prepare(ctx context.Context, cfg Config) (*Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.KeyCommand != "" {
-		if err := t.keys.fetch(ctx); err != nil {
-			t.stop.end()
-			return nil, setupErrorf("%v", err)
-		}
-	}
-	if t.Key() == "" {
-		t.stop.end()
-		return nil, setupErrorf("no API key: pass --api-key, set INVENTORY_API_KEY or pass --api-key-command")
-	}
-	if err := t.prepareList(ctx); err != nil {
+	if err := t.prepare(ctx); err != nil {
 		t.stop.end()
 		return nil, err
 	}
 	return t, nil
 }
 
-// prepareList makes the first list calls: the first decides whether a
-// run can be made and which record the checks write to, the second
-// whether the target holds its records still.
-func (t *Target) prepareList(ctx context.Context) error {
+// prepare gets the key and makes the first list calls: the first decides
+// whether a run can be made and which record the checks write to, the
+// second whether the target holds its records still.
+func (t *Target) prepare(ctx context.Context) error {
 	cfg, inv, contract := t.cfg, t.inv, t.contract
+	if cfg.KeyCommand != "" {
+		if err := t.keys.fetch(ctx); err != nil {
+			return setupErrorf("%v", err)
+		}
+	}
+	if t.Key() == "" {
+		return setupErrorf("no API key: pass --api-key, set INVENTORY_API_KEY or pass --api-key-command")
+	}
 	x := t.Send(ctx, Request{Method: inv.List.Method, Path: inv.List.Path})
 	switch {
 	case x.Failure == exchange.FailureNoAnswer:
@@ -355,6 +352,34 @@ func notTheAPI(x *Exchange) string {
 		return "a body that starts with '<' (markup, not JSON)"
 	}
 	return ""
+}
+
+// newHTTPClient builds the HTTP client for cfg's TLS settings and timeout.
+func newHTTPClient(cfg Config) (*http.Client, error) {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: cfg.InsecureTLS}
+	tr.MaxResponseHeaderBytes = 64 << 10
+	if cfg.CACertFile != "" {
+		pem, err := os.ReadFile(cfg.CACertFile)
+		if err != nil {
+			return nil, setupErrorf("--ca-cert: %v", err)
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, setupErrorf("--ca-cert %s: no PEM certificate in the file", cfg.CACertFile)
+		}
+		tr.TLSClientConfig.RootCAs = pool
+	}
+	tr.MaxIdleConnsPerHost = 32
+	return &http.Client{
+		Transport: tr,
+		Timeout:   cfg.Timeout,
+		// A redirect is an answer to check, not to follow.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}, nil
 }
 
 // Inventory returns what the contract says the target keeps and how it
