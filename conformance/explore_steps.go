@@ -236,7 +236,7 @@ func (w *worker) judge(rt *rapid.T, x *Exchange, ix *Index, since uint64, afterR
 
 // failChanged fails on a list x that shows record m.id otherwise than the
 // model, with cause c, unless a later list shows it as the model has it:
-// then reads lag writes, a stale read (Target.StaleRead). While shrinking,
+// then reads lag writes, a stale read (Records.staleRead). While shrinking,
 // the cause is stale-read where the failure first found was one, without
 // waiting again; the rule is the same for both, so shrinking keeps to the
 // failure.
@@ -283,7 +283,7 @@ func (w *worker) restore(rt *rapid.T, run *sequenceRun) {
 		err := e.t.writeBackRetrying(ctx, orig)
 		cancel()
 		if err != nil {
-			// The guard keeps the original: the run tries again when it
+			// The Records keep the original: the run tries again when it
 			// ends (Settle).
 			failed = append(failed, fmt.Sprintf("%s %d: %v", e.t.inv.Key, id, err))
 			cause = restoreCause(err)
@@ -608,7 +608,7 @@ func (w *worker) write(rt *rapid.T) {
 }
 
 // expectWritten judges x, the answer to b, a valid update of record id
-// (Target.WrittenProblems). Of writes sent at once, an answer without the
+// (writtenProblems). Of writes sent at once, an answer without the
 // values sent is a lost or mixed update. It returns the record answered.
 func (w *worker) expectWritten(rt *rapid.T, id int64, x *Exchange, b Body, atOnce bool) Record {
 	w.wrote(id, x)
