@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 	"sync"
-	"sync/atomic"
 
 	"github.com/onsi/ginkgo/v2/types"
 )
@@ -31,41 +30,39 @@ func aheadKey(r Request) string {
 // record's own values), to be sent before the checks run; it returns r.
 // A check that --label-filter leaves out is not sent. Call it while
 // registering checks; a mutating check must not.
-func (t *Target) Ahead(labels []string, r Request) Request {
-	t.ahead.mu.Lock()
-	defer t.ahead.mu.Unlock()
-	if t.ahead.filter == nil || t.ahead.filter(labels) {
-		t.ahead.reqs = append(t.ahead.reqs, r)
+func (c *Client) Ahead(labels []string, r Request) Request {
+	c.ahead.mu.Lock()
+	defer c.ahead.mu.Unlock()
+	if c.ahead.filter == nil || c.ahead.filter(labels) {
+		c.ahead.reqs = append(c.ahead.reqs, r)
 	}
 	return r
 }
 
 // sendAhead sends the registered requests, Config.Workers at a time.
-func (t *Target) sendAhead(ctx context.Context) {
-	t.ahead.mu.Lock()
-	reqs := t.ahead.reqs
-	t.ahead.reqs = nil
-	t.ahead.got = map[string][]*Exchange{}
-	t.ahead.mu.Unlock()
+func (c *Client) sendAhead(ctx context.Context) {
+	c.ahead.mu.Lock()
+	reqs := c.ahead.reqs
+	c.ahead.reqs = nil
+	c.ahead.got = map[string][]*Exchange{}
+	c.ahead.mu.Unlock()
 	xs := make([]*Exchange, len(reqs))
-	sem := make(chan struct{}, t.cfg.Workers)
+	sem := make(chan struct{}, c.cfg.Workers)
 	var wg sync.WaitGroup
 	for i, r := range reqs {
-		wg.Add(1)
 		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			defer func() { <-sem }()
 			r.ahead = true // traced when a check takes it
-			xs[i] = t.send(ctx, r)
-		}()
+			xs[i] = c.send(ctx, r)
+		})
 	}
 	wg.Wait()
-	t.ahead.mu.Lock()
-	defer t.ahead.mu.Unlock()
+	c.ahead.mu.Lock()
+	defer c.ahead.mu.Unlock()
 	for i, r := range reqs {
 		k := aheadKey(r)
-		t.ahead.got[k] = append(t.ahead.got[k], xs[i])
+		c.ahead.got[k] = append(c.ahead.got[k], xs[i])
 	}
 }
 
@@ -88,23 +85,18 @@ func (a *ahead) take(r Request) *Exchange {
 // other than a GET or HEAD, whatever its answer, makes the next List a
 // new one.
 type listCache struct {
-	writes atomic.Uint64 // requests sent that could write
-
 	mu  sync.Mutex // guards x, ix and gen
 	x   *Exchange
 	ix  *Index
-	gen uint64 // writes when x was sent
+	gen uint64 // Client.writes when x was sent
 }
 
-// wrote notes a request that could write.
-func (c *listCache) wrote() { c.writes.Add(1) }
-
 // get returns the list kept, if no request that could write was sent
-// since it was.
-func (c *listCache) get() (*Exchange, *Index) {
+// since it was: if writes, the requests sent that could write, is as then.
+func (c *listCache) get(writes uint64) (*Exchange, *Index) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.x == nil || c.gen != c.writes.Load() {
+	if c.x == nil || c.gen != writes {
 		return nil, nil
 	}
 	return c.x, c.ix

@@ -51,7 +51,7 @@ func (t *Target) Warn(rfc, format string, args ...any) {
 	ginkgo.GinkgoHelper()
 	w := warning{Text: fmt.Sprintf(format, args...), RFC: rfc}
 	if t.cfg.Strict {
-		t.because(CauseStrictWarning, w.String())
+		t.Because(CauseStrictWarning, w.String())
 		ginkgo.Fail("--strict makes this warning a failure: " + w.String())
 	}
 	ginkgo.AddReportEntry(entryWarning, w, ginkgo.ReportEntryVisibilityFailureOrVerbose)
@@ -99,7 +99,7 @@ func (t *Target) expectKept(x *Exchange, all bool, tolerated ...int) {
 	if all {
 		fails, notes = Errors(append(fails, notes...)), nil
 	}
-	t.Note(notes)
+	t.note(notes)
 	if len(fails) > 0 {
 		t.FailWith(x, everyResponse, fails)
 	}
@@ -140,8 +140,8 @@ func (t *Target) List(ctx context.Context) (*Index, *Exchange) {
 	if t.listBroken != "" {
 		ginkgo.Skip(NotJudged + t.listBroken)
 	}
-	x, ix := t.lists.get()
-	gen := t.lists.writes.Load()
+	gen := t.writes.Load()
+	x, ix := t.lists.get(gen)
 	if x == nil {
 		x = t.Send(ctx, Request{Method: t.inv.List.Method, Path: t.inv.List.Path})
 	}
@@ -149,7 +149,7 @@ func (t *Target) List(ctx context.Context) (*Index, *Exchange) {
 	t.Expect(x, ExpectList)
 	if ix == nil {
 		var ps []Problem
-		ix, ps = t.ListProblems(ctx, x)
+		ix, ps = ListProblems(ctx, x, t.inv.Key)
 		t.ExpectNone(x, ps)
 		t.lists.put(x, ix, gen)
 	}
@@ -160,7 +160,7 @@ func (t *Target) List(ctx context.Context) (*Index, *Exchange) {
 // not one.
 func (t *Target) DecodeRecord(x *Exchange) Record {
 	ginkgo.GinkgoHelper()
-	r, ps := t.RecordProblems(x)
+	r, ps := recordProblems(x, t.inv.Key)
 	t.ExpectNone(x, ps)
 	return r
 }
@@ -230,23 +230,26 @@ func (t *Target) UnknownID(ctx context.Context) int64 {
 	if hi-1000 > hi { // overflow: the range reaches the smallest int64
 		start = lo
 	}
-	for id := start; ; id++ {
+	free := func(id int64) bool { // fails once ctx ends
 		if _, ok := ix.ByID[id]; !ok && t.inv.ID.Accepts(json.RawMessage(strconv.FormatInt(id, 10))) {
-			return id
+			return true
 		}
 		if ctx.Err() != nil {
 			ginkgo.Fail("interrupted")
+		}
+		return false
+	}
+	for id := start; ; id++ {
+		if free(id) {
+			return id
 		}
 		if id == hi {
 			break
 		}
 	}
 	for id := start - 1; id >= lo && id < start; id-- {
-		if _, ok := ix.ByID[id]; !ok && t.inv.ID.Accepts(json.RawMessage(strconv.FormatInt(id, 10))) {
+		if free(id) {
 			return id
-		}
-		if ctx.Err() != nil {
-			ginkgo.Fail("interrupted")
 		}
 	}
 	ginkgo.Skip(fmt.Sprintf("every %s from %d to %d is listed: no unknown one to ask for", t.inv.Key, lo, hi))
@@ -271,7 +274,7 @@ func (t *Target) ExpectNothingChanged(ctx context.Context, after *Exchange, befo
 				ps = append(ps, fmt.Sprintf("%s %d was %s; the list now shows %s", t.inv.Key, id, was, got))
 			}
 			if ok {
-				t.guard.remember(id, was)
+				t.remember(id, was)
 				if err := t.restore(id); err != nil {
 					ginkgo.AddReportEntry(entryRestoreFailed, err.Error(), ginkgo.ReportEntryVisibilityAlways)
 				}
@@ -297,12 +300,6 @@ func (t *Target) ExpectUnchanged(ctx context.Context, after *Exchange, want Reco
 	}
 }
 
-// ItemPath is the update path of a record: the update's path with the
-// identifier filled in.
-func (t *Target) ItemPath(id string) string {
-	return strings.ReplaceAll(t.inv.Update.Path, "{"+t.inv.Key+"}", id)
-}
-
 // PathFor fills every path parameter of o with id.
 func PathFor(o *spec.Operation, id int64) string {
 	p := o.Path
@@ -310,11 +307,6 @@ func PathFor(o *spec.Operation, id int64) string {
 		p = strings.ReplaceAll(p, "{"+name+"}", strconv.FormatInt(id, 10))
 	}
 	return p
-}
-
-// Update builds the update request of record id with body b.
-func (t *Target) Update(id int64, b []byte) Request {
-	return Request{Method: t.inv.Update.Method, Path: t.ItemPath(strconv.FormatInt(id, 10)), Body: b}
 }
 
 // UpdateAtOnce sends an update of record id with each of bodies at the
@@ -348,7 +340,7 @@ func (t *Target) UpdateAtOnce(ctx context.Context, id int64, bodies []Body) ([]*
 // the record id with every value the body set.
 func (t *Target) ExpectWritten(x *Exchange, id int64, b Body) Record {
 	ginkgo.GinkgoHelper()
-	r, ps := t.WrittenProblems(x, id, b.Sets)
+	r, ps := writtenProblems(x, t.inv.Key, id, b.Sets)
 	t.ExpectNone(x, ps)
 	return r
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/petstore/inventory-kit/spec"
@@ -41,16 +42,36 @@ type Body struct {
 	Sets Values
 }
 
+// Bodies builds what the checks send to the update, from the contract's
+// inventory: the request (Update, ItemPath); valid bodies (Harmless,
+// Write, AtBounds; ValidBody for another operation); bodies the schema
+// forbids (InvalidBodies) or is silent on (SilentBodies); identifiers
+// that are none (MalformedIDs); and the record whose bodies name the
+// checks at registration (Prototype). Timestamps and ReturnsRecord say
+// what the contract makes of a record.
+type Bodies struct{ inv *spec.Inventory }
+
 // writable lists the update body's fields that the record also carries:
 // the values a write sets and a list shows.
-func (t *Target) writable() []*spec.Field {
+func (b Bodies) writable() []*spec.Field {
 	var fs []*spec.Field
-	for _, f := range t.inv.Body.Fields {
-		if t.inv.Record.Field(f.Name) != nil && f.Name != t.inv.Key {
+	for _, f := range b.inv.Body.Fields {
+		if b.inv.Record.Field(f.Name) != nil && f.Name != b.inv.Key {
 			fs = append(fs, f)
 		}
 	}
 	return fs
+}
+
+// ItemPath is the update path of a record: the update's path with the
+// identifier filled in.
+func (b Bodies) ItemPath(id string) string {
+	return strings.ReplaceAll(b.inv.Update.Path, "{"+b.inv.Key+"}", id)
+}
+
+// Update builds the update request of record id with body b.
+func (b Bodies) Update(id int64, body []byte) Request {
+	return Request{Method: b.inv.Update.Method, Path: b.ItemPath(strconv.FormatInt(id, 10)), Body: body}
 }
 
 // encodeObject renders fields in the order given.
@@ -72,13 +93,13 @@ func encodeObject(names []string, values map[string]json.RawMessage) []byte {
 // the body requires that cur lacks, a valid one. An optional field cur
 // lacks is left out: writing it would add a value the record never had,
 // which no update can take back.
-func (t *Target) baseValues(cur Record) ([]string, map[string]json.RawMessage) {
+func (b Bodies) baseValues(cur Record) ([]string, map[string]json.RawMessage) {
 	var names []string
 	vals := map[string]json.RawMessage{}
-	for _, f := range t.inv.Body.Fields {
+	for _, f := range b.inv.Body.Fields {
 		v, has := cur.Field(f.Name)
 		switch {
-		case has && t.inv.Record.Field(f.Name) != nil:
+		case has && b.inv.Record.Field(f.Name) != nil:
 			vals[f.Name] = v
 		case f.Required:
 			vals[f.Name] = f.ValueFor(nil, 0)
@@ -93,30 +114,30 @@ func (t *Target) baseValues(cur Record) ([]string, map[string]json.RawMessage) {
 // Prototype returns a record with a valid value in every field, which
 // registration uses to name the bodies the checks will send: the bodies
 // built for it name every case any record can have.
-func (t *Target) Prototype() Record {
+func (b Bodies) Prototype() Record {
 	vals := map[string]json.RawMessage{}
-	for _, f := range t.inv.Record.Fields {
+	for _, f := range b.inv.Record.Fields {
 		vals[f.Name] = f.ValueFor(nil, 0)
 	}
-	r := Record{JSON: encodeObject(t.inv.Record.Names(), vals)}
-	r.ID, _ = r.Int(t.inv.Key)
+	r := Record{JSON: encodeObject(b.inv.Record.Names(), vals)}
+	r.ID, _ = r.Int(b.inv.Key)
 	return r
 }
 
 // Harmless returns a valid update body that sets cur's own values: what
 // the suite sends where a target that wrongly accepts the request must
 // still change nothing, and what a restore sends.
-func (t *Target) Harmless(cur Record) []byte {
-	names, vals := t.baseValues(cur)
+func (b Bodies) Harmless(cur Record) []byte {
+	names, vals := b.baseValues(cur)
 	return encodeObject(names, vals)
 }
 
 // Write returns a valid body that changes every writable field cur has
 // (and those the body requires), the n-th of the suite's choices.
-func (t *Target) Write(cur Record, n int) Body {
-	names, vals := t.baseValues(cur)
+func (b Bodies) Write(cur Record, n int) Body {
+	names, vals := b.baseValues(cur)
 	sets := Values{}
-	for _, f := range t.writable() {
+	for _, f := range b.writable() {
 		if !slices.Contains(names, f.Name) {
 			continue // cur lacks it and it is optional: never added
 		}
@@ -127,17 +148,9 @@ func (t *Target) Write(cur Record, n int) Body {
 	return Body{Name: "a valid update", Raw: encodeObject(names, vals), Kind: Valid, Sets: sets}
 }
 
-// WriteValue returns a valid body setting field f to raw and leaving the
-// rest as cur has it.
-func (t *Target) WriteValue(cur Record, f *spec.Field, raw json.RawMessage) Body {
-	b := t.with(cur, f.Name, raw, fmt.Sprintf("%s %s", f.Name, raw), Valid)
-	b.Sets = Values{f.Name: raw}
-	return b
-}
-
 // with returns cur's harmless body with one field set to raw.
-func (t *Target) with(cur Record, field string, raw json.RawMessage, name string, kind BodyKind) Body {
-	names, vals := t.baseValues(cur)
+func (b Bodies) with(cur Record, field string, raw json.RawMessage, name string, kind BodyKind) Body {
+	names, vals := b.baseValues(cur)
 	if !slices.Contains(names, field) {
 		names = append(names, field)
 	}
@@ -146,28 +159,17 @@ func (t *Target) with(cur Record, field string, raw json.RawMessage, name string
 }
 
 // without returns cur's harmless body without one field.
-func (t *Target) without(cur Record, field string) []byte {
-	names, vals := t.baseValues(cur)
+func (b Bodies) without(cur Record, field string) []byte {
+	names, vals := b.baseValues(cur)
 	names = slices.DeleteFunc(names, func(n string) bool { return n == field })
 	return encodeObject(names, vals)
 }
 
-// intFields lists the update body's integer fields.
-func (t *Target) intFields() []*spec.Field {
+// fieldsOf lists the update body's fields of the JSON types given.
+func (b Bodies) fieldsOf(types ...string) []*spec.Field {
 	var fs []*spec.Field
-	for _, f := range t.inv.Body.Fields {
-		if f.Type == "integer" {
-			fs = append(fs, f)
-		}
-	}
-	return fs
-}
-
-// numFields lists the update body's integer and number fields.
-func (t *Target) numFields() []*spec.Field {
-	var fs []*spec.Field
-	for _, f := range t.inv.Body.Fields {
-		if f.Type == "integer" || f.Type == "number" {
+	for _, f := range b.inv.Body.Fields {
+		if slices.Contains(types, f.Type) {
 			fs = append(fs, f)
 		}
 	}
@@ -190,46 +192,45 @@ func Named(bodies []Body, name string) (Body, bool) {
 // InvalidBodies lists update bodies the schema forbids, each with a name
 // that says why. Values the other fields carry are cur's, so a target that
 // wrongly accepts one changes only the field at fault.
-func (t *Target) InvalidBodies(cur Record) []Body {
+func (b Bodies) InvalidBodies(cur Record) []Body {
 	bs := []Body{
 		{Name: "no body", Raw: []byte{}, Kind: Invalid},
-		{Name: "malformed JSON", Raw: []byte(strings.TrimSuffix(string(t.Harmless(cur)), "}")), Kind: Invalid},
+		{Name: "malformed JSON", Raw: []byte(strings.TrimSuffix(string(b.Harmless(cur)), "}")), Kind: Invalid},
 		{Name: "null", Raw: []byte(`null`), Kind: Invalid},
-		{Name: "an array", Raw: []byte("[" + string(t.Harmless(cur)) + "]"), Kind: Invalid},
+		{Name: "an array", Raw: []byte("[" + string(b.Harmless(cur)) + "]"), Kind: Invalid},
 		{Name: "a string", Raw: []byte(`"update"`), Kind: Invalid},
 	}
-	if len(t.inv.Body.Required) > 0 || t.inv.Body.MinProperties > 0 {
+	if len(b.inv.Body.Required) > 0 || b.inv.Body.MinProperties > 0 {
 		bs = append(bs, Body{Name: "an empty object {}", Raw: []byte(`{}`), Kind: Invalid})
 	}
-	for _, f := range t.inv.Body.Fields {
-		if f.Required && len(t.inv.Body.Fields) > 1 {
-			bs = append(bs, Body{Name: "no " + f.Name + " (required)", Raw: t.without(cur, f.Name), Kind: Invalid})
+	for _, f := range b.inv.Body.Fields {
+		if f.Required && len(b.inv.Body.Fields) > 1 {
+			bs = append(bs, Body{Name: "no " + f.Name + " (required)", Raw: b.without(cur, f.Name), Kind: Invalid})
 		}
 		for _, p := range f.Invalid() {
-			bs = append(bs, t.with(cur, f.Name, p.Value, p.What, Invalid))
+			bs = append(bs, b.with(cur, f.Name, p.Value, p.What, Invalid))
 		}
 	}
-	if t.inv.Body.Closed {
-		b := t.with(cur, "conformanceExtra", json.RawMessage(`1`), "an unknown extra field (additionalProperties: false)", Invalid)
-		bs = append(bs, b)
+	if b.inv.Body.Closed {
+		bs = append(bs, b.with(cur, "conformanceExtra", json.RawMessage(`1`), "an unknown extra field (additionalProperties: false)", Invalid))
 	}
 	return bs
 }
 
 // AtBounds lists valid bodies that set a numeric field to the extremes of
 // what the schema states (Field.Ends).
-func (t *Target) AtBounds(cur Record) []Body {
+func (b Bodies) AtBounds(cur Record) []Body {
 	var bs []Body
-	for _, f := range t.numFields() {
-		if t.inv.Record.Field(f.Name) == nil {
+	for _, f := range b.fieldsOf("integer", "number") {
+		if b.inv.Record.Field(f.Name) == nil {
 			continue
 		}
-		if _, ok := t.valueOf(cur, f.Name); !ok {
+		if _, ok := b.valueOf(cur, f.Name); !ok {
 			continue // an optional field cur lacks: never added
 		}
 		for _, p := range f.Ends() {
-			body := t.WriteValue(cur, f, p.Value)
-			body.Name = p.What
+			body := b.with(cur, f.Name, p.Value, p.What, Valid)
+			body.Sets = Values{f.Name: p.Value}
 			bs = append(bs, body)
 		}
 	}
@@ -241,10 +242,10 @@ func (t *Target) AtBounds(cur Record) []Body {
 // an unknown field, a field given twice. A target may accept or reject each.
 // A probe of a field cur lacks is left out: an accepted one would add a
 // value the record never had.
-func (t *Target) SilentBodies(cur Record) []Body {
+func (b Bodies) SilentBodies(cur Record) []Body {
 	var bs []Body
-	for _, f := range t.intFields() {
-		v, ok := t.valueOf(cur, f.Name)
+	for _, f := range b.fieldsOf("integer") {
+		v, ok := b.valueOf(cur, f.Name)
 		if !ok {
 			continue
 		}
@@ -259,21 +260,21 @@ func (t *Target) SilentBodies(cur Record) []Body {
 		}
 		for _, p := range probes {
 			if f.Unsure(p.v) {
-				bs = append(bs, t.with(cur, f.Name, json.RawMessage(p.v.String()), fmt.Sprintf("%s %s (%s)", f.Name, p.v, p.what), Silent))
+				bs = append(bs, b.with(cur, f.Name, json.RawMessage(p.v.String()), fmt.Sprintf("%s %s (%s)", f.Name, p.v, p.what), Silent))
 			}
 		}
 		// The value as a number, written again with a fraction part: never
 		// the answer's text edited (an answer of 5.0 would give 5.0.0).
 		if n, ok := new(big.Rat).SetString(string(v)); ok && n.IsInt() {
-			bs = append(bs, t.with(cur, f.Name, json.RawMessage(n.Num().String()+".0"), f.Name+" written as a decimal (such as 5.0)", Silent))
+			bs = append(bs, b.with(cur, f.Name, json.RawMessage(n.Num().String()+".0"), f.Name+" written as a decimal (such as 5.0)", Silent))
 		}
 	}
-	if !t.inv.Body.Closed {
-		bs = append(bs, t.with(cur, "conformanceNote", spec.JSONString("conformance"), "an unknown extra field", Silent))
+	if !b.inv.Body.Closed {
+		bs = append(bs, b.with(cur, "conformanceNote", spec.JSONString("conformance"), "an unknown extra field", Silent))
 	}
-	if h := t.Harmless(cur); len(h) > 2 {
-		first := t.inv.Body.Fields[0].Name
-		if v, ok := t.valueOf(cur, first); ok {
+	if h := b.Harmless(cur); len(h) > 2 {
+		first := b.inv.Body.Fields[0].Name
+		if v, ok := b.valueOf(cur, first); ok {
 			dup := fmt.Sprintf(`{%q:%s,%s`, first, v, h[1:])
 			bs = append(bs, Body{Name: "a field given twice (" + first + ")", Raw: []byte(dup), Kind: Silent})
 		}
@@ -282,21 +283,21 @@ func (t *Target) SilentBodies(cur Record) []Body {
 }
 
 // valueOf returns the value the harmless body sends for field.
-func (t *Target) valueOf(cur Record, field string) (json.RawMessage, bool) {
-	_, vals := t.baseValues(cur)
+func (b Bodies) valueOf(cur Record, field string) (json.RawMessage, bool) {
+	_, vals := b.baseValues(cur)
 	v, ok := vals[field]
 	return v, ok
 }
 
 // MalformedIDs lists path values that are not a valid identifier, with
 // why. None can address a record.
-func (t *Target) MalformedIDs() []string {
+func (b Bodies) MalformedIDs() []string {
 	ids := []string{"abc", "1.5"}
-	if t.inv.ID.Type == "integer" {
-		if lo, _ := t.inv.ID.IntBounds(); lo != nil {
+	if b.inv.ID.Type == "integer" {
+		if lo, _ := b.inv.ID.IntBounds(); lo != nil {
 			ids = append(ids, new(big.Int).Sub(lo, big.NewInt(1)).String())
 		}
-		if hi := t.inv.ID.Highest(); hi != nil {
+		if hi := b.inv.ID.Highest(); hi != nil {
 			ids = append(ids, new(big.Int).Add(hi, big.NewInt(1)).String())
 		}
 	}
@@ -307,7 +308,7 @@ func (t *Target) MalformedIDs() []string {
 // n-th of the suite's choices, and whether the suite could build one: the
 // fields the schema requires (and optional ones up to its minProperties),
 // each with a valid value, checked against the compiled schema.
-func (t *Target) ValidBody(op *spec.Operation, n int) ([]byte, bool) {
+func (b Bodies) ValidBody(op *spec.Operation, n int) ([]byte, bool) {
 	body, err := op.BodyObject()
 	if err != nil || body == nil {
 		return nil, false
@@ -329,15 +330,15 @@ func (t *Target) ValidBody(op *spec.Operation, n int) ([]byte, bool) {
 
 // ReturnsRecord reports whether o answers one record: the update, and the
 // reads of one record the inventory names.
-func (t *Target) ReturnsRecord(o *spec.Operation) bool {
-	return o == t.inv.Update || slices.Contains(t.inv.Reads, o)
+func (b Bodies) ReturnsRecord(o *spec.Operation) bool {
+	return o == b.inv.Update || slices.Contains(b.inv.Reads, o)
 }
 
 // Timestamps lists the record's date-time fields, which may record when
 // a write happened and so differ between two identical writes.
-func (t *Target) Timestamps() []string {
+func (b Bodies) Timestamps() []string {
 	var ts []string
-	for _, f := range t.inv.Record.Fields {
+	for _, f := range b.inv.Record.Fields {
 		if f.Type == "string" && f.Format == "date-time" {
 			ts = append(ts, f.Name)
 		}

@@ -79,9 +79,7 @@ func (e causeEntry) String() string { return string(e.Cause) + " | " + e.Detail 
 
 // Because records why the check fails: the cause and the detail seen.
 // FailBecause, FailWith and Expect record it themselves.
-func (t *Target) Because(c Cause, detail string) { t.because(c, detail) }
-
-func (t *Target) because(c Cause, detail string) {
+func (t *Target) Because(c Cause, detail string) {
 	ginkgo.AddReportEntry(entryCause, causeEntry{Cause: c, Detail: detail}, ginkgo.ReportEntryVisibilityNever)
 }
 
@@ -104,7 +102,7 @@ func (t *Target) FailBecause(c Cause, x *Exchange, want string, problems []strin
 		}
 		detail = want + " — " + p
 	}
-	t.because(c, detail)
+	t.Because(c, detail)
 	t.recordExample(x, want, problems)
 	ginkgo.Fail(x.Want("%s", want) + "problems:\n  - " + strings.Join(problems, "\n  - "))
 }

@@ -2,17 +2,14 @@
 // conformance suite: everything the checks in conformance/checks run on,
 // and no checks of its own.
 //
-//   - Prepare builds a Target: the HTTP client, the caps on response bodies
-//     and on 429 waits, the key (or the command that gives it) and the
-//     extra headers, and the list calls that decide whether a run can be
-//     made (a *SetupError when not), whether the list keeps the contract
-//     and whether the target holds its records still.
-//   - Target.Send records an Exchange; Target.ResponseProblems applies the
-//     rules every response keeps; Do, Expect (the oracle's verdicts,
-//     oracle.go), FailWith, Protect, Observe and Warn are what checks
-//     call; Ahead sends a read-only check's request before the checks run.
-//   - DecodeList reads a list as a stream into Records, an identifier and
-//     the record's bytes each.
+//   - Prepare builds a Target, or says why it cannot (a *SetupError). Its
+//     Client sends with the key, the extra headers and the caps, and
+//     records each Exchange; its Records hold the first listing and what
+//     the run wrote, to restore; its Bodies build what a check sends; its
+//     own methods give a check its verdict (Do, Expect, FailWith, Observe,
+//     Warn; the oracle's, oracle.go, need no Target).
+//   - DecodeList reads a list as a stream into an Index of Record values,
+//     an identifier and the record's bytes each.
 //   - Target.Explore runs a property-based state machine (pgregory.net/rapid)
 //     that draws sequences of calls from the schemas, several workers at
 //     once on records of their own, and checks a shared model of the

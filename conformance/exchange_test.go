@@ -183,7 +183,7 @@ func TestRateLimitPausesTheRun(t *testing.T) {
 		}
 	}
 	// One pause of 1 s (Retry-After), however many of the 16 met it.
-	if w := tg.Waited(); w < time.Second || w > 2*time.Second {
+	if w := tg.waited(); w < time.Second || w > 2*time.Second {
 		t.Errorf("the run waited %s in all; want one pause of about 1s, not one per request", w)
 	}
 }

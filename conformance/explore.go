@@ -470,7 +470,7 @@ func newExplorer(ctx context.Context, t *Target) *explorer {
 // halted reports whether the run was stopped (the target gone,
 // --max-run-time).
 func (e *explorer) halted() bool {
-	why, _ := e.t.Stopped()
+	why, _ := e.t.stop.reason()
 	return why != ""
 }
 
@@ -552,13 +552,13 @@ func (e *explorer) settle() error {
 	}
 	var failed []string
 	for _, id := range slices.Compact(slices.Sorted(slices.Values(ids))) {
-		e.t.guard.mu.Lock()
-		orig, ok := e.t.guard.pending[id]
+		e.t.Records.mu.Lock()
+		orig, ok := e.t.Records.pending[id]
 		if ok && e.t.restored(orig, ix.ByID[id]) == nil {
-			delete(e.t.guard.pending, id)
+			delete(e.t.Records.pending, id)
 			ok = false
 		}
-		e.t.guard.mu.Unlock()
+		e.t.Records.mu.Unlock()
 		if !ok {
 			continue
 		}

@@ -175,9 +175,9 @@ func (w *worker) judgeList(rt *rapid.T, afterRestore bool) {
 		w.expect(rt, x, ps)
 	}
 	w.expect(rt, x, ExpectList.Problems(x))
-	ix, ps := t.ListProblems(e.ctx, x)
+	ix, ps := ListProblems(e.ctx, x, t.inv.Key)
 	w.expect(rt, x, ps)
-	w.expect(rt, x, t.UniqueProblems(ix))
+	w.expect(rt, x, UniqueProblems(ix, t.inv.Key))
 	w.judge(rt, x, ix, since, afterRestore)
 }
 
@@ -236,7 +236,7 @@ func (w *worker) judge(rt *rapid.T, x *Exchange, ix *Index, since uint64, afterR
 
 // failChanged fails on a list x that shows record m.id otherwise than the
 // model, with cause c, unless a later list shows it as the model has it:
-// then reads lag writes, a stale read (Target.StaleRead). While shrinking,
+// then reads lag writes, a stale read (Records.staleRead). While shrinking,
 // the cause is stale-read where the failure first found was one, without
 // waiting again; the rule is the same for both, so shrinking keeps to the
 // failure.
@@ -257,7 +257,7 @@ func (w *worker) failChanged(rt *rapid.T, c Cause, rule string, x *Exchange, m m
 		if wants == nil {
 			wants = []Record{m.want}
 		}
-		if lag := e.t.StaleRead(e.ctx, acked, x, m.id, nil, wants...); lag != "" {
+		if lag := e.t.staleRead(e.ctx, acked, x, m.id, nil, wants...); lag != "" {
 			c, problem = CauseStaleRead, problem+"; "+lag
 		}
 	}
@@ -283,7 +283,7 @@ func (w *worker) restore(rt *rapid.T, run *sequenceRun) {
 		err := e.t.writeBackRetrying(ctx, orig)
 		cancel()
 		if err != nil {
-			// The guard keeps the original: the run tries again when it
+			// The Records keep the original: the run tries again when it
 			// ends (Settle).
 			failed = append(failed, fmt.Sprintf("%s %d: %v", e.t.inv.Key, id, err))
 			cause = restoreCause(err)
@@ -333,7 +333,7 @@ func (w *worker) writing(id int64) {
 	if _, ok := run.orig[id]; !ok {
 		if r, ok := w.e.reg.get(id); ok {
 			run.orig[id] = r
-			w.e.t.guard.remember(id, r)
+			w.e.t.Records.remember(id, r)
 			if !slices.Contains(w.touched, id) {
 				w.touched = append(w.touched, id)
 			}
@@ -356,7 +356,7 @@ func (w *worker) touchWith(id int64, want Record) {
 	if want.IsZero() {
 		return
 	}
-	w.e.t.guard.remember(id, want)
+	w.e.t.Records.remember(id, want)
 	if slices.Contains(w.own, id) {
 		if _, ok := w.run.orig[id]; !ok {
 			w.run.orig[id] = want
@@ -608,11 +608,11 @@ func (w *worker) write(rt *rapid.T) {
 }
 
 // expectWritten judges x, the answer to b, a valid update of record id
-// (Target.WrittenProblems). Of writes sent at once, an answer without the
+// (writtenProblems). Of writes sent at once, an answer without the
 // values sent is a lost or mixed update. It returns the record answered.
 func (w *worker) expectWritten(rt *rapid.T, id int64, x *Exchange, b Body, atOnce bool) Record {
 	w.wrote(id, x)
-	r, ps := w.e.t.WrittenProblems(x, id, b.Sets)
+	r, ps := writtenProblems(x, w.e.t.inv.Key, id, b.Sets)
 	if atOnce && len(ps) > 0 && ps[0].Cause == CauseWriteAnswer {
 		w.fail(rt, CauseLostUpdate, atOnceRule, x, problemsText(ps))
 	}
@@ -706,7 +706,7 @@ func (w *worker) writeSilent(rt *rapid.T) {
 	w.wrote(id, x)
 	w.expect(rt, x, ExpectSilentBody(b).Problems(x))
 	if x.Status < 300 { // accepted: the model takes the answer
-		rec, ps := e.t.WrittenProblems(x, id, nil)
+		rec, ps := writtenProblems(x, e.t.inv.Key, id, nil)
 		w.expect(rt, x, ps)
 		e.reg.set(id, rec)
 	}
@@ -718,7 +718,7 @@ func (w *worker) writeSilent(rt *rapid.T) {
 func (w *worker) silentInts(cur Record) []Body {
 	t := w.e.t
 	var bs []Body
-	for _, f := range t.intFields() {
+	for _, f := range t.fieldsOf("integer") {
 		if _, ok := t.valueOf(cur, f.Name); !ok {
 			continue
 		}
@@ -939,7 +939,7 @@ func (w *worker) callOperation(rt *rapid.T) {
 		return
 	}
 	w.expect(rt, x, listed.Problems(x))
-	r, ps := t.RecordProblems(x)
+	r, ps := recordProblems(x, t.inv.Key)
 	w.expect(rt, x, ps)
 	if want, ok := e.reg.get(id); ok && e.reg.settled(id, w.n) {
 		w.expect(rt, x, AsListedProblems(want, r))

@@ -13,10 +13,11 @@ import (
 	"github.com/petstore/inventory-kit/spec/exchange"
 )
 
-// The oracle: expectations that take an exchange and return typed
-// problems. The checks (Target.Expect, ExpectWritten, List, DecodeRecord)
-// and the exploration's steps both call them, so a verdict is decided in
-// one place.
+// The oracle: expectations and functions that take an exchange and
+// return typed problems, needing no Target (but Records.StoredProblems,
+// which reads the list again). The checks (Target.Expect, ExpectWritten,
+// List, DecodeRecord) and the exploration's steps both call them, so a
+// verdict is decided in one place.
 
 // An Expectation is a verdict on an answer's status: the statuses the
 // contract allows for one kind of request, the rule that says so, and the
@@ -48,7 +49,7 @@ var (
 	// answers 200, 400 or 415.
 	ExpectSilentType = Expectation{Rule: "a JSON body sent as another content type answers 200, 400 or 415", Statuses: []int{200, 400, 415}, Cause: CauseWrongErrorStatus, Accepted: CauseInvalidAccepted}
 	// ExpectUpdated: a valid update answers 200 (and the record, see
-	// Target.WrittenProblems).
+	// writtenProblems).
 	ExpectUpdated = Expectation{Rule: "a valid update answers 200 and the record updated", Statuses: []int{200}, Cause: CauseValidRefused}
 	// ExpectList: the list with the key answers 200 and the records.
 	ExpectList = Expectation{Rule: "the list with the key answers 200 and the records", Statuses: []int{200}, Cause: CauseValidRefused}
@@ -123,14 +124,15 @@ const (
 	atOnceRule = "updates of one record sent at once each answer the values sent, and leave it as one of them left it (no lost or mixed update)"
 )
 
-// WrittenProblems judges the answer x to a valid update of record id that
-// set sets: 200 (ExpectUpdated) and the record, with its identifier and
-// every value sent. It returns the record answered, its ID id.
-func (t *Target) WrittenProblems(x *Exchange, id int64, sets Values) (Record, []Problem) {
+// writtenProblems judges the answer x to a valid update of record id (its
+// identifier named key) that set sets: 200 (ExpectUpdated) and the
+// record, with its identifier and every value sent. It returns the record
+// answered, its ID id.
+func writtenProblems(x *Exchange, key string, id int64, sets Values) (Record, []Problem) {
 	if ps := ExpectUpdated.Problems(x); len(ps) > 0 {
 		return Record{ID: id}, ps
 	}
-	key, rid := t.inv.Key, strconv.FormatInt(id, 10)
+	rid := strconv.FormatInt(id, 10)
 	r, err := decodeRecord(x.RespBody, key)
 	if err != nil {
 		return Record{ID: id}, []Problem{{Cause: CauseWriteAnswer, Want: ruleWritten, Record: rid, Text: "the answer is " + err.Error() + ", not the record updated"}}
@@ -156,9 +158,9 @@ func (t *Target) WrittenProblems(x *Exchange, id int64, sets Values) (Record, []
 	return r, ps
 }
 
-// RecordProblems judges x's body as a record.
-func (t *Target) RecordProblems(x *Exchange) (Record, []Problem) {
-	r, err := decodeRecord(x.RespBody, t.inv.Key)
+// recordProblems judges x's body as a record whose identifier is key.
+func recordProblems(x *Exchange, key string) (Record, []Problem) {
+	r, err := decodeRecord(x.RespBody, key)
 	if err != nil {
 		return r, []Problem{{Cause: CauseResponseSchema, Want: ruleRecord, Text: err.Error()}}
 	}
@@ -174,19 +176,19 @@ func AsListedProblems(want, got Record) []Problem {
 	return []Problem{{Cause: CauseRecordMismatch, Want: ruleAsListed, Record: strconv.FormatInt(want.ID, 10), Text: strings.Join(want.Diff(got), ", ")}}
 }
 
-// ListProblems judges x's body as a list of records; ix is nil where it is
-// none.
-func (t *Target) ListProblems(ctx context.Context, x *Exchange) (*Index, []Problem) {
-	ix, err := DecodeList(ctx, x.RespBody, t.inv.Key)
+// ListProblems judges x's body as a list of records whose identifier is
+// key; ix is nil where it is none.
+func ListProblems(ctx context.Context, x *Exchange, key string) (*Index, []Problem) {
+	ix, err := DecodeList(ctx, x.RespBody, key)
 	if err != nil {
 		return nil, []Problem{{Cause: CauseResponseSchema, Want: ruleListed, Text: err.Error()}}
 	}
 	return ix, nil
 }
 
-// UniqueProblems judges a list's identifiers: each listed once, each an
-// int64.
-func (t *Target) UniqueProblems(ix *Index) []Problem {
+// UniqueProblems judges a list's identifiers, named key: each listed
+// once, each an int64.
+func UniqueProblems(ix *Index, key string) []Problem {
 	var ps []Problem
 	add := func(text string) {
 		ps = append(ps, Problem{Cause: CauseDuplicateIDs, Want: ruleUnique, Text: text})
@@ -196,13 +198,13 @@ func (t *Target) UniqueProblems(ix *Index) []Problem {
 			add(fmt.Sprintf("and %d more listed more than once", len(ix.Dups)-maxExamples))
 			break
 		}
-		add(fmt.Sprintf("%s %d is listed more than once", t.inv.Key, id))
+		add(fmt.Sprintf("%s %d is listed more than once", key, id))
 	}
 	for _, b := range ix.Bad {
 		add(b)
 	}
 	if ix.BadCount > len(ix.Bad) {
-		add(fmt.Sprintf("and %d more records without an int64 %s", ix.BadCount-len(ix.Bad), t.inv.Key))
+		add(fmt.Sprintf("and %d more records without an int64 %s", ix.BadCount-len(ix.Bad), key))
 	}
 	return ps
 }
@@ -223,8 +225,8 @@ func IdempotentProblems(first, second Record, skip []string) []Problem {
 // the records the writes left (several: writes sent at once, of which
 // one wins), the fields skip names aside. Where it shows none, the write
 // was not stored (writes at once: one was lost or mixed), unless a later
-// list shows one: then reads lag writes (StaleRead).
-func (t *Target) StoredProblems(ctx context.Context, acked time.Time, lx *Exchange, ix *Index, id int64, skip []string, written ...Record) []Problem {
+// list shows one: then reads lag writes (staleRead).
+func (rs *Records) StoredProblems(ctx context.Context, acked time.Time, lx *Exchange, ix *Index, id int64, skip []string, written ...Record) []Problem {
 	got := ix.ByID[id]
 	for _, w := range written {
 		if skip == nil && w.Equal(got) || skip != nil && w.EqualExcept(got, skip) {
@@ -237,7 +239,7 @@ func (t *Target) StoredProblems(ctx context.Context, acked time.Time, lx *Exchan
 		p = Problem{Cause: CauseLostUpdate, Want: atOnceRule, Record: rid, Text: "listed " + got.String()}
 	}
 	ps := []Problem{p}
-	if lag := t.StaleRead(ctx, acked, lx, id, skip, written...); lag != "" {
+	if lag := rs.staleRead(ctx, acked, lx, id, skip, written...); lag != "" {
 		ps[0].Cause = CauseStaleRead
 		ps = append(ps, Problem{Cause: CauseStaleRead, Want: p.Want, Record: rid, Text: lag})
 	}

@@ -18,46 +18,85 @@ import (
 	"github.com/petstore/inventory-kit/spec/report"
 )
 
-// A guard remembers the records a run wrote to, with their original
-// values, until they are restored, and all of them until the run ends,
-// when Settle checks each. The original of a record is as the run's first
-// list showed it, read before the run's first write: a list read later,
-// from a replica that lags the writes, may show a value the run wrote
-// itself.
-type guard struct {
-	first   *Index           // the records as first listed, before any write; set before the checks run
+// Records are the records a run protects and restores. Before the checks
+// run they hold the first listing: the records as listed before any
+// write (Listed), which of them break the contract, the one the checks
+// write to (PetID), and why a run cannot judge records where the list
+// broke the contract (ListBroken) or changed with no write (Unstable).
+// Then they hold the original values of every record the run writes to
+// (Target.Protect remembers one), until a restore is read back, and of
+// all of them until the run ends, when Settle puts back and checks each.
+// The original of a record is as the first list showed it: a list read
+// later, from a replica that lags the writes, may show a value the run
+// wrote itself. StoredProblems judges a write against the lists after
+// it.
+type Records struct {
+	client *Client
+	bodies Bodies
+
+	first *Index // the records as first listed; nil when the list broke the contract
+	petID int64  // the record mutating checks touch; 0 when none is known
+	// listBroken says why the first list broke the contract, and
+	// unstable why the target does not hold a record still (two lists
+	// with no write between them differ); "" when it did not. The checks
+	// that need records skip, naming the reason, and one check fails for
+	// it.
+	listBroken, unstable string
+	unstableX            *Exchange // the second list, which differed
+	// badRecords are the identifiers of the records the first list
+	// showed breaking the contract: the list's check fails on them, the
+	// others note them.
+	badRecords map[string]bool
+
 	mu      sync.Mutex       // guards pending, written and why
 	pending map[int64]Record // records written to and not yet restored, as they were
 	written map[int64]Record // every record written to, as it was
 	why     map[int64]string // why the last restore of a record did not hold
 }
 
+// PetID returns the record mutating checks touch, or 0 when none is known.
+func (rs *Records) PetID() int64 { return rs.petID }
+
+// Listed returns the records as first listed, nil when the list broke the
+// contract.
+func (rs *Records) Listed() *Index { return rs.first }
+
+// ListBroken says why the first list broke the contract, such as "the
+// list breaks the contract: GET URL answered 500, not 200"; "" if it did
+// not.
+func (rs *Records) ListBroken() string { return rs.listBroken }
+
+// Unstable says why the target cannot be judged on what a write did (two
+// lists with no write between them differ), and the second list; "" if
+// it held its records still.
+func (rs *Records) Unstable() (string, *Exchange) { return rs.unstable, rs.unstableX }
+
 // remember records the original of id to restore: as first listed, else
 // orig; unless one is already recorded.
-func (g *guard) remember(id int64, orig Record) {
-	if g.first != nil {
-		if r, ok := g.first.ByID[id]; ok {
+func (rs *Records) remember(id int64, orig Record) {
+	if rs.first != nil {
+		if r, ok := rs.first.ByID[id]; ok {
 			orig = r
 		}
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if w, ok := g.written[id]; ok {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if w, ok := rs.written[id]; ok {
 		orig = w
 	} else {
-		g.written[id] = orig
+		rs.written[id] = orig
 	}
-	if _, dup := g.pending[id]; !dup {
-		g.pending[id] = orig
+	if _, dup := rs.pending[id]; !dup {
+		rs.pending[id] = orig
 	}
 }
 
-// Written returns the identifiers of the records the run wrote to (or
+// writtenIDs returns the identifiers of the records the run wrote to (or
 // found changed and put back), in order.
-func (t *Target) Written() []int64 {
-	t.guard.mu.Lock()
-	defer t.guard.mu.Unlock()
-	return slices.Sorted(maps.Keys(t.guard.written))
+func (rs *Records) writtenIDs() []int64 {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return slices.Sorted(maps.Keys(rs.written))
 }
 
 // Protect records the record's original values before a check writes to
@@ -74,8 +113,8 @@ func (t *Target) Protect(ctx context.Context, id int64) Record {
 	if !ok {
 		t.FailBecause(CauseRecordMissing, x, fmt.Sprintf("%s %d to be listed before the check writes to it", t.inv.Key, id), []string{"not listed"})
 	}
-	t.guard.remember(id, orig)
-	if f := t.guard.first; f != nil && f.ByID[id].JSON != nil {
+	t.remember(id, orig)
+	if f := t.first; f != nil && f.ByID[id].JSON != nil {
 		orig = f.ByID[id]
 	}
 	ginkgo.DeferCleanup(func() {
@@ -84,7 +123,7 @@ func (t *Target) Protect(ctx context.Context, id int64) Record {
 			if ginkgo.CurrentSpecReport().Failed() {
 				return
 			}
-			t.because(restoreCause(err), "the check changed data it could not restore")
+			t.Because(restoreCause(err), "the check changed data it could not restore")
 			ginkgo.Fail("the check changed data it could not restore: " + err.Error())
 		}
 	})
@@ -102,32 +141,40 @@ func restoreCause(err error) Cause {
 }
 
 // restore puts the record back and checks that the list shows it.
-func (t *Target) restore(id int64) error {
-	t.guard.mu.Lock()
-	orig, ok := t.guard.pending[id]
-	t.guard.mu.Unlock()
+func (rs *Records) restore(id int64) error {
+	rs.mu.Lock()
+	orig, ok := rs.pending[id]
+	rs.mu.Unlock()
 	if !ok {
 		return nil
 	}
 	fail := func(why error) error {
-		t.guard.mu.Lock()
-		t.guard.why[id] = why.Error()
-		t.guard.mu.Unlock()
-		return fmt.Errorf("%s %d: could not restore %s: %w", t.inv.Key, id, t.restorable(orig), why)
+		rs.settled(id, why)
+		return fmt.Errorf("%s %d: could not restore %s: %w", rs.bodies.inv.Key, id, rs.values(orig, orig), why)
 	}
-	if why, gone := t.stop.reason(); gone {
+	if why, gone := rs.client.stop.reason(); gone {
 		return fail(errors.New(why))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*t.cfg.Timeout+t.cfg.RestoreDeadline)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*rs.client.cfg.Timeout+rs.client.cfg.RestoreDeadline)
 	defer cancel()
-	if err := t.putBack(ctx, orig); err != nil {
+	if err := rs.putBack(ctx, orig); err != nil {
 		return fail(err)
 	}
-	t.guard.mu.Lock()
-	delete(t.guard.pending, id)
-	delete(t.guard.why, id)
-	t.guard.mu.Unlock()
+	rs.settled(id, nil)
 	return nil
+}
+
+// settled records that record id was restored and read back, or, with
+// err, why its restore did not hold.
+func (rs *Records) settled(id int64, err error) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if err != nil {
+		rs.why[id] = err.Error()
+		return
+	}
+	delete(rs.pending, id)
+	delete(rs.why, id)
 }
 
 // Settle puts back every record the run wrote to and did not restore
@@ -140,74 +187,66 @@ func (t *Target) restore(id int64) error {
 // which every report and the console show. The deadline is shared: a run
 // that left many records changed waits it once. A run that wrote nothing
 // reads nothing.
-func (t *Target) Settle() []report.Changed {
-	ids := t.Written()
+func (rs *Records) Settle() []report.Changed {
+	ids := rs.writtenIDs()
 	if len(ids) == 0 {
 		return nil
 	}
-	why := func(id int64, err error) {
-		t.guard.mu.Lock()
-		t.guard.why[id] = err.Error()
-		t.guard.mu.Unlock()
-	}
 	refused := map[int64]bool{} // the restore write was not accepted: no read can show it
-	t.guard.mu.Lock()
-	pending := maps.Clone(t.guard.pending)
-	t.guard.mu.Unlock()
-	_, gone := t.stop.reason()
+	rs.mu.Lock()
+	pending := maps.Clone(rs.pending)
+	rs.mu.Unlock()
+	_, gone := rs.client.stop.reason()
 	for _, id := range slices.Sorted(maps.Keys(pending)) {
 		if gone {
 			break
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), restoreAttempts*(t.cfg.Timeout+restorePoll))
-		if err := t.writeBackRetrying(ctx, pending[id]); err != nil {
-			why(id, err)
+		ctx, cancel := context.WithTimeout(context.Background(), restoreAttempts*(rs.client.cfg.Timeout+restorePoll))
+		if err := rs.writeBackRetrying(ctx, pending[id]); err != nil {
+			rs.settled(id, err)
 			refused[id] = true
 		}
 		cancel()
 	}
-	deadline := time.Now().Add(t.cfg.RestoreDeadline)
+	deadline := time.Now().Add(rs.client.cfg.RestoreDeadline)
 	rewritten := map[int64]bool{} // written back again at the end
 	for {
 		var ix *Index
 		listed := ""
-		if why, gone := t.stop.reason(); gone {
+		if why, gone := rs.client.stop.reason(); gone {
 			listed = "not known (" + why + ")"
 		} else {
 			var x *Exchange
-			if ix, x = t.readList(context.Background(), true); ix == nil {
+			if ix, x = rs.readList(context.Background(), true); ix == nil {
 				listed = "not known (the list after the run answered " + gotLine(x) + ")"
 			}
 		}
 		var left []report.Changed
 		waiting := false // a restore was acknowledged and the list does not show it yet
 		for _, id := range ids {
-			t.guard.mu.Lock()
-			orig, reason := t.guard.written[id], t.guard.why[id]
-			_, isPending := t.guard.pending[id]
-			t.guard.mu.Unlock()
+			rs.mu.Lock()
+			orig, reason := rs.written[id], rs.why[id]
+			_, isPending := rs.pending[id]
+			rs.mu.Unlock()
 			if ix == nil && !isPending {
 				continue // restored and read back; the list cannot say more now
 			}
-			c := report.Changed{Record: fmt.Sprintf("%s %d", t.inv.Key, id), Found: listed, Wanted: t.restorable(orig), Why: reason}
+			c := report.Changed{Record: fmt.Sprintf("%s %d", rs.bodies.inv.Key, id), Found: listed, Wanted: rs.values(orig, orig), Why: reason}
 			if ix != nil {
 				got := ix.ByID[id]
-				err := t.restored(orig, got)
+				err := rs.restored(orig, got)
 				if err == nil {
-					t.guard.mu.Lock()
-					delete(t.guard.pending, id)
-					delete(t.guard.why, id)
-					t.guard.mu.Unlock()
+					rs.settled(id, nil)
 					continue
 				}
-				c.Found = t.found(orig, got)
+				c.Found = rs.values(orig, got)
 				if !refused[id] && !isPending && !rewritten[id] {
 					// Restored and read back once, changed since: put back
 					// again.
 					rewritten[id] = true
-					ctx, cancel := context.WithTimeout(context.Background(), restoreAttempts*(t.cfg.Timeout+restorePoll))
-					if err := t.writeBackRetrying(ctx, orig); err != nil {
-						why(id, err)
+					ctx, cancel := context.WithTimeout(context.Background(), restoreAttempts*(rs.client.cfg.Timeout+restorePoll))
+					if err := rs.writeBackRetrying(ctx, orig); err != nil {
+						rs.settled(id, err)
 						refused[id] = true
 						c.Why = err.Error()
 					}
@@ -215,7 +254,7 @@ func (t *Target) Settle() []report.Changed {
 				}
 				if !refused[id] {
 					waiting = true
-					c.Why = fmt.Sprintf("the restore was acknowledged; the list still showed otherwise %s later", t.cfg.RestoreDeadline)
+					c.Why = fmt.Sprintf("the restore was acknowledged; the list still showed otherwise %s later", rs.client.cfg.RestoreDeadline)
 					if rewritten[id] {
 						c.Why = "it changed after its restore was read back; written back again, the list still showed otherwise"
 					}
@@ -226,18 +265,19 @@ func (t *Target) Settle() []report.Changed {
 		if len(left) == 0 || !waiting || ix == nil || time.Now().After(deadline) {
 			return left
 		}
-		pause(context.Background(), restorePoll)
+		waitFor(context.Background(), restorePoll)
 	}
 }
 
-// found renders the writable fields of got that orig has, as restorable
-// renders orig's: "quantity 555", "(not listed)".
-func (t *Target) found(orig, got Record) string {
+// values renders the writable fields of got that orig has, such as
+// "quantity 555" ("(not listed)" for no record): values(orig, orig) are
+// what a restore of orig sets.
+func (rs *Records) values(orig, got Record) string {
 	if got.IsZero() {
 		return "(not listed)"
 	}
 	var parts []string
-	for _, f := range t.writable() {
+	for _, f := range rs.bodies.writable() {
 		_, had := orig.Field(f.Name)
 		v, has := got.Field(f.Name)
 		switch {
@@ -265,55 +305,41 @@ func WriteLeftChanged(w io.Writer, left []report.Changed) {
 	}
 }
 
-// restorable renders the values a restore sets, such as "quantity 5".
-func (t *Target) restorable(orig Record) string {
-	var parts []string
-	for _, f := range t.writable() {
-		if v, ok := orig.Field(f.Name); ok {
-			parts = append(parts, f.Name+" "+exchange.Printable(v))
-		}
-	}
-	if len(parts) == 0 {
-		return orig.String()
-	}
-	return strings.Join(parts, ", ")
-}
-
 // putBack writes orig's values and reads the list until it shows them
 // or Config.RestoreDeadline passes: a target whose reads lag its writes
 // shows a restore late, not never. A write answered 5xx, or not at all,
 // is sent again meanwhile.
-func (t *Target) putBack(ctx context.Context, orig Record) error {
-	deadline := time.Now().Add(t.cfg.RestoreDeadline)
-	err := t.writeBackRetrying(ctx, orig)
+func (rs *Records) putBack(ctx context.Context, orig Record) error {
+	deadline := time.Now().Add(rs.client.cfg.RestoreDeadline)
+	err := rs.writeBackRetrying(ctx, orig)
 	if err != nil {
 		return err
 	}
 	for {
-		if ix, _ := t.readList(ctx, true); ix == nil {
+		if ix, _ := rs.readList(ctx, true); ix == nil {
 			err = fmt.Errorf("the list after the restore could not be read")
-		} else if err = t.restored(orig, ix.ByID[orig.ID]); err == nil {
+		} else if err = rs.restored(orig, ix.ByID[orig.ID]); err == nil {
 			return nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("%w (still so %s after the restore was acknowledged)", err, t.cfg.RestoreDeadline)
+			return fmt.Errorf("%w (still so %s after the restore was acknowledged)", err, rs.client.cfg.RestoreDeadline)
 		}
-		pause(ctx, restorePoll)
+		waitFor(ctx, restorePoll)
 	}
 }
 
-// StaleRead tells an update that was not stored from one a lagging read
+// staleRead tells an update that was not stored from one a lagging read
 // does not show yet. acked is when the update was answered 200 (zero: not
 // known); lx the list after it, which showed record id otherwise than any
 // of wants. It reads the list again every restorePoll, up to
 // staleReadWait (at most Config.RestoreDeadline) after lx, and where one
 // shows a want (the fields in skip aside) it returns what was seen with
-// its timings: a stale read (CauseStaleRead). "": no later list showed it.
-func (t *Target) StaleRead(ctx context.Context, acked time.Time, lx *Exchange, id int64, skip []string, wants ...Record) string {
-	deadline := lx.Time.Add(min(staleReadWait, t.cfg.RestoreDeadline))
+// its timings: a stale read (CausestaleRead). "": no later list showed it.
+func (rs *Records) staleRead(ctx context.Context, acked time.Time, lx *Exchange, id int64, skip []string, wants ...Record) string {
+	deadline := lx.Time.Add(min(staleReadWait, rs.client.cfg.RestoreDeadline))
 	for time.Now().Before(deadline) && ctx.Err() == nil {
-		pause(ctx, restorePoll)
-		ix, x := t.readList(ctx, false)
+		waitFor(ctx, restorePoll)
+		ix, x := rs.readList(ctx, false)
 		if ix == nil {
 			break
 		}
@@ -322,22 +348,22 @@ func (t *Target) StaleRead(ctx context.Context, acked time.Time, lx *Exchange, i
 			continue
 		}
 		if acked.IsZero() {
-			return fmt.Sprintf("reads lag writes: a list sent %s later showed %s %d as written", since(lx.Time, x.Time), t.inv.Key, id)
+			return fmt.Sprintf("reads lag writes: a list sent %s later showed %s %d as written", since(lx.Time, x.Time), rs.bodies.inv.Key, id)
 		}
 		return fmt.Sprintf("reads lag writes: the list sent %s after the update was acknowledged showed %s %d as before it; the list sent %s after showed the update",
-			since(acked, lx.Time), t.inv.Key, id, since(acked, x.Time))
+			since(acked, lx.Time), rs.bodies.inv.Key, id, since(acked, x.Time))
 	}
 	return ""
 }
 
 // readList reads the list: its index, nil where the answer is no list
 // (ExpectList, ListProblems). restore marks a restore's read.
-func (t *Target) readList(ctx context.Context, restore bool) (*Index, *Exchange) {
-	x := t.send(ctx, Request{Method: t.inv.List.Method, Path: t.inv.List.Path, restore: restore})
+func (rs *Records) readList(ctx context.Context, restore bool) (*Index, *Exchange) {
+	x := rs.client.send(ctx, Request{Method: rs.bodies.inv.List.Method, Path: rs.bodies.inv.List.Path, restore: restore})
 	if len(ExpectList.Problems(x)) > 0 {
 		return nil, x
 	}
-	ix, ps := t.ListProblems(ctx, x)
+	ix, ps := ListProblems(ctx, x, rs.bodies.inv.Key)
 	if len(ps) > 0 {
 		return nil, x
 	}
@@ -362,14 +388,6 @@ const (
 // errRetry marks a restore write worth sending again.
 var errRetry = errors.New("worth another try")
 
-// pause waits d or until ctx ends.
-func pause(ctx context.Context, d time.Duration) {
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
-	}
-}
-
 // A writeError is a restore's write that the target did not accept:
 // worth sending again where it answered 5xx or nothing.
 type writeError struct {
@@ -385,30 +403,30 @@ func (e *writeError) Is(target error) bool {
 }
 
 // writeBack sends the update that puts orig's values back.
-func (t *Target) writeBack(ctx context.Context, orig Record) error {
-	r := t.Update(orig.ID, t.Harmless(orig))
+func (rs *Records) writeBack(ctx context.Context, orig Record) error {
+	r := rs.bodies.Update(orig.ID, rs.bodies.Harmless(orig))
 	r.restore = true
-	x := t.send(ctx, r)
+	x := rs.client.send(ctx, r)
 	switch {
 	case x.Failure == exchange.FailureNoAnswer:
 		return &writeError{CauseNoAnswer, x.Err}
 	case x.Status >= 500:
-		return &writeError{CauseServerError, fmt.Sprintf("%s answered %d", t.inv.Update.Method, x.Status)}
+		return &writeError{CauseServerError, fmt.Sprintf("%s answered %d", rs.bodies.inv.Update.Method, x.Status)}
 	case x.Status != http.StatusOK:
-		return &writeError{CauseRestoreFailed, fmt.Sprintf("%s answered %d", t.inv.Update.Method, x.Status)}
+		return &writeError{CauseRestoreFailed, fmt.Sprintf("%s answered %d", rs.bodies.inv.Update.Method, x.Status)}
 	}
 	return nil
 }
 
 // writeBackRetrying is writeBack sent again, up to restoreAttempts times,
 // while the target answers 5xx or nothing.
-func (t *Target) writeBackRetrying(ctx context.Context, orig Record) error {
+func (rs *Records) writeBackRetrying(ctx context.Context, orig Record) error {
 	var err error
 	for attempt := 0; attempt < restoreAttempts; attempt++ {
 		if attempt > 0 {
-			pause(ctx, restorePoll)
+			waitFor(ctx, restorePoll)
 		}
-		if err = t.writeBack(ctx, orig); err == nil || !errors.Is(err, errRetry) || ctx.Err() != nil {
+		if err = rs.writeBack(ctx, orig); err == nil || !errors.Is(err, errRetry) || ctx.Err() != nil {
 			return err
 		}
 	}
@@ -417,8 +435,8 @@ func (t *Target) writeBackRetrying(ctx context.Context, orig Record) error {
 
 // restored says whether got, the record as listed after a restore, shows
 // orig's writable values (and no writable field orig lacked).
-func (t *Target) restored(orig, got Record) error {
-	for _, f := range t.writable() {
+func (rs *Records) restored(orig, got Record) error {
+	for _, f := range rs.bodies.writable() {
 		v, had := orig.Field(f.Name)
 		w, has := got.Field(f.Name)
 		switch {
@@ -431,20 +449,4 @@ func (t *Target) restored(orig, got Record) error {
 		}
 	}
 	return nil
-}
-
-// RestoreAll restores every record a check wrote to and did not restore
-// yet, as after an interrupt or at the end of a run (Settle). It returns
-// one message per record it could not restore.
-func (t *Target) RestoreAll() []string {
-	t.guard.mu.Lock()
-	ids := slices.Sorted(maps.Keys(t.guard.pending))
-	t.guard.mu.Unlock()
-	var failed []string
-	for _, id := range ids {
-		if err := t.restore(id); err != nil {
-			failed = append(failed, err.Error())
-		}
-	}
-	return failed
 }

@@ -122,7 +122,7 @@ func TestRestoreHolds(t *testing.T) {
 			time.Sleep(lag + 50*time.Millisecond)
 			write("222")
 			ix, _ := DecodeList(ctx, tg.Send(ctx, Request{Method: http.MethodGet, Path: "/inventory"}).RespBody, "petId")
-			tg.guard.remember(1, ix.ByID[1])
+			tg.remember(1, ix.ByID[1])
 			err = tg.restore(1)
 			switch {
 			case tc.want == "" && err != nil:

@@ -49,11 +49,11 @@ func texts(ps []Problem) []string {
 func (t *Target) ResponseProblems(x *Exchange, tolerated ...int) []Problem {
 	switch x.Failure {
 	case exchange.FailureNoAnswer:
-		return []Problem{{Cause: CauseNoAnswer, Text: "no response: " + t.Redactor().String(x.Err)}}
+		return []Problem{{Cause: CauseNoAnswer, Text: "no response: " + t.secrets.Redactor().String(x.Err)}}
 	case exchange.FailureCapped:
-		return []Problem{{Cause: CauseTooLarge, Text: t.Redactor().String(x.Err)}}
+		return []Problem{{Cause: CauseTooLarge, Text: t.secrets.Redactor().String(x.Err)}}
 	case exchange.FailureCut:
-		return []Problem{{Cause: Cause(spec.RuleIncomplete), Text: "the answer ended early: " + t.Redactor().String(x.Err)}}
+		return []Problem{{Cause: Cause(spec.RuleIncomplete), Text: "the answer ended early: " + t.secrets.Redactor().String(x.Err)}}
 	}
 	var ps []Problem
 	notImplemented := x.Status == http.StatusNotImplemented && x.Op != nil && !x.Op.Shaped()
@@ -166,9 +166,9 @@ func (t *Target) Split(ps []Problem) (fails, notes []Problem) {
 	return fails, notes
 }
 
-// Note records problems a check does not fail on: a warning (which
+// note records problems a check does not fail on: a warning (which
 // fails under --strict) and a known bad record (an observation).
-func (t *Target) Note(ps []Problem) {
+func (t *Target) note(ps []Problem) {
 	for _, p := range ps {
 		if p.Warning {
 			t.Warn("rule "+string(p.Cause), "%s", p.Text)
@@ -192,7 +192,7 @@ func (t *Target) judged(x *Exchange) []spec.Violation {
 		name = op.Name()
 		vs = t.judge.Answer(&x.Exchange, op, name)
 	}
-	rd := t.Redactor()
+	rd := t.secrets.Redactor()
 	if len(vs) == 0 || !rd.Contains(string(x.RespBody)) && !rd.Contains(fmt.Sprint(x.RespHeader)) {
 		for i := range vs {
 			vs[i].Message = exchange.Printable([]byte(rd.String(vs[i].Message)))

@@ -101,7 +101,7 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 	// check starts: each is aborted, which the summary counts apart from
 	// failures.
 	ginkgo.BeforeEach(func() {
-		if why, _ := t.Stopped(); why != "" {
+		if why, _ := t.stop.reason(); why != "" {
 			ginkgo.AbortSuite("the run stopped: " + why)
 		}
 	})
@@ -124,11 +124,11 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 	passed := ginkgo.RunSpecs(o.T, SuiteName, suite, reporter)
 	out := Outcome{Report: captured, Passed: passed}
 	out.Tally = TallyReport(captured, t.cfg.AllowMutations)
-	out.Stopped, _ = t.Stopped()
+	out.Stopped, _ = t.stop.reason()
 	if o.DryRun {
 		return out, nil
 	}
-	facts := runFacts{Stopped: out.Stopped, Waited: t.Waited(), Allowance: t.cfg.MaxRetryWait}
+	facts := runFacts{Stopped: out.Stopped, Waited: t.waited(), Allowance: t.cfg.MaxRetryWait}
 	if len(out.Tally.Exploration) > 0 {
 		o.Info.Seed = t.cfg.Explore.Seed
 	}
@@ -157,7 +157,7 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 	out.Passed = passed && out.Run.Coverage.Met() && len(left) == 0
 	WriteLeftChanged(t.cfg.Stderr, left)
 	outputs := report.Outputs{JUnit: o.JUnitReport, Markdown: o.MarkdownReport, HTML: o.HTMLReport, StepSummary: o.StepSummary, Annotations: o.Annotations}
-	err := outputs.Write(out.Run, t.Redactor())
+	err := outputs.Write(out.Run, t.secrets.Redactor())
 	if o.JSONReport != "" {
 		if len(left) > 0 {
 			// Ginkgo's report has no place for it but the suite's own
@@ -167,7 +167,7 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 				captured.SpecialSuiteFailureReasons = append(captured.SpecialSuiteFailureReasons, report.LeftChangedTitle+": "+c.String())
 			}
 		}
-		b, jerr := jsonReport(captured, t.Redactor())
+		b, jerr := jsonReport(captured, t.secrets.Redactor())
 		if jerr == nil {
 			jerr = report.WriteFile(o.JSONReport, b)
 		}

@@ -90,10 +90,6 @@ func (s *stopper) answered(x *Exchange, ended bool) {
 // written to are still restored.
 func (t *Target) Halt(why string) { t.stop.halt(why, false) }
 
-// Stopped says why the run stopped before its checks were done ("" if it
-// did not) and whether the target is gone.
-func (t *Target) Stopped() (string, bool) { return t.stop.reason() }
-
 // Close releases what the target holds for the run (the --max-run-time
 // timer).
 func (t *Target) Close() { t.stop.end() }

@@ -1,8 +1,6 @@
 package conformance
 
 import (
-	"github.com/petstore/inventory-kit/spec/exchange"
-
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -17,12 +15,11 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/petstore/inventory-kit/spec"
+	"github.com/petstore/inventory-kit/spec/exchange"
 )
 
 // Defaults of Config's limits.
@@ -82,50 +79,36 @@ type Config struct {
 	Stderr io.Writer
 }
 
-// A Target is a prepared implementation under test. It is safe for
-// concurrent use.
+// A Target is a prepared implementation under test, and what a check
+// runs on. It is safe for concurrent use. Its parts:
+//
+//   - its Client sends and records: Send, Ahead (a read-only check's
+//     request sent before the checks run), Key;
+//   - its Records hold the records the run protects and restores: Listed,
+//     PetID, ListBroken, Unstable, StoredProblems, Settle;
+//   - its Bodies build what a check sends to the update: Update, ItemPath,
+//     Harmless, Write, InvalidBodies, SilentBodies, AtBounds, MalformedIDs,
+//     ValidBody, Prototype, Timestamps, ReturnsRecord;
+//   - its own methods give a check its verdict and what it needs first:
+//     Do and DoShape (send, and fail unless the rules every response keeps
+//     hold), Expect, ExpectNone, ExpectWritten, ExpectUnchanged,
+//     ExpectNothingChanged, FailWith, FailBecause, Because, Observe, Warn;
+//     List, Current, DecodeRecord, UnknownID, UpdateAtOnce, Protect (the
+//     record restored when the check ends); RequirePet, RequireStable,
+//     RequireMutations (skip unless); ResponseProblems, ErrorProblems and
+//     Split; Explore; Inventory, Contract, Config and Mutations.
+//
+// The oracle's expectations and verdicts (oracle.go) need no Target.
 type Target struct {
+	*Client
+	*Records
+	Bodies
 	cfg      Config
-	base     *url.URL
-	client   *http.Client
 	contract *spec.Contract
 	inv      *spec.Inventory
 	judge    *spec.Judge
-	secrets  *Secrets
-	keys     *keySource
-	first    *Index // the records as first listed; nil when the list broke the contract
-	petID    int64  // the record mutating checks touch; 0 when none is known
-
-	// listBroken says why the first list broke the contract, and
-	// unstable why the target does not hold a record still (two lists
-	// with no write between them differ); "" when it did not. The checks
-	// that need records skip, naming the reason, and one check fails for
-	// it.
-	listBroken, unstable string
-	// badRecords are the identifiers of the records the first list
-	// showed breaking the contract: the list's check fails on them, the
-	// others note them. Set before the checks run, then only read.
-	badRecords map[string]bool
-	unstableX  *Exchange // the second list, which differed
-
-	read     atomic.Int64  // decompressed response bytes read so far
-	inFlight *budget       // bounds the response bytes being read at once
-	answers  *spec.Answers // answers by operation and status, for coverage
-
-	waitMu sync.Mutex    // guards waited and pausedTo
-	waited time.Duration // the run's time paused on 429 answers, counted once however many requests waited
-	// pausedTo is when the target's rate limit lets requests go again:
-	// a 429 pauses every request of the run, not only its own, so that
-	// concurrent workers back off together instead of each spending the
-	// allowance.
-	pausedTo time.Time
-
-	traceMu sync.Mutex // serialises writes to cfg.Trace
-
-	guard guard
-	stop  stopper
-	ahead ahead
-	lists listCache
+	stop     *stopper  // the run's stop; its Client's too
+	lists    listCache // the last list a check read
 }
 
 // A SetupError says why a run could not be made: bad configuration, an
@@ -181,16 +164,12 @@ func NewTarget(cfg Config) (*Target, error) {
 		cfg.Stderr = cfg.Secrets.Writer(cfg.Stderr)
 	}
 	cfg.Explore = cfg.Explore.withDefaults()
-	t := &Target{cfg: cfg, base: base, client: cfg.Client, contract: contract, inv: inv, judge: spec.NewJudge(contract, nil), secrets: cfg.Secrets, answers: spec.NewAnswers(contract)}
-	t.inFlight = newBudget(cfg.MaxResponseBytes)
-	t.keys = &keySource{key: cfg.APIKey, command: cfg.KeyCommand, timeout: max(cfg.Timeout, 30*time.Second), secrets: cfg.Secrets}
-	t.guard.pending, t.guard.written, t.guard.why = map[int64]Record{}, map[int64]Record{}, map[int64]string{}
+	t := &Target{Bodies: Bodies{inv}, cfg: cfg, contract: contract, inv: inv, judge: spec.NewJudge(contract, nil), stop: &stopper{}}
 	t.stop.init(cfg.MaxRunTime)
-	if t.client == nil {
-		if t.client, err = newClient(cfg); err != nil {
-			return nil, err
-		}
+	if t.Client, err = newClient(cfg, contract, inv, base, t.stop); err != nil {
+		return nil, err
 	}
+	t.Records = &Records{client: t.Client, bodies: t.Bodies, pending: map[int64]Record{}, written: map[int64]Record{}, why: map[int64]string{}}
 	return t, nil
 }
 
@@ -207,28 +186,26 @@ func Prepare(ctx context.Context, cfg Config) (*Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.KeyCommand != "" {
-		if err := t.keys.fetch(ctx); err != nil {
-			t.stop.end()
-			return nil, setupErrorf("%v", err)
-		}
-	}
-	if t.Key() == "" {
-		t.stop.end()
-		return nil, setupErrorf("no API key: pass --api-key, set INVENTORY_API_KEY or pass --api-key-command")
-	}
-	if err := t.prepareList(ctx); err != nil {
+	if err := t.prepare(ctx); err != nil {
 		t.stop.end()
 		return nil, err
 	}
 	return t, nil
 }
 
-// prepareList makes the first list calls: the first decides whether a
-// run can be made and which record the checks write to, the second
-// whether the target holds its records still.
-func (t *Target) prepareList(ctx context.Context) error {
+// prepare gets the key and makes the first list calls: the first decides
+// whether a run can be made and which record the checks write to, the
+// second whether the target holds its records still.
+func (t *Target) prepare(ctx context.Context) error {
 	cfg, inv, contract := t.cfg, t.inv, t.contract
+	if cfg.KeyCommand != "" {
+		if err := t.keys.fetch(ctx); err != nil {
+			return setupErrorf("%v", err)
+		}
+	}
+	if t.Key() == "" {
+		return setupErrorf("no API key: pass --api-key, set INVENTORY_API_KEY or pass --api-key-command")
+	}
 	x := t.Send(ctx, Request{Method: inv.List.Method, Path: inv.List.Path})
 	switch {
 	case x.Failure == exchange.FailureNoAnswer:
@@ -257,7 +234,7 @@ func (t *Target) prepareList(ctx context.Context) error {
 		}
 		t.listBroken = fmt.Sprintf("%s with %d %s with an int64 %s", what, ix.BadCount, records, inv.Key)
 	default:
-		t.first, t.guard.first = ix, ix
+		t.first = ix
 		t.badRecords = map[string]bool{}
 		for _, p := range Errors(t.ResponseProblems(x)) {
 			if p.Record != "" {
@@ -377,8 +354,8 @@ func notTheAPI(x *Exchange) string {
 	return ""
 }
 
-// newClient builds the HTTP client for cfg's TLS settings and timeout.
-func newClient(cfg Config) (*http.Client, error) {
+// newHTTPClient builds the HTTP client for cfg's TLS settings and timeout.
+func newHTTPClient(cfg Config) (*http.Client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: cfg.InsecureTLS}
 	tr.MaxResponseHeaderBytes = 64 << 10
@@ -405,9 +382,6 @@ func newClient(cfg Config) (*http.Client, error) {
 	}, nil
 }
 
-// PetID returns the record mutating checks touch, or 0 when none is known.
-func (t *Target) PetID() int64 { return t.petID }
-
 // Inventory returns what the contract says the target keeps and how it
 // is reached.
 func (t *Target) Inventory() *spec.Inventory { return t.inv }
@@ -418,31 +392,8 @@ func (t *Target) Contract() *spec.Contract { return t.contract }
 // Config returns the target's configuration, defaults filled in.
 func (t *Target) Config() Config { return t.cfg }
 
-// Redactor returns the redactor of every secret known now.
-func (t *Target) Redactor() *exchange.Redactor { return t.secrets.Redactor() }
-
-// Key returns the API key in use.
-func (t *Target) Key() string { k, _ := t.keys.current(); return k }
-
-// ListBroken says why the first list broke the contract, such as "the
-// list breaks the contract: GET URL answered 500, not 200"; "" if it did
-// not.
-func (t *Target) ListBroken() string { return t.listBroken }
-
-// Unstable says why the target cannot be judged on what a write did (two
-// lists with no write between them differ), and the second list; "" if
-// it held its records still.
-func (t *Target) Unstable() (string, *Exchange) { return t.unstable, t.unstableX }
-
-// Listed returns the records as first listed, nil when the list broke the
-// contract.
-func (t *Target) Listed() *Index { return t.first }
-
 // Mutations reports whether checks may write.
 func (t *Target) Mutations() bool { return t.cfg.AllowMutations }
-
-// BytesRead returns the decompressed response bytes read so far.
-func (t *Target) BytesRead() int64 { return t.read.Load() }
 
 // orDefault sets *v to d where it is zero or less.
 func orDefault[T int | int64 | time.Duration](v *T, d T) {

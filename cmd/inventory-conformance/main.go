@@ -207,7 +207,7 @@ func conform(ctx context.Context, args []string, getenv func(string) string, std
 	fmt.Fprintf(out, "Checking %s against %s: %s\n", o.BaseURL, contractName, mode)
 
 	// A run that finished restored what it wrote and wrote the list of
-	// what it left changed (Target.Settle) to every report and stderr.
+	// what it left changed (Records.Settle) to every report and stderr.
 	outcome, runErr, finished := runChecks(target, o, reports, out, errOut, contractName)
 	switch {
 	case !finished:

@@ -49,7 +49,7 @@ func harmlessRequest(ctx context.Context, t *conformance.Target, o *spec.Operati
 // readRequest is the request harmlessRequest builds for o where o is no
 // write other than the update, built from the records as first listed,
 // when the checks are registered: a check that only reads sends it ahead
-// (Target.Ahead). It is false where it cannot be built then: a write, or
+// (Client.Ahead). It is false where it cannot be built then: a write, or
 // no listed record to address.
 func readRequest(t *conformance.Target, o *spec.Operation) (conformance.Request, bool) {
 	r := conformance.Request{Method: o.Method, Path: o.Path}

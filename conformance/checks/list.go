@@ -27,7 +27,7 @@ func registerList(t *conformance.Target) {
 		ginkgo.It(name+": 200 with an array of records valid against the contract", func(ctx ginkgo.SpecContext) {
 			x := t.DoShape(ctx, conformance.Request{Method: s.List.Method, Path: s.List.Path})
 			t.Expect(x, conformance.ExpectList)
-			ix, ps := t.ListProblems(ctx, x)
+			ix, ps := conformance.ListProblems(ctx, x, s.Key)
 			t.ExpectNone(x, ps)
 			extra := map[string]bool{}
 			for i, id := range ix.Order {
@@ -53,7 +53,7 @@ func registerList(t *conformance.Target) {
 
 		ginkgo.It(name+": identifiers are unique", func(ctx ginkgo.SpecContext) {
 			ix, x := t.List(ctx)
-			t.ExpectNone(x, t.UniqueProblems(ix))
+			t.ExpectNone(x, conformance.UniqueProblems(ix, s.Key))
 		})
 
 		ginkgo.It(name+": two lists with no write between them show the same records", func(ctx ginkgo.SpecContext) {
