@@ -360,16 +360,9 @@ func newHTTPClient(cfg Config) (*http.Client, error) {
 	tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: cfg.InsecureTLS}
 	tr.MaxResponseHeaderBytes = 64 << 10
 	if cfg.CACertFile != "" {
-		pem, err := os.ReadFile(cfg.CACertFile)
+		pool, err := exchange.TrustedRoots(cfg.CACertFile)
 		if err != nil {
 			return nil, setupErrorf("--ca-cert: %v", err)
-		}
-		pool, err := x509.SystemCertPool()
-		if err != nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, setupErrorf("--ca-cert %s: no PEM certificate in the file", cfg.CACertFile)
 		}
 		tr.TLSClientConfig.RootCAs = pool
 	}
