@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"slices"
@@ -291,18 +290,6 @@ func (rs *Records) values(orig, got Record) string {
 		return got.String()
 	}
 	return strings.Join(parts, ", ")
-}
-
-// WriteLeftChanged writes the records a run left changed (Settle) to w,
-// as the reports list them; nothing where there are none.
-func WriteLeftChanged(w io.Writer, left []report.Changed) {
-	if len(left) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "\n!!! %s (%s):\n", report.LeftChangedTitle, report.Plural(len(left), "record"))
-	for _, c := range left {
-		fmt.Fprintf(w, "  %s\n", c)
-	}
 }
 
 // putBack writes orig's values and reads the list until it shows them

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
@@ -65,19 +66,15 @@ func entryValue[T any](e types.ReportEntry) (T, bool) {
 	return v, json.Unmarshal([]byte(e.Value.AsJSON), &v) == nil
 }
 
-// results is the one Run every report of a suite run is written from:
-// the cases and properties JUnit reads (suiteRun), and for people the
-// counts, the failures by cause with their exchanges, the warnings, the
-// observations, the notes and the coverage of the contract's documented
-// responses.
+// results is the one Run every report of a suite run and the console's
+// summary are written from: what its checks found (gather), the facts
+// of the run, the records it left changed and the coverage of the
+// contract's documented responses.
 func (t *Target) results(r types.Report, info RunInfo, o RunOptions, left []report.Changed) report.Run {
-	tally := TallyReport(r, info.Mutations)
-	run := suiteRun(r, info, tally)
-	leftOut := 0
-	if o.LabelFilter != "" {
-		leftOut = tally.leftOut
+	run, writesSkipped, leftOut := gather(r, info)
+	if o.LabelFilter == "" {
+		leftOut = 0
 	}
-	run.Facts = []report.Property{{Name: "target", Value: info.Target}, {Name: "contract", Value: info.Contract}}
 	mode := "read-only"
 	if info.Mutations {
 		mode = "writes allowed, none made"
@@ -90,51 +87,12 @@ func (t *Target) results(r types.Report, info RunInfo, o RunOptions, left []repo
 			}
 		}
 	}
-	run.Facts = append(run.Facts, report.Property{Name: "mode", Value: mode})
+	facts := []report.Property{{Name: "target", Value: info.Target}, {Name: "contract", Value: info.Contract}, {Name: "mode", Value: mode}}
 	if o.LabelFilter != "" {
-		run.Facts = append(run.Facts, report.Property{Name: "label filter", Value: o.LabelFilter})
+		facts = append(facts, report.Property{Name: "label filter", Value: o.LabelFilter})
 	}
-	if info.Seed != 0 {
-		run.Facts = append(run.Facts, report.Property{Name: "seed", Value: strconv.FormatUint(info.Seed, 10)})
-	}
-	if info.Strict {
-		run.Facts = append(run.Facts, report.Property{Name: "strict", Value: "warnings fail"})
-	}
-	run.Counts = []report.Count{{N: int64(tally.Passed), Label: "passed"}, {N: int64(len(tally.Failed)), Label: "failed"}, {N: int64(tally.Skipped), Label: "skipped"}}
-	if n := len(tally.Interrupted); n > 0 {
-		run.Counts = append(run.Counts, report.Count{N: int64(n), Label: "interrupted"})
-	}
-
-	for _, c := range tally.Causes {
-		run.Causes = append(run.Causes, report.Cause{Name: string(c), About: c.Text(), Severity: spec.SeverityError,
-			Count: int64(len(tally.ByCause[c])), Unit: "check", Failures: tally.failures[c]})
-	}
-	for _, rfc := range tally.rfcs {
-		fs := tally.warned[rfc]
-		run.Warnings = append(run.Warnings, report.Cause{Name: rfc, About: "what " + rfc + " requires and the contract does not: " + fs[0].Problems[0],
-			Severity: spec.SeverityWarning, Count: int64(len(fs)), Unit: "check", Failures: fs})
-	}
-
+	run.Facts = append(facts, run.Facts...)
 	run.LeftChanged = left
-	if len(tally.Interrupted) > 0 {
-		run.Notes = append(run.Notes, report.Note{Title: "Interrupted (not counted as failures)", Lines: tally.Interrupted})
-	}
-	if tally.SkippedMutating > 0 {
-		run.Notes = append(run.Notes, report.Note{Title: "Writes skipped", Lines: []string{fmt.Sprintf(
-			"%d mutating checks were skipped (no --allow-mutations): the run sent reads, and writes a conforming target refuses.", tally.SkippedMutating)}})
-	}
-	if len(tally.Exploration) > 0 {
-		lines := slices.Clone(tally.Exploration)
-		if info.Seed != 0 {
-			lines = append(lines, fmt.Sprintf("replay with --seed %d", info.Seed))
-		}
-		note := report.Note{Title: "Exploration", Lines: lines}
-		if len(tally.ExploreThin) > 0 {
-			// Too few steps to mean much: said first, as a warning.
-			note = report.Note{Severity: spec.SeverityWarning, Title: "Exploration: explored too little", Lines: append(slices.Clone(tally.ExploreThin), lines...)}
-		}
-		run.Notes = append(run.Notes, note)
-	}
 
 	cov := t.contract.Coverage(t.answers.ByStatus())
 	cov.Min = o.MinCoverage
@@ -142,15 +100,207 @@ func (t *Target) results(r types.Report, info RunInfo, o RunOptions, left []repo
 		op := t.contract.Operations[i]
 		for j, rc := range oc.Responses {
 			if !rc.Exercised() {
-				cov.Operations[i].Responses[j].Why = t.whyNot(op, rc.Code, oc, tally.SkippedMutating, leftOut, o.LabelFilter)
+				cov.Operations[i].Responses[j].Why = t.whyNot(op, rc.Code, oc, writesSkipped, leftOut, o.LabelFilter)
 			}
 		}
 	}
 	run.Coverage = cov
-	obs := slices.Clone(tally.Observations)
-	sort.Strings(obs)
-	run.Observations = append(dedupe(obs), cov.DefaultOnly()...)
+	run.Observations = append(run.Observations, cov.DefaultOnly()...)
 	return run
+}
+
+// RunOf is the Run of a suite run's report read back (a child run's JSON
+// report) as far as the report tells: what gather makes of it.
+func RunOf(r types.Report, info RunInfo) report.Run {
+	run, _, _ := gather(r, info)
+	return run
+}
+
+// gather reads the report of a suite run in one pass and builds what its
+// checks make of the run's report.Run: one case per check, by area (its
+// class "conformance.<area>", warnings and observations as its output);
+// the counts; the failures by cause, each with what its checks saw; the
+// warnings by RFC; the observations, each once; the notes (the run
+// stopped, checks interrupted or not judged, the time waited on 429s,
+// writes skipped, the exploration); and the properties JUnit reads. It
+// counts the mutating checks skipped for want of writes and the checks
+// skipped with no message (left out by a label filter): they explain the
+// coverage.
+func gather(r types.Report, info RunInfo) (run report.Run, writesSkipped, leftOut int) {
+	run = report.Run{Name: SuiteName, Start: r.StartTime, Duration: r.RunTime}
+	var passed, failed, skipped int
+	var interrupted, warnings, observations, exploration, thin, reasons []string
+	notJudged := map[string]int{} // why → the checks not judged for it
+	cases := map[Area][]report.Case{}
+	causes, rfcs := map[string]int{}, map[string]int{} // name → place in run.Causes, run.Warnings
+	for _, s := range r.SpecReports {
+		for _, e := range s.ReportEntries {
+			v := e.StringRepresentation()
+			switch e.Name {
+			case entryWarning:
+				w, ok := entryValue[warning](e)
+				if !ok || w.RFC == "" {
+					w = warning{Text: v, RFC: "warning"}
+				}
+				warnings = append(warnings, v)
+				g := group(&run.Warnings, rfcs, report.Cause{Name: w.RFC, About: "what " + w.RFC + " requires and the contract does not: " + w.Text, Severity: spec.SeverityWarning, Unit: "check"})
+				g.Count++
+				g.Failures = append(g.Failures, report.Failure{Title: FullName(s), Problems: []string{w.Text}, Count: 1})
+			case entryObservation:
+				observations = append(observations, v)
+			case EntryExploration:
+				exploration = append(exploration, v)
+			case EntryExploreThin:
+				thin = append(thin, v)
+			}
+		}
+		if s.LeafNodeType != types.NodeTypeIt {
+			continue
+		}
+		a := areaOf(s.Labels())
+		cases[a] = append(cases[a], caseOf(s, a))
+		switch {
+		case s.State == types.SpecStatePassed:
+			passed++
+		case s.State == types.SpecStateSkipped || s.State == types.SpecStatePending:
+			skipped++
+			if s.State == types.SpecStateSkipped && s.Failure.Message == "" {
+				leftOut++
+			}
+			// Skipped for want of --allow-mutations, not left out by a
+			// label filter (which leaves no message).
+			if Mutating.In(s.Labels()) && !info.Mutations && s.Failure.Message != "" {
+				writesSkipped++
+			}
+			if why, ok := strings.CutPrefix(s.Failure.Message, NotJudged); ok {
+				if notJudged[why] == 0 {
+					reasons = append(reasons, why)
+				}
+				notJudged[why]++
+			}
+		case s.State.Is(types.SpecStateInterrupted | types.SpecStateAborted):
+			interrupted = append(interrupted, FullName(s))
+		case s.State.Is(types.SpecStateFailureStates):
+			failed++
+			c, seen := causeOf(s)
+			g := group(&run.Causes, causes, report.Cause{Name: string(c), About: c.Text(), Severity: spec.SeverityError, Unit: "check"})
+			g.Count++
+			g.Failures = append(g.Failures, failureOf(s))
+			if !slices.Contains(g.Seen, seen) {
+				g.Seen = append(g.Seen, seen)
+			}
+		}
+	}
+	// Most checks first; restore-failed last, below the cause that made
+	// the restore fail (a check whose restore failed keeps its own cause).
+	sort.SliceStable(run.Causes, func(i, j int) bool {
+		ri, rj := run.Causes[i].Name == string(CauseRestoreFailed), run.Causes[j].Name == string(CauseRestoreFailed)
+		if ri != rj {
+			return rj
+		}
+		return run.Causes[i].Count > run.Causes[j].Count
+	})
+	for _, a := range areas {
+		slices.SortStableFunc(cases[a], func(x, y report.Case) int { return strings.Compare(x.Name, y.Name) })
+		run.Cases = append(run.Cases, cases[a]...)
+	}
+	if info.Stopped != "" {
+		// A run that stopped short is no green run, whatever it found.
+		run.Cases = append(run.Cases, report.Case{Suite: "run", Class: "conformance.run", Name: "the run finished", State: report.Errored,
+			Message: "the run stopped before its checks were done: " + info.Stopped, Kind: "stopped"})
+	}
+	run.Counts = []report.Count{{N: int64(passed), Label: "passed"}, {N: int64(failed), Label: "failed"}, {N: int64(skipped), Label: "skipped"}}
+	if n := len(interrupted); n > 0 {
+		run.Counts = append(run.Counts, report.Count{N: int64(n), Label: "interrupted"})
+	}
+	if len(exploration) == 0 {
+		info.Seed = 0 // the exploration did not run: no seed replays it
+	}
+	if info.Seed != 0 {
+		run.Facts = append(run.Facts, report.Property{Name: "seed", Value: strconv.FormatUint(info.Seed, 10)})
+	}
+	if info.Strict {
+		run.Facts = append(run.Facts, report.Property{Name: "strict", Value: "warnings fail"})
+	}
+	sort.Strings(observations)
+	run.Observations = report.Dedupe(observations)
+
+	note := func(severity, title string, lines ...string) {
+		run.Notes = append(run.Notes, report.Note{Severity: severity, Title: title, Lines: lines})
+	}
+	if info.Stopped != "" {
+		note(spec.SeverityError, "The run STOPPED before its checks were done", info.Stopped+": the failures are every one found until then")
+	}
+	if len(interrupted) > 0 {
+		note("", "Interrupted or not run since the run stopped (not counted as failures)", interrupted...)
+	}
+	if len(reasons) > 0 {
+		var lines []string
+		for _, why := range reasons {
+			lines = append(lines, report.Plural(notJudged[why], "check")+": "+why)
+		}
+		note("", "Not judged (the target gave these checks nothing to judge; the failure above says why)", lines...)
+	}
+	if info.Waited > 0 {
+		note("", "Rate limits", fmt.Sprintf("Waited %s in all on 429 answers (Retry-After), of the %s --max-retry-wait allows.", info.Waited.Round(time.Millisecond), info.Allowance))
+	}
+	if writesSkipped > 0 {
+		note("", "Writes skipped", fmt.Sprintf("%d mutating checks were skipped (no --allow-mutations). The run sent reads, and writes a conforming target refuses, each carrying the record's own values or no body at all. Pass --allow-mutations to run them.", writesSkipped))
+	}
+	if len(exploration) > 0 {
+		if info.Seed != 0 {
+			exploration = append(exploration, fmt.Sprintf("Exploration seed: %d (replay with --seed %d)", info.Seed, info.Seed))
+		}
+		if len(thin) > 0 {
+			// Too few steps to mean much: said first, as a warning.
+			note(spec.SeverityWarning, "Exploration: explored too little (an observation; it fails nothing)", append(thin, exploration...)...)
+		} else {
+			note("", "Exploration", exploration...)
+		}
+	}
+
+	prop := func(name string, v any) {
+		run.Properties = append(run.Properties, report.Property{Name: name, Value: fmt.Sprint(v)})
+	}
+	prop("target", info.Target)
+	prop("contract", info.Contract)
+	if info.Seed != 0 {
+		prop("seed", info.Seed)
+	}
+	prop("mutations", info.Mutations)
+	prop("strict", info.Strict)
+	for _, c := range run.Counts[:3] {
+		prop(c.Label, c.N)
+	}
+	prop("interrupted", len(interrupted))
+	if info.Stopped != "" {
+		prop("stopped", info.Stopped)
+	}
+	if info.Waited > 0 {
+		prop("waited-on-429", info.Waited.Round(time.Millisecond))
+	}
+	for _, why := range reasons {
+		prop("not-judged", fmt.Sprintf("%s (%d checks)", why, notJudged[why]))
+	}
+	for _, w := range report.Dedupe(warnings) {
+		prop("warning", w)
+	}
+	for _, c := range run.Causes {
+		prop("cause", fmt.Sprintf("%s: %s (broke %d)", c.Name, c.About, c.Count))
+	}
+	return run, writesSkipped, leftOut
+}
+
+// group returns the group of gs named as c, c itself appended to gs
+// where there is none yet; at holds each group's place in gs.
+func group(gs *[]report.Cause, at map[string]int, c report.Cause) *report.Cause {
+	i, ok := at[c.Name]
+	if !ok {
+		i = len(*gs)
+		at[c.Name] = i
+		*gs = append(*gs, c)
+	}
+	return &(*gs)[i]
 }
 
 // whyNot says what of the run could explain that it exercised no answer
@@ -185,18 +335,4 @@ func (t *Target) whyNot(op *spec.Operation, code string, oc report.OperationCove
 		why = append(why, "no check made the target answer it")
 	}
 	return strings.Join(why, "; ")
-}
-
-// coverageLine is the coverage in the console's summary, and the gate's
-// verdict where the run has a minimum.
-func coverageLine(c *report.Coverage) string {
-	s := "Coverage: " + c.Headline()
-	if c.Min > 0 && c.Met() {
-		s += fmt.Sprintf(", at least --min-coverage %g%%", c.Min)
-	}
-	s += "\n"
-	if g := c.Gate(); g != "" {
-		s += "!!! " + g + "\n"
-	}
-	return s
 }

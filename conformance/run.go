@@ -55,9 +55,8 @@ type RunOptions struct {
 // An Outcome is what a run found.
 type Outcome struct {
 	Report types.Report
-	Tally  Tally
-	Run    report.Run // what every report is written from
-	Passed bool       // every check passed, and the coverage reaches MinCoverage
+	Run    report.Run // what every report and the console's summary are written from
+	Passed bool       // every check passed, no record was left changed, and the coverage reaches MinCoverage
 	// Stopped says why the run stopped before its checks were done (the
 	// target gone, --max-run-time, an interrupt); "" if it did not.
 	Stopped string
@@ -123,18 +122,14 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 	}
 	passed := ginkgo.RunSpecs(o.T, SuiteName, suite, reporter)
 	out := Outcome{Report: captured, Passed: passed}
-	out.Tally = TallyReport(captured, t.cfg.AllowMutations)
 	out.Stopped, _ = t.stop.reason()
 	if o.DryRun {
 		return out, nil
 	}
-	facts := runFacts{Stopped: out.Stopped, Waited: t.waited(), Allowance: t.cfg.MaxRetryWait}
-	if len(out.Tally.Exploration) > 0 {
-		o.Info.Seed = t.cfg.Explore.Seed
-	}
+	o.Info.Seed = t.cfg.Explore.Seed
 	o.Info.Mutations = t.cfg.AllowMutations
 	o.Info.Strict = t.cfg.Strict
-	o.Info.runFacts = facts
+	o.Info.runFacts = runFacts{Stopped: out.Stopped, Waited: t.waited(), Allowance: t.cfg.MaxRetryWait}
 	// Every record the run wrote to is put back, and the list read once
 	// more: what it still shows changed is the one list every report and
 	// the console give.
@@ -143,19 +138,13 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 		captured.SpecialSuiteFailureReasons = append(captured.SpecialSuiteFailureReasons, "the run stopped before its checks were done: "+out.Stopped)
 	}
 	out.Run = t.results(captured, o.Info, o, left)
-	var summary bytes.Buffer
-	summarize(&summary, out.Tally, facts, left)
-	if len(out.Tally.Exploration) > 0 { // the exploration ran: its seed replays it
-		fmt.Fprintf(&summary, "Exploration seed: %d (replay with --seed %d)\n", t.cfg.Explore.Seed, t.cfg.Explore.Seed)
-	}
-	summary.WriteString(coverageLine(out.Run.Coverage))
-	_, _ = o.Stdout.Write(summary.Bytes())
+	out.Run.Summary = out.Run.Text()
+	_, _ = io.WriteString(o.Stdout, out.Run.Summary)
 	if f, ok := o.Stdout.(interface{ Flush() error }); ok {
 		_ = f.Flush()
 	}
-	out.Run.Summary = summary.String()
-	out.Passed = passed && out.Run.Coverage.Met() && len(left) == 0
-	WriteLeftChanged(t.cfg.Stderr, left)
+	out.Passed = passed && out.Run.Passed()
+	report.WriteLeftChanged(t.cfg.Stderr, left)
 	outputs := report.Outputs{JUnit: o.JUnitReport, Markdown: o.MarkdownReport, HTML: o.HTMLReport, StepSummary: o.StepSummary, Annotations: o.Annotations}
 	err := outputs.Write(out.Run, t.secrets.Redactor())
 	if o.JSONReport != "" {

@@ -212,7 +212,7 @@ func conform(ctx context.Context, args []string, getenv func(string) string, std
 	switch {
 	case !finished:
 		if left := target.Settle(); len(left) > 0 {
-			conformance.WriteLeftChanged(errOut, left)
+			report.WriteLeftChanged(errOut, left)
 		}
 		// Interrupted, and the checks did not stop in time: no report
 		// of them could be written.
@@ -325,8 +325,11 @@ func runChecks(target *conformance.Target, o options, reports reportFiles, out, 
 
 // summaryLine is the outcome's counts on one line.
 func summaryLine(oc conformance.Outcome) string {
-	t := oc.Tally
-	return fmt.Sprintf("%d passed, %d failed, %d skipped before the interrupt", t.Passed, len(t.Failed), t.Skipped)
+	n := map[string]int64{}
+	for _, c := range oc.Run.Counts {
+		n[c.Label] = c.N
+	}
+	return fmt.Sprintf("%d passed, %d failed, %d skipped before the interrupt", n["passed"], n["failed"], n["skipped"])
 }
 
 // reportFiles are the reports of a run: the files, the JSON report, and

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -21,6 +22,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/petstore/inventory-kit/conformance"
+	"github.com/petstore/inventory-kit/spec/report"
 )
 
 // correctServer names the unbroken mock among the children.
@@ -150,7 +152,7 @@ func TestBrokenServers(t *testing.T) {
 					t.Errorf("%s: %q failed too; one defect, one failure: want only %q\n%s", b.name, f, b.fails, tail(r.output))
 				}
 			}
-			if restores := conformance.TallyReport(r.report, true).Restores; len(restores) > 0 {
+			if restores := entries(conformance.RunOf(r.report, conformance.RunInfo{}), "restore failed"); len(restores) > 0 {
 				t.Errorf("%s: %d failed restores reported; want none: %q", b.name, len(restores), restores)
 			}
 		}
@@ -271,11 +273,11 @@ func TestExplorationProof(t *testing.T) {
 		case !breaks && hit:
 			t.Errorf("seed %s: %s breaks no rule, but exploration failed: %q\n%s", j.seed, j.name, failed, tail(r.output))
 		case hit && b.cause != "":
-			if causes := conformance.TallyReport(r.report, true).Causes; !slices.Contains(causes, b.cause) {
-				t.Errorf("seed %s: %s: the exploration named %v; want %s\n%s", j.seed, j.name, causes, b.cause, tail(r.output))
+			if names := failedBy(conformance.RunOf(r.report, conformance.RunInfo{})); len(names[string(b.cause)]) == 0 {
+				t.Errorf("seed %s: %s: the exploration named %v; want %s\n%s", j.seed, j.name, slices.Sorted(maps.Keys(names)), b.cause, tail(r.output))
 			}
 		}
-		for _, e := range conformance.TallyReport(r.report, true).Exploration {
+		for _, e := range entries(conformance.RunOf(r.report, conformance.RunInfo{}), conformance.EntryExploration) {
 			var steps int
 			_, _ = fmt.Sscanf(e, "%d steps", &steps)
 			took, _, _ := strings.Cut(strings.SplitN(e, " in ", 3)[2], ",")
@@ -360,11 +362,46 @@ func testDeepBugs(t *testing.T) {
 	}
 }
 
-// outcome lists the full texts of the failed specs, the warnings and the
-// failed restores of a run, as the summary counts them.
+// outcome lists the full names of the failed checks, the warnings and the
+// failed restores of a run, as its Run holds them.
 func outcome(r types.Report) (failed, warnings, restores []string) {
-	t := conformance.TallyReport(r, true)
-	return t.Failed, t.Warnings, t.Restores
+	run := conformance.RunOf(r, conformance.RunInfo{})
+	for _, c := range run.Causes {
+		for _, f := range c.Failures {
+			failed = append(failed, f.Title)
+		}
+	}
+	for _, w := range run.Warnings {
+		for _, f := range w.Failures {
+			warnings = append(warnings, f.Problems...)
+		}
+	}
+	return failed, warnings, entries(run, "restore failed")
+}
+
+// failedBy lists the checks each cause of run broke, by cause.
+func failedBy(run report.Run) map[string][]string {
+	by := map[string][]string{}
+	for _, c := range run.Causes {
+		for _, f := range c.Failures {
+			by[c.Name] = append(by[c.Name], f.Title)
+		}
+	}
+	return by
+}
+
+// entries lists what the checks of run recorded as entries named name,
+// as their cases' output shows them.
+func entries(run report.Run, name string) []string {
+	var out []string
+	for _, c := range run.Cases {
+		for _, l := range strings.Split(c.Output, "\n") {
+			if v, ok := strings.CutPrefix(l, name+": "); ok {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
 }
 
 func tail(b []byte) []byte {
@@ -409,17 +446,18 @@ func TestRemoteRuns(t *testing.T) {
 			r := runChildEnv(t, tt.name, filepath.Join(dir, fmt.Sprintf("%s-%d", tt.name, i)), latencyEnv+"="+latency,
 				exploreEnv+"=none", exploreTimeEnv+"=default", seedEnv+"="+strconv.Itoa(1000+i))
 			d := time.Since(start)
-			tally := conformance.TallyReport(r.report, true)
-			explored := "exploration: " + strings.Join(tally.Exploration, "; ")
+			run := conformance.RunOf(r.report, conformance.RunInfo{})
+			failed, _, _ := outcome(r.report)
+			explored := "exploration: " + strings.Join(entries(run, conformance.EntryExploration), "; ")
 			switch {
-			case tt.pass && (r.err != nil || len(tally.Failed) > 0):
-				t.Errorf("%s run %d failed %q\n%s", tt.name, i, tally.Failed, tail(r.output))
+			case tt.pass && (r.err != nil || len(failed) > 0):
+				t.Errorf("%s run %d failed %q\n%s", tt.name, i, failed, tail(r.output))
 			case !tt.pass && r.err == nil:
 				t.Errorf("%s run %d passed; %s", tt.name, i, explored)
-			case !tt.pass && !slices.Contains(tally.ByCause[conformance.CauseRejectedChanged], "explore: random sequences of calls keep the model: read after write, no other record changed, rejected writes change nothing, documented statuses and bodies only"):
-				t.Errorf("%s run %d: the exploration did not name %s; causes %v; %s", tt.name, i, conformance.CauseRejectedChanged, tally.Causes, explored)
+			case !tt.pass && !slices.Contains(failedBy(run)[string(conformance.CauseRejectedChanged)], "explore: random sequences of calls keep the model: read after write, no other record changed, rejected writes change nothing, documented statuses and bodies only"):
+				t.Errorf("%s run %d: the exploration did not name %s; causes %v; %s", tt.name, i, conformance.CauseRejectedChanged, slices.Sorted(maps.Keys(failedBy(run))), explored)
 			}
-			took = append(took, fmt.Sprintf("%s (%d failed; %s)", d.Round(100*time.Millisecond), len(tally.Failed), explored))
+			took = append(took, fmt.Sprintf("%s (%d failed; %s)", d.Round(100*time.Millisecond), len(failed), explored))
 		}
 		t.Logf("%s, %s away, %d runs:\n  %s", tt.name, latency, runs, strings.Join(took, "\n  "))
 	}

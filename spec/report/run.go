@@ -4,9 +4,9 @@
 // recorded traffic (the validating proxy's findings, the HAR check's).
 //
 // The machines read JUnit (Run.JUnit) and GitHub's workflow commands
-// (Run.Annotations); people read a Markdown summary (Run.Markdown), short
-// enough for a pull request or a job summary, and one self-contained HTML
-// page (Run.HTML). Every renderer hides every secret its Redactor knows
+// (Run.Annotations); people read the console's summary (Run.Text), a
+// Markdown summary (Run.Markdown), short enough for a pull request or a
+// job summary, and one self-contained HTML page (Run.HTML). Every renderer hides every secret its Redactor knows
 // before it escapes anything for its format, so neither a key nor a
 // hostile target's text can break a document's structure.
 package report
@@ -23,7 +23,7 @@ type Run struct {
 	Duration   time.Duration
 	Properties []Property // what the run was and found, for JUnit: target, contract, seed, counts, causes
 	Cases      []Case
-	Summary    string // the end-of-run summary, as the console showed it
+	Summary    string // the end-of-run summary, as the console showed it (Text)
 
 	// What people read besides the cases.
 	Facts        []Property // what the run was: target, contract, mode, seed
@@ -58,6 +58,9 @@ type Cause struct {
 	// Count is how often it happened: checks broken, or violations seen.
 	Count int64
 	Unit  string // what Count counts: "check", "violation"; singular
+	// Seen is what its failures saw, each variant once, in the order
+	// first seen: the console names a few (Text).
+	Seen []string
 	// Failures are the failed checks, or the groups of violations, each
 	// with the exchange that shows it; the first is the example.
 	Failures []Failure
