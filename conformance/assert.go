@@ -25,6 +25,7 @@ const (
 	entryWarning       = "warning"        // what only HTTP's RFCs require
 	entryRestoreFailed = "restore failed" // a record that could not be put back
 	entryCause         = "cause"          // what the contract wanted and what came instead, for grouping failures
+	entryNotJudged     = "not judged"     // why a check was skipped: the target gave it nothing to judge
 	EntryExploration   = "exploration"    // what the exploration did
 	// EntryExploreThin says the exploration made too few steps to mean
 	// much (exploreResult.Thin): an observation that fails nothing.
@@ -138,7 +139,7 @@ func (t *Target) FailWith(x *Exchange, want string, problems []Problem) {
 func (t *Target) List(ctx context.Context) (*Index, *Exchange) {
 	ginkgo.GinkgoHelper()
 	if t.listBroken != "" {
-		ginkgo.Skip(NotJudged + t.listBroken)
+		NotJudged(t.listBroken)
 	}
 	gen := t.writes.Load()
 	x, ix := t.lists.get(gen)
@@ -165,17 +166,22 @@ func (t *Target) DecodeRecord(x *Exchange) Record {
 	return r
 }
 
-// notJudged is the start of the message of a check skipped because the
-// target gave it nothing to judge.
-const NotJudged = "not judged: "
+// NotJudged skips the check because the target gave it nothing to
+// judge, saying why; the summary counts the checks skipped for each
+// reason, read from the report entry, never from the message.
+func NotJudged(why string) {
+	ginkgo.GinkgoHelper()
+	ginkgo.AddReportEntry(entryNotJudged, why, ginkgo.ReportEntryVisibilityNever)
+	ginkgo.Skip("not judged: " + why)
+}
 
 // RequirePet skips the check when the target lists no record to address.
 func (t *Target) RequirePet() int64 {
 	if t.listBroken != "" {
-		ginkgo.Skip(NotJudged + t.listBroken)
+		NotJudged(t.listBroken)
 	}
 	if t.petID == 0 {
-		ginkgo.Skip(NotJudged + "the target lists no record to address")
+		NotJudged("the target lists no record to address")
 	}
 	return t.petID
 }
@@ -185,7 +191,7 @@ func (t *Target) RequirePet() int64 {
 // happens to them anyway. One check fails for that.
 func (t *Target) RequireStable() {
 	if t.unstable != "" {
-		ginkgo.Skip(NotJudged + t.unstable)
+		NotJudged(t.unstable)
 	}
 }
 

@@ -172,7 +172,11 @@ func gather(r types.Report, info RunInfo) (run report.Run, writesSkipped, leftOu
 			if Mutating.In(s.Labels()) && !info.Mutations && s.Failure.Message != "" {
 				writesSkipped++
 			}
-			if why, ok := strings.CutPrefix(s.Failure.Message, NotJudged); ok {
+			for _, e := range s.ReportEntries {
+				if e.Name != entryNotJudged {
+					continue
+				}
+				why, _ := entryValue[string](e)
 				if notJudged[why] == 0 {
 					reasons = append(reasons, why)
 				}
