@@ -125,7 +125,7 @@ func (r *exploreResult) Thin() string {
 	if r.Stopped != "the time budget" || r.Steps >= MinExploreSteps {
 		return ""
 	}
-	s := fmt.Sprintf("the exploration made only %s in %s, fewer than the %d it needs to mean much; \"nothing broken\" says little", report.Plural(r.Steps, "step"), r.Budget, MinExploreSteps)
+	s := fmt.Sprintf("the exploration made only %s in its %s budget, fewer than the %d it needs to mean much; \"nothing broken\" says little", report.Plural(r.Steps, "step"), r.Budget, MinExploreSteps)
 	if r.Max > 0 {
 		s += fmt.Sprintf(". The target answered in %s (p50), %s (p95), %s at most", r.P50, r.P95, r.Max)
 	}
