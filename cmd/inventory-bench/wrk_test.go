@@ -127,6 +127,7 @@ var (
 	wrkRequests = regexp.MustCompile(`(?m)^\s*(\d+) requests in `)
 	wrkRate     = regexp.MustCompile(`(?m)^Requests/sec:\s*([0-9.]+)`)
 	wrkStatuses = regexp.MustCompile(`(?m)^statuses: 401 (\d+), 400 (\d+), other 0$`)
+	wrkErrors   = regexp.MustCompile(`Non-2xx|Socket errors`)
 )
 
 // runWrk runs wrk with testdata/wrk/NAME.lua against addr and returns the
@@ -142,7 +143,7 @@ func runWrk(t *testing.T, wrk, name, addr string, clients int, d time.Duration) 
 		t.Fatalf("wrk: %v\n%s", err, out)
 	}
 	n, rate := wrkRequests.FindSubmatch(out), wrkRate.FindSubmatch(out)
-	bad := regexp.MustCompile(`Non-2xx|Socket errors`).Match(out)
+	bad := wrkErrors.Match(out)
 	if name == "errors" {
 		bad = wrkStatuses.Find(out) == nil
 	}
