@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/big"
@@ -120,9 +121,7 @@ func (f *Facts) merge(m *base.Schema) error {
 	if slices.Contains(m.Type, "null") || m.Nullable != nil && *m.Nullable {
 		f.Nullable = true
 	}
-	if f.Format == "" {
-		f.Format = m.Format
-	}
+	f.Format = cmp.Or(f.Format, m.Format)
 	var values [][]byte
 	for _, n := range m.Enum {
 		if n == nil {

@@ -143,7 +143,6 @@ func Members(b []byte, yield func(name, raw []byte) bool) error {
 	return nil
 }
 
-// value reads one value from the decoder.
 func (d *decoder) value() (any, error) {
 	tok, err := d.dec.ReadToken()
 	if err != nil {

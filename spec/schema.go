@@ -359,7 +359,6 @@ func collect(ve *jsonschema.ValidationError, out *[]Problem) {
 	}
 }
 
-// join appends a property name to a field path.
 func join(path, name string) string {
 	if path == "" {
 		return name
