@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -129,12 +130,7 @@ func (p *Proxy) rejects(rv *spec.RequestVerdict) bool {
 	if rv.NoCredential {
 		return false
 	}
-	for _, v := range rv.Violations {
-		if v.Rule != spec.RuleAuthMissing && v.Rule != spec.RuleTooLarge {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(rv.Violations, func(v spec.Violation) bool { return v.Rule != spec.RuleAuthMissing && v.Rule != spec.RuleTooLarge })
 }
 
 // rewrite maps the contract's base path to the backend's, and keeps what
@@ -201,10 +197,8 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	ex.fill()
 	ex.decode(p.limit)
 	ex.answered, ex.checked = p.judge.Response(&ex.x, ex.rv), true
-	for _, v := range ex.answered {
-		if spec.Severity(v.Rule) == spec.SeverityError {
-			return errEnforced
-		}
+	if slices.ContainsFunc(ex.answered, func(v spec.Violation) bool { return spec.Severity(v.Rule) == spec.SeverityError }) {
+		return errEnforced
 	}
 	return nil
 }
