@@ -169,13 +169,11 @@ func (f *Facts) merge(m *base.Schema) error {
 	if m.Pattern != "" {
 		f.Patterns = append(f.Patterns, m.Pattern)
 	}
-	if m.Properties != nil {
-		for name, p := range m.Properties.FromOldest() {
-			if f.propOf[name] == nil {
-				f.Properties = append(f.Properties, name)
-			}
-			f.propOf[name] = append(f.propOf[name], p)
+	for name, p := range m.Properties.FromOldest() {
+		if f.propOf[name] == nil {
+			f.Properties = append(f.Properties, name)
 		}
+		f.propOf[name] = append(f.propOf[name], p)
 	}
 	for _, name := range m.Required {
 		if !slices.Contains(f.Required, name) {
