@@ -66,8 +66,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 	default:
 		body, err := readUpTo(r.Body, p.limit, r.ContentLength)
 		if err != nil {
-			// As the mock answers a body that ends early; nothing reaches the backend.
-			httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidBody, "body: ended early, before all of it was sent ("+err.Error()+")")
+			httpapi.WriteBodyError(w, r, err) // as the mock answers it; nothing reaches the backend
 			return
 		}
 		ex.x.Body, ex.x.BodySize = body, int64(len(body))
