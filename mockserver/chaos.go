@@ -5,6 +5,7 @@ import (
 	"github.com/petstore/inventory-kit/mockserver/store"
 
 	"bytes"
+	"cmp"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -207,14 +208,9 @@ func (c *chaos) set(session string, cfg Chaos) error {
 			}
 		}
 	}
-	if cfg.Seed == 0 {
-		// Keep the seed in force, so that a replay stays one; the first
-		// set, at start-up, draws one.
-		cfg.Seed = old.cfg.Seed
-	}
-	if cfg.Seed == 0 {
-		cfg.Seed = rand.Int64N(1<<53-1) + 1
-	}
+	// Keep the seed in force, so that a replay stays one; the first set,
+	// at start-up, draws one.
+	cfg.Seed = cmp.Or(cfg.Seed, old.cfg.Seed, rand.Int64N(1<<53-1)+1)
 	rs := &ruleset{cfg: cfg, latency: latency, fault: fault, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(cfg.Seed))), used: time.Now()}
 	if session == "" {
 		c.global = rs

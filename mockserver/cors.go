@@ -58,13 +58,12 @@ type corsPolicy struct {
 // corsMethods are the methods a preflight allows.
 var corsMethods = []string{"GET", "HEAD", "PATCH", "POST", "PUT", "DELETE", "OPTIONS"}
 
-// cors lets browser pages call the mock as p says: the contract's
-// operations through github.com/rs/cors, the admin API by the mock's own
-// rule (adminCORS), which refuses every origin not listed. Preflight
-// requests are answered here, before auth, because browsers send them
-// without the Authorization header. A page of an origin refused gets no
-// CORS header (its browser then keeps the answer from it) and is logged
-// once.
+// cors lets browser pages call the mock as p says, through
+// github.com/rs/cors: the contract's operations from origins, the admin
+// API from adminOrigins only. Preflight requests are answered here, before
+// auth, because browsers send them without the Authorization header. A
+// page of an origin refused gets no CORS header (its browser then keeps
+// the answer from it, or does not send the request) and is logged once.
 func cors(p corsPolicy) func(http.Handler) http.Handler {
 	normalize := func(list []string) []string {
 		list = slices.Clone(list)
@@ -75,39 +74,41 @@ func cors(p corsPolicy) func(http.Handler) http.Handler {
 		}
 		return list
 	}
-	origins, adminOrigins := normalize(p.origins), normalize(p.adminOrigins)
-	anyOrigin := len(origins) == 0 || slices.Contains(origins, "*")
-	opts := rscors.Options{
-		AllowedMethods:     corsMethods,
-		AllowedHeaders:     []string{"*"}, // the mock ignores headers it does not know
-		ExposedHeaders:     []string{"WWW-Authenticate", "Deprecation", "Allow", "X-Stability", "X-Request-Id"},
-		MaxAge:             600,
-		OptionsPassthrough: true, // preflightDone completes and answers it
-	}
-	if anyOrigin {
-		opts.AllowedOrigins = []string{"*"}
-	} else {
+	newCORS := func(allowed []string, anyOrigin bool, what, flag string) *rscors.Cors {
+		opts := rscors.Options{
+			AllowedMethods:     corsMethods,
+			AllowedHeaders:     []string{"*"}, // the mock ignores headers it does not know
+			ExposedHeaders:     []string{"WWW-Authenticate", "Deprecation", "Allow", "X-Stability", "X-Request-Id"},
+			MaxAge:             600,
+			OptionsPassthrough: true, // preflightDone completes and answers it
+		}
+		if anyOrigin {
+			opts.AllowedOrigins = []string{"*"}
+			return rscors.New(opts)
+		}
 		opts.AllowCredentials = true
 		opts.AllowOriginVaryRequestFunc = func(r *http.Request, origin string) (bool, []string) {
-			if slices.Contains(origins, origin) {
+			if slices.Contains(allowed, origin) {
 				return true, nil
 			}
 			if !sameOrigin(origin, r.Host) {
-				p.refusals.Refused(origin, "the API", "--cors-origin")
+				p.refusals.Refused(origin, what, flag)
 			}
 			return false, nil
 		}
+		return rscors.New(opts)
 	}
-	api := rscors.New(opts)
+	origins := normalize(p.origins)
+	api := newCORS(origins, len(origins) == 0 || slices.Contains(origins, "*"), "the API", "--cors-origin")
+	admin := newCORS(normalize(p.adminOrigins), false, "the admin API", "--admin-origin")
 	return func(next http.Handler) http.Handler {
-		apiNext := api.Handler(preflightDone(next))
-		admin := adminCORS(p, adminOrigins, next)
+		apiNext, adminNext := api.Handler(preflightDone(next)), admin.Handler(preflightDone(next))
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			switch {
 			case r.Header.Get("Origin") == "":
 				next.ServeHTTP(w, r)
 			case underBase(r.URL.Path, p.adminBase) || r.URL.Path == metrics.Path: // the metrics tell what was served: the admin API's rules
-				admin.ServeHTTP(w, r)
+				adminNext.ServeHTTP(w, r)
 			default:
 				apiNext.ServeHTTP(w, r)
 			}
@@ -115,17 +116,12 @@ func cors(p corsPolicy) func(http.Handler) http.Handler {
 	}
 }
 
-// isPreflight reports whether r is a CORS preflight request.
-func isPreflight(r *http.Request) bool {
-	return r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
-}
-
 // preflightDone answers a preflight rs/cors has passed on: for an allowed
 // origin, with every method and header the mock takes (rs/cors names only
 // those asked for), then 204. Other requests go on to next.
 func preflightDone(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !isPreflight(r) {
+		if r.Method != http.MethodOptions || r.Header.Get("Access-Control-Request-Method") == "" {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -135,43 +131,6 @@ func preflightDone(next http.Handler) http.Handler {
 			h.Set("Access-Control-Allow-Headers", allowHeaders(r.Header.Get("Access-Control-Request-Headers")))
 		}
 		w.WriteHeader(http.StatusNoContent)
-	})
-}
-
-// adminCORS answers the CORS of the admin API: only the pages of
-// adminOrigins, with credentials; every other origin gets no CORS header
-// and is logged once (the admin guard refuses its changes).
-func adminCORS(p corsPolicy, adminOrigins []string, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		origin := r.Header.Get("Origin")
-		h := w.Header()
-		h.Add("Vary", "Origin")
-		preflight := isPreflight(r)
-		if !slices.Contains(adminOrigins, origin) {
-			// No CORS headers: the browser keeps the answer from the page,
-			// or, for a preflight, does not send the request.
-			if !sameOrigin(origin, r.Host) {
-				p.refusals.Refused(origin, "the admin API", "--admin-origin")
-			}
-			if preflight { // answered here, before auth: a preflight carries no key
-				w.WriteHeader(http.StatusNoContent)
-				return
-			}
-			next.ServeHTTP(w, r)
-			return
-		}
-		h.Set("Access-Control-Allow-Origin", origin)
-		h.Set("Access-Control-Allow-Credentials", "true")
-		if preflight {
-			h.Add("Vary", "Access-Control-Request-Method, Access-Control-Request-Headers")
-			h.Set("Access-Control-Allow-Methods", strings.Join(corsMethods, ", "))
-			h.Set("Access-Control-Allow-Headers", allowHeaders(r.Header.Get("Access-Control-Request-Headers")))
-			h.Set("Access-Control-Max-Age", "600")
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
-		h.Set("Access-Control-Expose-Headers", "WWW-Authenticate, Deprecation, Allow, X-Stability, X-Request-Id")
-		next.ServeHTTP(w, r)
 	})
 }
 

@@ -80,23 +80,16 @@ func (s *Server) version() string {
 // answer never changes, so it is encoded once.
 func (s *Server) describeContract() httpapi.Handler {
 	info := contractInfo{
+		Title:       s.title(),
+		Version:     s.version(),
 		BasePath:    s.contract.BasePath,
 		Record:      recordInfo{Name: s.shape.Schema.Name, Key: s.shape.Key, Fields: []fieldInfo{}},
 		Operations:  []operationInfo{},
 		Faults:      faults,
 		JournalSize: s.journal.perSession,
 	}
-	if m := s.contract.Model; m != nil && m.Info != nil {
-		info.Title, info.Version = m.Info.Title, m.Info.Version
-	}
-	writable := map[string]bool{}
-	if op := s.shape.Update; op.Body != nil {
-		for _, name := range op.Body.Schema.PropertyNames() {
-			writable[name] = name != s.shape.Key && s.shape.Has(name)
-		}
-	}
 	for _, name := range s.shape.Fields {
-		f := fieldInfo{Name: name, Key: name == s.shape.Key, Writable: writable[name]}
+		f := fieldInfo{Name: name, Key: name == s.shape.Key, Writable: s.writable[name] && name != s.shape.Key}
 		if ps := s.shape.Schema.Property(name); ps != nil {
 			f.Type, f.Enum, f.Description = ps.Type(), enumOf(ps), ps.Model.Description
 		}

@@ -210,9 +210,7 @@ func (j *journal) record(w http.ResponseWriter, r *http.Request, e *httpapi.Entr
 	// with sessions or push a team's out.
 	en := &entry{Entry: *e, uri: r.URL.RequestURI(), list: c.list, hasList: c.hasList}
 	en.Observer = nil
-	if en.Session == "" {
-		en.Session = store.DefaultSession
-	}
+	en.Session = cmp.Or(en.Session, store.DefaultSession)
 	reqBytes := c.reqBytes
 	if !c.reqDone && r.ContentLength > int64(reqBytes) {
 		reqBytes = int(r.ContentLength)

@@ -3,8 +3,10 @@ package mockserver
 import (
 	"github.com/petstore/inventory-kit/mockserver/httpapi"
 
+	"cmp"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/petstore/inventory-kit/mockserver/store"
 	"github.com/petstore/inventory-kit/spec"
@@ -40,10 +42,7 @@ func (s *Server) operation(op *spec.Operation, h opHandler) http.Handler {
 	)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := &call{Request: httpapi.Request{Op: op}, e: httpapi.EntryOf(r)}
-		// The sessions step, before the rate limit, has read the session.
-		if c.Session = c.e.Session; c.Session == "" {
-			c.Session = store.DefaultSession
-		}
+		c.Session = cmp.Or(c.e.Session, store.DefaultSession) // as the sessions step, before the rate limit, read it
 		serve(w, r, c)
 	})
 }
@@ -246,12 +245,7 @@ func writeRequestError(w http.ResponseWriter, r *http.Request, op *spec.Operatio
 
 // isPathParam reports whether field names a path parameter of op.
 func isPathParam(op *spec.Operation, field string) bool {
-	for _, p := range op.Params {
-		if p.In == "path" && p.Name == field {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(op.Params, func(p *spec.Param) bool { return p.In == "path" && p.Name == field })
 }
 
 // notImplemented answers an operation the mock has no handler for.

@@ -170,24 +170,19 @@ func answerForced(w http.ResponseWriter, r *http.Request, op *spec.Operation, p 
 	}
 }
 
+// ownCodes are the Error codes the mock has of its own, by status.
+var ownCodes = map[int]string{
+	http.StatusBadRequest: httpapi.CodeInvalidBody, http.StatusUnauthorized: httpapi.CodeUnauthorized,
+	http.StatusNotFound: httpapi.CodeNotFound, http.StatusMethodNotAllowed: httpapi.CodeMethodNotAllowed,
+	http.StatusInternalServerError: httpapi.CodeInternal, http.StatusNotImplemented: httpapi.CodeNotImplemented,
+	http.StatusServiceUnavailable: httpapi.CodeUnavailable,
+}
+
 // codeFor returns the Error code the mock uses for an error status: its
 // own where it has one, else the status text in snake case.
 func codeFor(status int) string {
-	switch status {
-	case http.StatusBadRequest:
-		return httpapi.CodeInvalidBody
-	case http.StatusUnauthorized:
-		return httpapi.CodeUnauthorized
-	case http.StatusNotFound:
-		return httpapi.CodeNotFound
-	case http.StatusMethodNotAllowed:
-		return httpapi.CodeMethodNotAllowed
-	case http.StatusInternalServerError:
-		return httpapi.CodeInternal
-	case http.StatusNotImplemented:
-		return httpapi.CodeNotImplemented
-	case http.StatusServiceUnavailable:
-		return httpapi.CodeUnavailable
+	if code, ok := ownCodes[status]; ok {
+		return code
 	}
 	text := http.StatusText(status)
 	if text == "" {

@@ -160,7 +160,6 @@ func newLimiter(max int, now func() time.Time) *limiter {
 		sessions: map[string]*sessionLimit{}, buckets: map[[sha256.Size]byte]*bucket{}}
 }
 
-// newLimit checks rl.
 func newLimit(rl RateLimit) (limit, error) {
 	perSecond, burst, err := rl.parse()
 	if err != nil {
@@ -330,7 +329,6 @@ func (l *limiter) evictLocked(now time.Time) {
 	}
 }
 
-// size returns the number of buckets kept.
 func (l *limiter) size() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -347,10 +345,7 @@ func (l *limiter) limited(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		session := httpapi.EntryOf(r).Session
-		if session == "" {
-			session = store.DefaultSession
-		}
+		session := cmp.Or(httpapi.EntryOf(r).Session, store.DefaultSession)
 		ok, wait, rate := l.take(callerID(r, session), session)
 		if ok {
 			next.ServeHTTP(w, r)

@@ -267,52 +267,40 @@ type counted struct {
 	m *metrics.Metrics
 }
 
-func (c *counted) count(method string, err error) {
+func (c *counted) count(method string, err error) error {
 	var ps problems
-	if err == nil || errors.Is(err, store.ErrNotFound) || errors.As(err, &ps) || errors.Is(err, context.Canceled) {
-		return
+	if err != nil && !errors.Is(err, store.ErrNotFound) && !errors.As(err, &ps) && !errors.Is(err, context.Canceled) {
+		c.m.StoreError(method)
 	}
-	c.m.StoreError(method)
+	return err
 }
 
 func (c *counted) List(ctx context.Context, session string) (store.List, error) {
 	l, err := c.Store.List(ctx, session)
-	c.count("list", err)
-	return l, err
+	return l, c.count("list", err)
 }
 
 func (c *counted) Get(ctx context.Context, session string, id int64) (fixtures.Record, error) {
 	r, err := c.Store.Get(ctx, session, id)
-	c.count("get", err)
-	return r, err
+	return r, c.count("get", err)
 }
 
 func (c *counted) Update(ctx context.Context, session string, id int64, change func(fixtures.Record) (fixtures.Record, error)) (fixtures.Record, error) {
 	r, err := c.Store.Update(ctx, session, id, change)
-	c.count("update", err)
-	return r, err
+	return r, c.count("update", err)
 }
 
 func (c *counted) Reset(ctx context.Context, session string) error {
-	err := c.Store.Reset(ctx, session)
-	c.count("reset", err)
-	return err
+	return c.count("reset", c.Store.Reset(ctx, session))
 }
 
 func (c *counted) Sessions(ctx context.Context) ([]store.SessionInfo, error) {
 	s, err := c.Store.Sessions(ctx)
-	c.count("sessions", err)
-	return s, err
+	return s, c.count("sessions", err)
 }
 
 func (c *counted) Drop(ctx context.Context, session string) error {
-	err := c.Store.Drop(ctx, session)
-	c.count("drop", err)
-	return err
+	return c.count("drop", c.Store.Drop(ctx, session))
 }
 
-func (c *counted) Health(ctx context.Context) error {
-	err := c.Store.Health(ctx)
-	c.count("health", err)
-	return err
-}
+func (c *counted) Health(ctx context.Context) error { return c.count("health", c.Store.Health(ctx)) }

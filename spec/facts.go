@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/big"
@@ -120,9 +121,7 @@ func (f *Facts) merge(m *base.Schema) error {
 	if slices.Contains(m.Type, "null") || m.Nullable != nil && *m.Nullable {
 		f.Nullable = true
 	}
-	if f.Format == "" {
-		f.Format = m.Format
-	}
+	f.Format = cmp.Or(f.Format, m.Format)
 	var values [][]byte
 	for _, n := range m.Enum {
 		if n == nil {
@@ -170,13 +169,11 @@ func (f *Facts) merge(m *base.Schema) error {
 	if m.Pattern != "" {
 		f.Patterns = append(f.Patterns, m.Pattern)
 	}
-	if m.Properties != nil {
-		for name, p := range m.Properties.FromOldest() {
-			if f.propOf[name] == nil {
-				f.Properties = append(f.Properties, name)
-			}
-			f.propOf[name] = append(f.propOf[name], p)
+	for name, p := range m.Properties.FromOldest() {
+		if f.propOf[name] == nil {
+			f.Properties = append(f.Properties, name)
 		}
+		f.propOf[name] = append(f.propOf[name], p)
 	}
 	for _, name := range m.Required {
 		if !slices.Contains(f.Required, name) {

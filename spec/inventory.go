@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/pb33f/libopenapi-validator/schema_validation"
 	"github.com/pb33f/libopenapi/datamodel/high/base"
@@ -219,10 +220,5 @@ func (o *Operation) PathParams() []string { return o.route.params() }
 // answer of the operation. Where it gives none (GET /pets/{petId}, GET
 // /store/orders), the contract does not say what the operation answers.
 func (o *Operation) Shaped() bool {
-	for _, r := range o.Responses {
-		if len(r.Code) == 3 && r.Code[0] == '2' && len(r.MediaTypes) > 0 {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(o.Responses, func(r *Response) bool { return len(r.Code) == 3 && r.Code[0] == '2' && len(r.MediaTypes) > 0 })
 }

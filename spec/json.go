@@ -121,16 +121,12 @@ func Members(b []byte, yield func(name, raw []byte) bool) error {
 		if err != nil {
 			return err
 		}
-		name := quoted[1 : len(quoted)-1]
-		if bytes.IndexByte(name, '\\') >= 0 {
-			if d.name, err = jsontext.AppendUnquote(d.name[:0], quoted); err != nil {
-				return err
-			}
-			name = d.name
-		} else {
+		if name := quoted[1 : len(quoted)-1]; bytes.IndexByte(name, '\\') < 0 {
 			d.name = append(d.name[:0], name...)
-			name = d.name
+		} else if d.name, err = jsontext.AppendUnquote(d.name[:0], quoted); err != nil {
+			return err
 		}
+		name := d.name
 		raw, err := d.dec.ReadValue()
 		if err != nil {
 			return err
@@ -143,7 +139,6 @@ func Members(b []byte, yield func(name, raw []byte) bool) error {
 	return nil
 }
 
-// value reads one value from the decoder.
 func (d *decoder) value() (any, error) {
 	tok, err := d.dec.ReadToken()
 	if err != nil {

@@ -120,7 +120,7 @@ type RequestVerdict struct {
 // method, parameters, content type or body.
 func (v *RequestVerdict) Invalid() bool { return len(v.Problems) > 0 }
 
-// Path returns the path x addresses under the contract's base path.
+// requestPath returns the path x addresses under the contract's base path.
 func requestPath(x *exchange.Exchange) string {
 	if x.Path != "" {
 		return x.Path
@@ -185,11 +185,19 @@ func (j *Judge) Request(x *exchange.Exchange) *RequestVerdict {
 
 // add appends a violation of the request side, if the filter keeps its rule.
 func (v *RequestVerdict) add(j *Judge, vi Violation) {
-	if !j.filter.Keeps(vi.Rule) {
-		return
+	v.Violations = j.kept(v.Violations, v.Name, WhereRequest, vi)
+}
+
+// kept appends to vs those of add whose rules the filter keeps, naming
+// their operation and side.
+func (j *Judge) kept(vs []Violation, name, where string, add ...Violation) []Violation {
+	for _, vi := range add {
+		if j.filter.Keeps(vi.Rule) {
+			vi.Operation, vi.Where = name, where
+			vs = append(vs, vi)
+		}
 	}
-	vi.Operation, vi.Where = v.Name, WhereRequest
-	v.Violations = append(v.Violations, vi)
+	return vs
 }
 
 // requestViolation names the rule and the place of a request problem.
@@ -252,12 +260,7 @@ func (j *Judge) Response(x *exchange.Exchange, rv *RequestVerdict) []Violation {
 	if x.Status == 0 {
 		return vs
 	}
-	add := func(vi Violation) {
-		if j.filter.Keeps(vi.Rule) {
-			vi.Operation, vi.Where = rv.Name, WhereResponse
-			vs = append(vs, vi)
-		}
-	}
+	add := func(vi ...Violation) { vs = j.kept(vs, rv.Name, WhereResponse, vi...) }
 	status := x.Status
 	if rv.NoCredential && status != http.StatusUnauthorized {
 		add(Violation{Rule: RuleAuthNotEnforced, Path: "status", Message: fmt.Sprintf("answered %d to a request without a bearer credential; the contract answers 401", status)})
@@ -266,9 +269,7 @@ func (j *Judge) Response(x *exchange.Exchange, rv *RequestVerdict) []Violation {
 		add(Violation{Rule: RuleInvalidAccepted, Path: "status", Message: fmt.Sprintf("answered %d to a request that breaks the contract (%s); want a 4xx", status, Join(rv.Problems))})
 	}
 	if resp := op.Response(status); resp != nil && resp.Schema != nil && status < 300 && readable(x) && (op.Method == http.MethodPatch || op.Method == http.MethodPut) && !rv.Invalid() {
-		for _, vi := range echoViolations(resp.Schema, rv.body, rv.values, x.RespBody) {
-			add(vi)
-		}
+		add(echoViolations(resp.Schema, rv.body, rv.values, x.RespBody)...)
 	}
 	return vs
 }
@@ -288,12 +289,7 @@ func readable(x *exchange.Exchange) bool {
 // writes).
 func (j *Judge) Answer(x *exchange.Exchange, op *Operation, name string) []Violation {
 	var vs []Violation
-	add := func(vi Violation) {
-		if j.filter.Keeps(vi.Rule) {
-			vi.Operation, vi.Where = name, WhereResponse
-			vs = append(vs, vi)
-		}
-	}
+	add := func(vi ...Violation) { vs = j.kept(vs, name, WhereResponse, vi...) }
 	switch x.Failure {
 	case exchange.FailureNoAnswer:
 		add(Violation{Rule: RuleNoAnswer, Path: "status", Message: x.Err})
@@ -318,9 +314,7 @@ func (j *Judge) Answer(x *exchange.Exchange, op *Operation, name string) []Viola
 		j.verdicts[key] = cached
 		j.mu.Unlock()
 	}
-	for _, vi := range cached {
-		add(vi)
-	}
+	add(cached...)
 	switch {
 	case x.RespEncoding != "":
 		add(Violation{Rule: RuleBodyEncoding, Path: "header.Content-Encoding", Message: fmt.Sprintf("the answer is sent as %s, which the checks cannot read: its body was not checked", x.RespEncoding)})
@@ -339,13 +333,7 @@ func (j *Judge) ErrorBody(x *exchange.Exchange) []Violation {
 	if x.Status < 400 || !readable(x) {
 		return nil
 	}
-	var vs []Violation
-	for _, vi := range j.envelope.check(x.Status, x.RespHeader.Get("Content-Type"), x.RespBody, false) {
-		if j.filter.Keeps(vi.Rule) {
-			vs = append(vs, vi)
-		}
-	}
-	return vs
+	return j.kept(nil, "", WhereResponse, j.envelope.check(x.Status, x.RespHeader.Get("Content-Type"), x.RespBody, false)...)
 }
 
 // answer judges an answer, without the filter or the names, for the cache.

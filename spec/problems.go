@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"cmp"
 	"strings"
 
 	verrors "github.com/pb33f/libopenapi-validator/errors"
@@ -49,7 +50,7 @@ func Join(ps []Problem) string {
 // itself against the OpenAPI schema, with the place it points at.
 func describeDocumentError(e *verrors.ValidationError) string {
 	var b strings.Builder
-	b.WriteString(firstNonEmpty(e.Reason, e.Message))
+	b.WriteString(cmp.Or(e.Reason, e.Message))
 	for _, s := range e.SchemaValidationErrors {
 		b.WriteString("\n    ")
 		if s.FieldPath != "" {
@@ -58,13 +59,4 @@ func describeDocumentError(e *verrors.ValidationError) string {
 		b.WriteString(s.Reason)
 	}
 	return b.String()
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

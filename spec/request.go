@@ -66,16 +66,14 @@ func planRequest(c *compiler, item *v3.PathItem, op *v3.Operation) ([]*Param, *B
 	if rb.Required != nil {
 		b.Required = *rb.Required
 	}
-	if rb.Content != nil {
-		for mt, content := range rb.Content.FromOldest() {
-			b.MediaTypes = append(b.MediaTypes, mt)
-			if b.Schema == nil && isJSON(mt) && content != nil && content.Schema != nil {
-				s, err := c.compile(content.Schema, schema_validation.SchemaValidationPurposeRequestBody)
-				if err != nil {
-					return nil, nil, fmt.Errorf("request body %s: %w", mt, err)
-				}
-				b.Schema = s
+	for mt, content := range rb.Content.FromOldest() {
+		b.MediaTypes = append(b.MediaTypes, mt)
+		if b.Schema == nil && isJSON(mt) && content != nil && content.Schema != nil {
+			s, err := c.compile(content.Schema, schema_validation.SchemaValidationPurposeRequestBody)
+			if err != nil {
+				return nil, nil, fmt.Errorf("request body %s: %w", mt, err)
 			}
+			b.Schema = s
 		}
 	}
 	return params, b, nil

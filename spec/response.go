@@ -41,51 +41,45 @@ func planResponses(c *compiler, op *v3.Operation) ([]*Response, error) {
 			return nil
 		}
 		resp := &Response{Code: code, Description: strings.TrimSpace(r.Description)}
-		if r.Content != nil {
-			for mt, content := range r.Content.FromOldest() {
-				resp.MediaTypes = append(resp.MediaTypes, mt)
-				if resp.Schema != nil || !isJSON(mt) || content == nil {
-					continue
-				}
-				if content.Schema != nil {
-					s, err := c.compile(content.Schema, schema_validation.SchemaValidationPurposeResponseBody)
-					if err != nil {
-						return fmt.Errorf("response %s %s: %w", code, mt, err)
-					}
-					resp.Schema = s
-				}
-				examples, err := examplesOf(content)
+		for mt, content := range r.Content.FromOldest() {
+			resp.MediaTypes = append(resp.MediaTypes, mt)
+			if resp.Schema != nil || !isJSON(mt) || content == nil {
+				continue
+			}
+			if content.Schema != nil {
+				s, err := c.compile(content.Schema, schema_validation.SchemaValidationPurposeResponseBody)
 				if err != nil {
 					return fmt.Errorf("response %s %s: %w", code, mt, err)
 				}
-				for i := range examples {
-					if resp.Schema != nil {
-						examples[i].Problems = resp.Schema.ValidateJSON(examples[i].JSON)
-					}
-				}
-				resp.Examples = examples
+				resp.Schema = s
 			}
+			examples, err := examplesOf(content)
+			if err != nil {
+				return fmt.Errorf("response %s %s: %w", code, mt, err)
+			}
+			for i := range examples {
+				if resp.Schema != nil {
+					examples[i].Problems = resp.Schema.ValidateJSON(examples[i].JSON)
+				}
+			}
+			resp.Examples = examples
 		}
-		if r.Headers != nil {
-			for name, h := range r.Headers.FromOldest() {
-				if h == nil || strings.EqualFold(name, "Content-Type") {
-					continue
-				}
-				s, err := c.compile(h.Schema, schema_validation.SchemaValidationPurposeGeneric)
-				if err != nil {
-					return fmt.Errorf("response %s header %s: %w", code, name, err)
-				}
-				resp.Headers = append(resp.Headers, &Param{Name: name, In: "header", Required: h.Required, Schema: s})
+		for name, h := range r.Headers.FromOldest() {
+			if h == nil || strings.EqualFold(name, "Content-Type") {
+				continue
 			}
+			s, err := c.compile(h.Schema, schema_validation.SchemaValidationPurposeGeneric)
+			if err != nil {
+				return fmt.Errorf("response %s header %s: %w", code, name, err)
+			}
+			resp.Headers = append(resp.Headers, &Param{Name: name, In: "header", Required: h.Required, Schema: s})
 		}
 		out = append(out, resp)
 		return nil
 	}
-	if op.Responses.Codes != nil {
-		for code, r := range op.Responses.Codes.FromOldest() {
-			if err := add(strings.ToUpper(code), r); err != nil {
-				return nil, err
-			}
+	for code, r := range op.Responses.Codes.FromOldest() {
+		if err := add(strings.ToUpper(code), r); err != nil {
+			return nil, err
 		}
 	}
 	if err := add("default", op.Responses.Default); err != nil {
@@ -120,12 +114,10 @@ func examplesOf(content *v3.MediaType) ([]Example, error) {
 	if err := add("example", content.Example); err != nil {
 		return nil, err
 	}
-	if content.Examples != nil {
-		for name, ex := range content.Examples.FromOldest() {
-			if ex != nil {
-				if err := add(name, ex.Value); err != nil {
-					return nil, err
-				}
+	for name, ex := range content.Examples.FromOldest() {
+		if ex != nil {
+			if err := add(name, ex.Value); err != nil {
+				return nil, err
 			}
 		}
 	}

@@ -225,12 +225,7 @@ func ruleNames() string {
 
 // Keeps reports whether the filter keeps the named rule.
 func (f RuleFilter) Keeps(rule string) bool {
-	for _, p := range f {
-		if ok, _ := path.Match(p, rule); ok {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(f, func(p string) bool { ok, _ := path.Match(p, rule); return ok })
 }
 
 // A Violation is one way an exchange breaks the contract.

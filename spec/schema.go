@@ -281,14 +281,10 @@ func (s *Schema) Type() string {
 // PropertyNames returns the names of the schema's properties in the
 // document's order.
 func (s *Schema) PropertyNames() []string {
-	if s == nil || s.Model == nil || s.Model.Properties == nil {
+	if s == nil || s.Model == nil {
 		return nil
 	}
-	var names []string
-	for name := range s.Model.Properties.KeysFromOldest() {
-		names = append(names, name)
-	}
-	return names
+	return slices.Collect(s.Model.Properties.KeysFromOldest())
 }
 
 // Requires reports whether the schema lists name as a required property.
@@ -359,7 +355,6 @@ func collect(ve *jsonschema.ValidationError, out *[]Problem) {
 	}
 }
 
-// join appends a property name to a field path.
 func join(path, name string) string {
 	if path == "" {
 		return name

@@ -236,10 +236,8 @@ func checkDocument(document libopenapi.Document) error {
 // replaced by their defaults: "https://{host}/v1" gives "/v1".
 func serverPath(s *v3.Server) string {
 	defaults := map[string]string{}
-	if s.Variables != nil {
-		for name, v := range s.Variables.FromOldest() {
-			defaults[name] = v.Default
-		}
+	for name, v := range s.Variables.FromOldest() {
+		defaults[name] = v.Default
 	}
 	return urlPath(s.URL, defaults)
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -272,12 +273,7 @@ func (c *Contract) Coverage(answers map[string]map[int]int64) *report.Coverage {
 			oc.Responses = append(oc.Responses, report.ResponseCoverage{Code: r.Code})
 		}
 		seen := answers[op.Name()]
-		statuses := make([]int, 0, len(seen))
-		for s := range seen {
-			statuses = append(statuses, s)
-		}
-		slices.Sort(statuses)
-		for _, s := range statuses {
+		for _, s := range slices.Sorted(maps.Keys(seen)) {
 			n := seen[s]
 			oc.Answers += n
 			r := op.Response(s)

@@ -8,6 +8,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -130,9 +131,7 @@ func Describe(ps []spec.Problem) (code, message string) {
 	}
 	parts := make([]string, len(ps))
 	for i, p := range ps {
-		if p.Field == "" {
-			p.Field = "body"
-		}
+		p.Field = cmp.Or(p.Field, "body")
 		parts[i] = p.String()
 	}
 	return code, strings.Join(parts, "; ")

@@ -40,10 +40,7 @@ type Handler func(w http.ResponseWriter, r *http.Request, in *Request)
 // header for the others. HEAD is served wherever GET is, as RFC 9110
 // section 9.3.2 asks of a general-purpose server (net/http sends no body).
 func Methods(byMethod map[string]http.Handler) http.Handler {
-	allowed := make([]string, 0, len(byMethod)+1)
-	for m := range byMethod {
-		allowed = append(allowed, m)
-	}
+	allowed := slices.Collect(maps.Keys(byMethod))
 	if get, ok := byMethod["GET"]; ok && byMethod["HEAD"] == nil {
 		byMethod["HEAD"] = get
 		allowed = append(allowed, "HEAD")

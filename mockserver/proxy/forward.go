@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -65,8 +66,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 	default:
 		body, err := readUpTo(r.Body, p.limit, r.ContentLength)
 		if err != nil {
-			// As the mock answers a body that ends early; nothing reaches the backend.
-			httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidBody, "body: ended early, before all of it was sent ("+err.Error()+")")
+			httpapi.WriteBodyError(w, r, err) // as the mock answers it; nothing reaches the backend
 			return
 		}
 		ex.x.Body, ex.x.BodySize = body, int64(len(body))
@@ -129,12 +129,7 @@ func (p *Proxy) rejects(rv *spec.RequestVerdict) bool {
 	if rv.NoCredential {
 		return false
 	}
-	for _, v := range rv.Violations {
-		if v.Rule != spec.RuleAuthMissing && v.Rule != spec.RuleTooLarge {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(rv.Violations, func(v spec.Violation) bool { return v.Rule != spec.RuleAuthMissing && v.Rule != spec.RuleTooLarge })
 }
 
 // rewrite maps the contract's base path to the backend's, and keeps what
@@ -201,10 +196,8 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	ex.fill()
 	ex.decode(p.limit)
 	ex.answered, ex.checked = p.judge.Response(&ex.x, ex.rv), true
-	for _, v := range ex.answered {
-		if spec.Severity(v.Rule) == spec.SeverityError {
-			return errEnforced
-		}
+	if slices.ContainsFunc(ex.answered, func(v spec.Violation) bool { return spec.Severity(v.Rule) == spec.SeverityError }) {
+		return errEnforced
 	}
 	return nil
 }

@@ -677,7 +677,6 @@ func (f *File) gather(last int, took time.Duration) {
 	}
 }
 
-// queued returns the number of operations waiting for a commit.
 func (f *File) queued() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -210,13 +210,10 @@ func newTable(cs []*chunk) table {
 	return t
 }
 
-// len returns the number of chunks.
 func (t table) len() int { return t.n }
 
-// at returns chunk i.
 func (t table) at(i int) *chunk { return t.pages[i/pageSize][i%pageSize] }
 
-// all yields the chunks in order.
 func (t table) all() iter.Seq[*chunk] {
 	return func(yield func(*chunk) bool) {
 		for _, p := range t.pages {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -127,15 +128,7 @@ func NewMemory(records []fixtures.Record, opts Options) *Memory {
 // them.
 func newSeed(records []fixtures.Record) ([]int64, *snapshot) {
 	sorted := slices.Clone(records)
-	slices.SortFunc(sorted, func(a, b fixtures.Record) int {
-		switch {
-		case a.ID < b.ID:
-			return -1
-		case a.ID > b.ID:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(sorted, func(a, b fixtures.Record) int { return cmp.Compare(a.ID, b.ID) })
 	ids, encoded := make([]int64, len(sorted)), make([][]byte, len(sorted))
 	for i, r := range sorted {
 		ids[i], encoded[i] = r.ID, r.JSON

@@ -524,7 +524,6 @@ type flight struct {
 // fetchTimeout bounds one fetch, beyond the client's own timeouts.
 const fetchTimeout = 5 * time.Second
 
-// flightOf returns the session's flight.
 func (r *Redis) flightOf(session string) *flight {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -729,7 +728,6 @@ func (r *Redis) List(ctx context.Context, session string) (List, error) {
 	return List{chunks: snap.chunks, size: snap.size, n: len(r.ids), flat: &snap.flat}, nil
 }
 
-// find returns the position of key id.
 func (r *Redis) find(id int64) (int, bool) { return slices.BinarySearch(r.ids, id) }
 
 // record returns record pos of a snapshot.

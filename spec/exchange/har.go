@@ -181,7 +181,6 @@ func delim(dec *json.Decoder, want json.Delim) error {
 	return nil
 }
 
-// skip consumes one value.
 func skip(dec *json.Decoder) error {
 	var v json.RawMessage
 	return dec.Decode(&v)

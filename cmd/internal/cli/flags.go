@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -335,11 +336,7 @@ func (p *Parser) Lines(group func(name, group string) bool) []Line {
 		}
 		arg := "--" + f.Name
 		if !f.IsBool() {
-			ph := f.PlaceHolder
-			if ph == "" {
-				ph = strings.ToUpper(strings.TrimPrefix(f.Target.Type().String(), "time."))
-			}
-			arg += " " + ph
+			arg += " " + cmp.Or(f.PlaceHolder, strings.ToUpper(strings.TrimPrefix(f.Target.Type().String(), "time.")))
 		}
 		d := f.Default
 		switch {

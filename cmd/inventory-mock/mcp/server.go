@@ -15,6 +15,7 @@ package mcp
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,10 +39,7 @@ const Name = "inventory-mock"
 // New returns the MCP server of the mock m: its tools and resources. One
 // server serves every session of both transports.
 func New(m *mockserver.Server, version string) *sdk.Server {
-	if version == "" {
-		version = "devel"
-	}
-	s := sdk.NewServer(&sdk.Implementation{Name: Name, Title: "Pet Store Inventory mock", Version: version}, &sdk.ServerOptions{
+	s := sdk.NewServer(&sdk.Implementation{Name: Name, Title: "Pet Store Inventory mock", Version: cmp.Or(version, "devel")}, &sdk.ServerOptions{
 		Instructions: instructions,
 		// No "logging" capability: the server sends no log messages.
 		Capabilities: &sdk.ServerCapabilities{},
