@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -85,8 +86,12 @@ type ring struct {
 // the admin API shows is rendered from it when asked.
 type entry struct {
 	httpapi.Entry
-	x       exchange.Exchange
-	uri     string     // the request's path and query, as the journal shows it
+	x exchange.Exchange
+	// The request's address, kept as served, not rendered: x.URL is made
+	// from it when the entry is shown, off the request's path.
+	url     *url.URL
+	host    string
+	tls     bool
 	seq     uint64     // the order in which entries were added
 	list    store.List // the answer, where it was a list kept whole (hasList)
 	hasList bool
@@ -208,19 +213,15 @@ func (j *journal) record(w http.ResponseWriter, r *http.Request, e *httpapi.Entr
 	// kept in the default session whatever session it names: only a key
 	// holder makes sessions, so nobody without one can fill the journal
 	// with sessions or push a team's out.
-	en := &entry{Entry: *e, uri: r.URL.RequestURI(), list: c.list, hasList: c.hasList}
+	en := &entry{Entry: *e, url: r.URL, host: r.Host, tls: r.TLS != nil, list: c.list, hasList: c.hasList}
 	en.Observer = nil
 	en.Session = cmp.Or(en.Session, store.DefaultSession)
 	reqBytes := c.reqBytes
 	if !c.reqDone && r.ContentLength > int64(reqBytes) {
 		reqBytes = int(r.ContentLength)
 	}
-	scheme := "http://"
-	if r.TLS != nil {
-		scheme = "https://"
-	}
 	en.x = exchange.Exchange{
-		Time: e.Start, Method: r.Method, URL: scheme + r.Host + en.uri, Path: r.URL.Path,
+		Time: e.Start, Method: r.Method, Path: r.URL.Path,
 		// The request's and the answer's headers are kept, not copied:
 		// nothing writes to them once the answer has been sent.
 		Header: r.Header, Body: c.reqBody, BodySize: int64(reqBytes),
@@ -462,6 +463,11 @@ type message struct {
 func (s *Server) render(e *entry) journalEntry {
 	rd := s.rd
 	x := e.x
+	scheme, uri := "http://", e.url.RequestURI()
+	if e.tls {
+		scheme = "https://"
+	}
+	x.URL = scheme + e.host + uri
 	if e.hasList {
 		x.RespBody = e.list.Bytes()
 		x.RespSize = int64(len(x.RespBody))
@@ -470,7 +476,7 @@ func (s *Server) render(e *entry) journalEntry {
 	limit := s.journal.bodyLimit
 	out := journalEntry{
 		ID: rd.String(e.ID), Seq: e.seq, Time: e.Start.UTC().Format(time.RFC3339Nano), Session: rd.String(e.Session),
-		Method: rd.String(x.Method), Path: rd.String(e.uri), Status: x.Status, Code: e.Code,
+		Method: rd.String(x.Method), Path: rd.String(uri), Status: x.Status, Code: e.Code,
 		DurationMs: float64(x.Elapsed.Microseconds()) / 1000, Forced: rd.String(e.Forced), Fault: rd.String(e.Fault),
 		Request: message{Headers: rd.Header(reqHeader), HeadersCut: headersCut,
 			Body: string(rd.Cut(x.Body, len(x.Body))), Bytes: int(e.x.BodySize), Truncated: x.ReqCut()},
