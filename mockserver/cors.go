@@ -64,7 +64,7 @@ var corsMethods = []string{"GET", "HEAD", "PATCH", "POST", "PUT", "DELETE", "OPT
 // auth, because browsers send them without the Authorization header. A
 // page of an origin refused gets no CORS header (its browser then keeps
 // the answer from it, or does not send the request) and is logged once.
-func cors(p corsPolicy) func(http.Handler) http.Handler {
+func cors(p corsPolicy) httpapi.Step {
 	normalize := func(list []string) []string {
 		list = slices.Clone(list)
 		for i, o := range list {
@@ -101,37 +101,34 @@ func cors(p corsPolicy) func(http.Handler) http.Handler {
 	origins := normalize(p.origins)
 	api := newCORS(origins, len(origins) == 0 || slices.Contains(origins, "*"), "the API", "--cors-origin")
 	admin := newCORS(normalize(p.adminOrigins), false, "the admin API", "--admin-origin")
-	return func(next http.Handler) http.Handler {
-		apiNext, adminNext := api.Handler(preflightDone(next)), admin.Handler(preflightDone(next))
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			switch {
-			case r.Header.Get("Origin") == "":
-				next.ServeHTTP(w, r)
-			case underBase(r.URL.Path, p.adminBase) || r.URL.Path == metrics.Path: // the metrics tell what was served: the admin API's rules
-				adminNext.ServeHTTP(w, r)
-			default:
-				apiNext.ServeHTTP(w, r)
-			}
-		})
+	return func(w http.ResponseWriter, r *http.Request) *http.Request {
+		c := api
+		switch {
+		case r.Header.Get("Origin") == "":
+			return r
+		case underBase(r.URL.Path, p.adminBase) || r.URL.Path == metrics.Path: // the metrics tell what was served: the admin API's rules
+			c = admin
+		}
+		var next *http.Request
+		c.ServeHTTP(w, r, func(w http.ResponseWriter, r *http.Request) { next = preflightDone(w, r) })
+		return next
 	}
 }
 
 // preflightDone answers a preflight rs/cors has passed on: for an allowed
 // origin, with every method and header the mock takes (rs/cors names only
-// those asked for), then 204. Other requests go on to next.
-func preflightDone(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodOptions || r.Header.Get("Access-Control-Request-Method") == "" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		h := w.Header()
-		if h.Get("Access-Control-Allow-Origin") != "" {
-			h.Set("Access-Control-Allow-Methods", strings.Join(corsMethods, ", "))
-			h.Set("Access-Control-Allow-Headers", allowHeaders(r.Header.Get("Access-Control-Request-Headers")))
-		}
-		w.WriteHeader(http.StatusNoContent)
-	})
+// those asked for), then 204. It hands other requests on.
+func preflightDone(w http.ResponseWriter, r *http.Request) *http.Request {
+	if r.Method != http.MethodOptions || r.Header.Get("Access-Control-Request-Method") == "" {
+		return r
+	}
+	h := w.Header()
+	if h.Get("Access-Control-Allow-Origin") != "" {
+		h.Set("Access-Control-Allow-Methods", strings.Join(corsMethods, ", "))
+		h.Set("Access-Control-Allow-Headers", allowHeaders(r.Header.Get("Access-Control-Request-Headers")))
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // underBase reports whether path is base or under it.

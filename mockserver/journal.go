@@ -172,16 +172,16 @@ func (t *teeBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// journaled records every request that reaches next in the journal of
-// its session.
-func (j *journal) journaled(next http.Handler) http.Handler {
+// collect is the step that has the journal collect what it keeps of a
+// request (record adds it, once answered, to its session's journal); nil
+// where the journal is off.
+func (j *journal) collect() httpapi.Step {
 	if j.perSession <= 0 {
-		return next
+		return nil
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		e := httpapi.EntryOf(r)
+	return func(w http.ResponseWriter, r *http.Request) *http.Request {
 		c := &capture{limit: j.bodyLimit}
-		e.Observer = c
+		httpapi.EntryOf(r).Observer = c
 		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
 			tee := &teeBody{ReadCloser: r.Body, c: c}
 			r.Body = tee
@@ -189,11 +189,8 @@ func (j *journal) journaled(next http.Handler) http.Handler {
 				c.body = tee
 			}
 		}
-		// In a defer, so that a request whose answer was dropped on purpose
-		// (a panic with http.ErrAbortHandler) is journaled too.
-		defer j.record(w, r, e, c)
-		next.ServeHTTP(w, r)
-	})
+		return r
+	}
 }
 
 // BeforeAnswer reads, for the journal, the start of a request body that
@@ -207,8 +204,14 @@ func (c *capture) BeforeAnswer() {
 	}
 }
 
-// record adds the request e has followed to the journal.
-func (j *journal) record(w http.ResponseWriter, r *http.Request, e *httpapi.Entry, c *capture) {
+// record adds a request the capture step saw to the journal, once it is
+// answered: an httpapi.After, so that a request whose answer was dropped
+// on purpose (a panic with http.ErrAbortHandler) is journaled too.
+func (j *journal) record(w http.ResponseWriter, r *http.Request, e *httpapi.Entry) {
+	c, ok := e.Observer.(*capture)
+	if !ok {
+		return
+	}
 	// A request that never reached an operation (no key, no such path) is
 	// kept in the default session whatever session it names: only a key
 	// holder makes sessions, so nobody without one can fill the journal

@@ -99,7 +99,7 @@ func TestLoggedPathIsCapped(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var logs bytes.Buffer
-			h := httpapi.Recover(slog.New(slog.NewJSONHandler(&logs, nil)), exchange.NewRedactor(exchange.Secret{Value: key}))(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
+			h := httpapi.Front{Logger: slog.New(slog.NewJSONHandler(&logs, nil)), Redactor: exchange.NewRedactor(exchange.Secret{Value: key})}.Serve(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
 			r := httptest.NewRequest("GET", "/", nil)
 			r.URL.Path = tt.path
 			h.ServeHTTP(httptest.NewRecorder(), r)

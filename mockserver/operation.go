@@ -19,8 +19,9 @@ const StabilityHeader = "X-Stability"
 // An opHandler serves one operation of the contract.
 type opHandler = httpapi.Handler
 
-// operation wraps the handler of one contract operation in its steps,
-// listed in the order a request meets them. The body is read before any
+// operation serves one contract operation through its steps, listed in
+// the order a request meets them and run one after the other, as the
+// steps of its path are (httpapi.Steps). The body is read before any
 // delay, so that a delay longer than the server's read timeout cannot cut
 // a body the client has sent; a truncate or slow fault damages whichever
 // answer is sent. An operation with no handler is checked the same way and
@@ -31,7 +32,7 @@ func (s *Server) operation(op *spec.Operation, h opHandler) http.Handler {
 	if h == nil {
 		h, natural = notImplemented, http.StatusNotImplemented
 	}
-	serve := opSteps(checked(op, natural, h),
+	steps := slices.DeleteFunc([]opStep{
 		labelled(op),
 		s.preferred,
 		s.drawn(op),
@@ -39,169 +40,157 @@ func (s *Server) operation(op *spec.Operation, h opHandler) http.Handler {
 		delayed,
 		unreadRefused,
 		forced(op, natural),
-	)
+		checked(op, natural, h),
+	}, func(st opStep) bool { return st == nil })
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c := &call{Request: httpapi.Request{Op: op}, e: httpapi.EntryOf(r)}
+		c := &call{Request: httpapi.Request{Op: op}, e: httpapi.EntryOf(r), w: w}
 		c.Session = cmp.Or(c.e.Session, store.DefaultSession) // as the sessions step, before the rate limit, read it
-		serve(w, r, c)
+		for _, step := range steps {
+			if !step(c.w, r, c) {
+				break
+			}
+		}
+		if c.send != nil {
+			c.send()
+		}
 	})
 }
 
-// A call is one request to an operation as the steps of its wrapper see
-// it: what the handler gets, and what the steps before found.
+// A call is one request to an operation as its steps see it: what the
+// handler gets, and what the steps before found.
 type call struct {
 	httpapi.Request
 	e       *httpapi.Entry
+	w       http.ResponseWriter // where the steps after delayed write: the answer, or a fault's buffer
+	send    func()              // sends a fault's buffer once the steps are done; nil: none
 	pref    preference
 	d       draw
 	body    []byte
 	bodyErr error
 }
 
-// An opStep serves a call, or hands it on to the next step.
-type opStep func(w http.ResponseWriter, r *http.Request, c *call)
-
-// opSteps returns last behind the steps mws, listed in the order a call
-// meets them, as httpapi.Chain does for middleware.
-func opSteps(last opStep, mws ...func(opStep) opStep) opStep {
-	for i := len(mws) - 1; i >= 0; i-- {
-		last = mws[i](last)
-	}
-	return last
-}
+// An opStep serves a call, and reports false, or reports true to hand it
+// on to the next step.
+type opStep func(w http.ResponseWriter, r *http.Request, c *call) bool
 
 // labelled labels the answers of a deprecated or an experimental
-// operation.
-func labelled(op *spec.Operation) func(opStep) opStep {
+// operation; nil for another.
+func labelled(op *spec.Operation) opStep {
+	if !op.Deprecated && op.Stability == "" {
+		return nil
+	}
 	var stability []string
 	if op.Stability != "" {
 		stability = []string{op.Stability}
 	}
-	return func(next opStep) opStep {
-		if !op.Deprecated && stability == nil {
-			return next
+	return func(w http.ResponseWriter, r *http.Request, c *call) bool {
+		hdr := w.Header()
+		if op.Deprecated {
+			// The contract marks the operation deprecated but gives no date.
+			hdr["Deprecation"] = deprecationTrue
 		}
-		return func(w http.ResponseWriter, r *http.Request, c *call) {
-			hdr := w.Header()
-			if op.Deprecated {
-				// The contract marks the operation deprecated but gives no date.
-				hdr["Deprecation"] = deprecationTrue
-			}
-			if stability != nil {
-				hdr[StabilityHeader] = stability
-			}
-			next(w, r, c)
+		if stability != nil {
+			hdr[StabilityHeader] = stability
 		}
+		return true
 	}
 }
 
 // preferred reads the Prefer header, and answers 400 to one that asks for
 // what the mock cannot do.
-func (s *Server) preferred(next opStep) opStep {
-	return func(w http.ResponseWriter, r *http.Request, c *call) {
-		pref, ok := s.preferenceOf(w, r)
-		if !ok {
-			return
-		}
-		c.pref, c.e.Forced = pref, pref.String()
-		next(w, r, c)
+func (s *Server) preferred(w http.ResponseWriter, r *http.Request, c *call) bool {
+	pref, ok := s.preferenceOf(w, r)
+	if !ok {
+		return false
 	}
+	c.pref, c.e.Forced = pref, pref.String()
+	return true
 }
 
 // drawn draws the chaos rules' latency and fault; a Prefer delay replaces
 // the latency.
-func (s *Server) drawn(op *spec.Operation) func(opStep) opStep {
-	return func(next opStep) opStep {
-		return func(w http.ResponseWriter, r *http.Request, c *call) {
-			d := s.chaos.draw(op, c.Session)
-			if c.pref.delay > 0 {
-				d.delay = c.pref.delay
-			}
-			if d.delay > 0 || d.fault != "" {
-				e := c.e
-				e.Fault = d.String()
-				e.Delayed = d.delay > 0
-				switch d.fault {
-				case "":
-				case faultExample:
-					e.ForcedAnswer = true
-				default:
-					e.FaultKind = d.fault
-				}
-			}
-			c.d = d
-			next(w, r, c)
+func (s *Server) drawn(op *spec.Operation) opStep {
+	return func(w http.ResponseWriter, r *http.Request, c *call) bool {
+		d := s.chaos.draw(op, c.Session)
+		if c.pref.delay > 0 {
+			d.delay = c.pref.delay
 		}
+		if d.delay > 0 || d.fault != "" {
+			e := c.e
+			e.Fault = d.String()
+			e.Delayed = d.delay > 0
+			switch d.fault {
+			case "":
+			case faultExample:
+				e.ForcedAnswer = true
+			default:
+				e.FaultKind = d.fault
+			}
+		}
+		c.d = d
+		return true
 	}
 }
 
 // bodyRead reads the body of an operation that takes one, within
-// httpapi.MaxBodyBytes.
-func bodyRead(op *spec.Operation) func(opStep) opStep {
-	return func(next opStep) opStep {
-		if op.Body == nil {
-			return next
-		}
-		return func(w http.ResponseWriter, r *http.Request, c *call) {
-			c.body, c.bodyErr = httpapi.ReadBody(w, r)
-			next(w, r, c)
-		}
+// httpapi.MaxBodyBytes; nil for an operation that takes none.
+func bodyRead(op *spec.Operation) opStep {
+	if op.Body == nil {
+		return nil
+	}
+	return func(w http.ResponseWriter, r *http.Request, c *call) bool {
+		c.body, c.bodyErr = httpapi.ReadBody(w, r)
+		return true
 	}
 }
 
 // delayed applies the drawn latency and the faults that come before
-// serving, and damages the answer with a truncate or slow fault.
-func delayed(next opStep) opStep {
-	return func(w http.ResponseWriter, r *http.Request, c *call) {
-		if !c.d.before(w, r) {
-			return
-		}
-		w, send := c.d.after(w, r)
-		next(w, r, c)
-		if send != nil {
-			send()
-		}
+// serving, and has a truncate or slow fault damage the answer the steps
+// after it write (the operation sends it once they are done).
+func delayed(w http.ResponseWriter, r *http.Request, c *call) bool {
+	if !c.d.before(w, r) {
+		return false
 	}
+	c.w, c.send = c.d.after(w, r)
+	return true
 }
 
 // unreadRefused answers a body that could not be read.
-func unreadRefused(next opStep) opStep {
-	return func(w http.ResponseWriter, r *http.Request, c *call) {
-		if c.bodyErr != nil {
-			httpapi.WriteBodyError(w, r, c.bodyErr)
-			return
-		}
-		next(w, r, c)
+func unreadRefused(w http.ResponseWriter, r *http.Request, c *call) bool {
+	if c.bodyErr != nil {
+		httpapi.WriteBodyError(w, r, c.bodyErr)
+		return false
 	}
+	return true
 }
 
 // forced sends the answer a Prefer header forces.
-func forced(op *spec.Operation, natural int) func(opStep) opStep {
-	return func(next opStep) opStep {
-		return func(w http.ResponseWriter, r *http.Request, c *call) {
-			if !c.pref.forced(natural) {
-				next(w, r, c)
-				return
-			}
-			answerForced(w, r, op, c.pref)
-			c.e.ForcedAnswer = c.e.Code != httpapi.CodeInvalidPreference
+func forced(op *spec.Operation, natural int) opStep {
+	return func(w http.ResponseWriter, r *http.Request, c *call) bool {
+		if !c.pref.forced(natural) {
+			return true
 		}
+		answerForced(w, r, op, c.pref)
+		c.e.ForcedAnswer = c.e.Code != httpapi.CodeInvalidPreference
+		return false
 	}
 }
 
 // checked answers a request the operation's compiled checks refuse, and
-// hands one that passed to h. Prefer: code=N naming the operation's own
-// answer forces nothing: the request is checked and served as usual, and
-// a write is a dry run, since a forced answer writes nothing.
+// hands one that passed to h, the last step. Prefer: code=N naming the
+// operation's own answer forces nothing: the request is checked and
+// served as usual, and a write is a dry run, since a forced answer writes
+// nothing.
 func checked(op *spec.Operation, natural int, h opHandler) opStep {
-	return func(w http.ResponseWriter, r *http.Request, c *call) {
+	return func(w http.ResponseWriter, r *http.Request, c *call) bool {
 		c.DryRun = c.pref.code == natural
 		var ps []spec.Problem
 		if c.Body, ps = op.CheckRequest(r, r.PathValue, c.body); len(ps) > 0 {
 			writeRequestError(w, r, op, ps)
-			return
+			return false
 		}
 		h(w, r, &c.Request)
+		return false
 	}
 }
 

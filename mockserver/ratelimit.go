@@ -339,25 +339,22 @@ func (l *limiter) size() int {
 // session. It comes after the key check, so the key is a valid one; a
 // request without a key is answered 401 before it takes a token. The
 // session is the one the sessions step read.
-func (l *limiter) limited(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !l.on.Load() {
-			next.ServeHTTP(w, r)
-			return
-		}
-		session := cmp.Or(httpapi.EntryOf(r).Session, store.DefaultSession)
-		ok, wait, rate := l.take(callerID(r, session), session)
-		if ok {
-			next.ServeHTTP(w, r)
-			return
-		}
-		// Whole seconds (RFC 9110, section 10.2.3), rounded up: a client
-		// that waits as told finds a token.
-		secs := max(1, int64(math.Ceil(wait.Seconds())))
-		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
-		httpapi.WriteError(w, r, http.StatusTooManyRequests, httpapi.CodeTooManyRequests,
-			fmt.Sprintf("rate limit: %s per API key and session; retry after %d s", rate, secs))
-	})
+func (l *limiter) limited(w http.ResponseWriter, r *http.Request) *http.Request {
+	if !l.on.Load() {
+		return r
+	}
+	session := cmp.Or(httpapi.EntryOf(r).Session, store.DefaultSession)
+	ok, wait, rate := l.take(callerID(r, session), session)
+	if ok {
+		return r
+	}
+	// Whole seconds (RFC 9110, section 10.2.3), rounded up: a client
+	// that waits as told finds a token.
+	secs := max(1, int64(math.Ceil(wait.Seconds())))
+	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+	httpapi.WriteError(w, r, http.StatusTooManyRequests, httpapi.CodeTooManyRequests,
+		fmt.Sprintf("rate limit: %s per API key and session; retry after %d s", rate, secs))
+	return nil
 }
 
 // callerID identifies the caller a bucket belongs to: the SHA-256 of the

@@ -3,15 +3,17 @@
 // Store, checks the bearer key, validates every request against the
 // contract, and answers every error with the contract's Error body.
 //
-// A request travels, in order (New lists the chain, routes the rest):
-// the access log, which makes the request's Entry (package httpapi), the
-// recoverer, the admin guard (the Host header and cross-origin changes, on
-// /__admin/ only), cors (which answers preflights), cleanPath, the route table
-// (one pattern per path of the contract), the journal, addressing, the key
-// check, the method dispatch, the operation wrapper (session, body limit
-// and contract validation, in operation.go) and finally the operation's
-// handler (inventory.go), which reads and writes the store (package
-// store).
+// A request's path is two lists of steps (httpapi.Step), each of which
+// answers the request or hands it on, so that the request passes one file
+// of each layer (build lists the first, routes the second): the Front
+// (package httpapi: the Entry, the access log, the recoverer, and after
+// the answer the journal and the metrics) with the admin guard (the Host
+// header and cross-origin changes, on /__admin/ only), cors (which answers
+// preflights) and cleanPath; then the route table (one pattern per path of
+// the contract) with the journal's capture, addressing, the key check, the
+// session and the rate limit; then the method dispatch, the operation's
+// own steps (operation.go) and its handler (inventory.go), which reads
+// and writes the store (package store).
 package mockserver
 
 import (
@@ -141,7 +143,7 @@ type process struct {
 	requireSession bool
 	rd             *exchange.Redactor // every configured key, each with the variable a curl line reads it from
 	keys           httpapi.Keys
-	guard          func(http.Handler) http.Handler // the admin guard: Host and cross-origin checks on /__admin/
+	guard          httpapi.Step // the admin guard: Host and cross-origin checks on /__admin/
 	cors           corsPolicy
 	logger         *slog.Logger
 	storeLog       *storeErrorLog // shared by the copies updateRecord makes
@@ -279,23 +281,17 @@ func (s *Server) build() error {
 	if s.limiter.on.Load() {
 		s.warnings = append(s.warnings, rateLimitWarnings(s.contract)...)
 	}
-	s.handler = httpapi.Chain(root,
-		httpapi.AccessLog(s.logger, s.rd),
-		s.observed,
-		httpapi.Recover(s.logger, s.rd),
-		s.guard,
-		cors(s.cors),
-		cleanPath,
-	)
-	return nil
-}
-
-// observed counts each request in the metrics, where there are any.
-func (s *Server) observed(next http.Handler) http.Handler {
-	if s.metrics == nil {
-		return next
+	front := httpapi.Front{
+		Logger:   s.logger,
+		Redactor: s.rd,
+		Steps:    []httpapi.Step{s.guard, cors(s.cors), cleanPath},
+		After:    []httpapi.After{s.journal.record},
 	}
-	return s.metrics.Requests(next)
+	if s.metrics != nil {
+		front.After = append(front.After, s.metrics.Observe)
+	}
+	s.handler = front.Serve(root)
+	return nil
 }
 
 // ServeHTTP serves one request, with the view in force when it arrives.
@@ -393,13 +389,13 @@ func (s *Server) routes(keys httpapi.Keys) (http.Handler, error) {
 	// checked, the session read, the rate limit taken, then the method's
 	// operation (405 for another method).
 	for _, p := range order {
-		h := httpapi.Chain(httpapi.Methods(byPath[p]), s.journal.journaled, addressing(ops[p]), httpapi.RequireKey(keys.API), s.sessions(s.requireSession), s.limiter.limited)
+		h := httpapi.Steps(httpapi.Methods(byPath[p]), s.journal.collect(), addressing(ops[p]), httpapi.RequireKey(keys.API), s.sessions(s.requireSession), s.limiter.limited)
 		if err := httpapi.Handle(root, p, h); err != nil {
 			return nil, err
 		}
 	}
 	// Anything else under the base path is 404, after the key check.
-	other := httpapi.Chain(http.HandlerFunc(httpapi.NotFound), s.journal.journaled, httpapi.RequireKey(keys.API), s.limiter.limited)
+	other := httpapi.Steps(http.HandlerFunc(httpapi.NotFound), s.journal.collect(), httpapi.RequireKey(keys.API), s.limiter.limited)
 	if base := s.contract.BasePath; base != "" {
 		root.Handle(base+"/", other)
 		root.Handle(base, other)
@@ -412,29 +408,25 @@ func (s *Server) routes(keys httpapi.Keys) (http.Handler, error) {
 
 // addressing notes, for the journal, the operation a request's method
 // addresses on this path (GET's for HEAD); none for another method.
-func addressing(ops map[string]*spec.Operation) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			m := r.Method
-			if m == http.MethodHead && ops[m] == nil {
-				m = http.MethodGet
-			}
-			httpapi.EntryOf(r).Op = ops[m]
-			next.ServeHTTP(w, r)
-		})
+func addressing(ops map[string]*spec.Operation) httpapi.Step {
+	return func(w http.ResponseWriter, r *http.Request) *http.Request {
+		m := r.Method
+		if m == http.MethodHead && ops[m] == nil {
+			m = http.MethodGet
+		}
+		httpapi.EntryOf(r).Op = ops[m]
+		return r
 	}
 }
 
 // cleanPath answers 404 for a path with empty, "." or ".." segments, where
 // ServeMux would otherwise answer a redirect without an Error body.
-func cleanPath(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !isCleanPath(r.URL.Path) {
-			httpapi.NotFound(w, r)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
+func cleanPath(w http.ResponseWriter, r *http.Request) *http.Request {
+	if !isCleanPath(r.URL.Path) {
+		httpapi.NotFound(w, r)
+		return nil
+	}
+	return r
 }
 
 // isCleanPath reports whether p is an absolute path without empty, "."

@@ -39,23 +39,21 @@ var sessionName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 // passed over for the next. The query parameter is taken off the request.
 // With require, a request that names no session is a 400 that says the
 // three ways.
-func (s *Server) sessions(require bool) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			name, named, r, ok := s.sessionOf(w, r)
-			if !ok {
-				return
-			}
-			if !named && require {
-				httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeMissingSession,
-					"this mock runs with --require-session: name a session with the "+SessionCookie+" cookie, the "+SessionHeader+" header or the "+SessionQuery+" query parameter")
-				return
-			}
-			if name != store.DefaultSession {
-				httpapi.EntryOf(r).Session = name
-			}
-			next.ServeHTTP(w, r)
-		})
+func (s *Server) sessions(require bool) httpapi.Step {
+	return func(w http.ResponseWriter, r *http.Request) *http.Request {
+		name, named, r, ok := s.sessionOf(w, r)
+		if !ok {
+			return nil
+		}
+		if !named && require {
+			httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeMissingSession,
+				"this mock runs with --require-session: name a session with the "+SessionCookie+" cookie, the "+SessionHeader+" header or the "+SessionQuery+" query parameter")
+			return nil
+		}
+		if name != store.DefaultSession {
+			httpapi.EntryOf(r).Session = name
+		}
+		return r
 	}
 }
 

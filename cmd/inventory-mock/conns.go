@@ -141,23 +141,23 @@ func connContext(ctx context.Context, c net.Conn) context.Context {
 	return context.WithValue(ctx, connKey{}, c)
 }
 
-// arrived is the middleware that tells the limiter when a request has
-// arrived whole: at once for a request without a body, else when its
+// serving is the handler around the mock's, the first a request meets:
+// it keeps the request among those in flight while its handler runs (for
+// a stop that has to cut some), and tells the limiter when the request
+// has arrived whole: at once for a request without a body, else when its
 // handler has read the body to its end. From then until the handler
 // returns, its connection is not closed to make room.
-func (l *connLimiter) arrived(next http.Handler) http.Handler {
+func (l *connLimiter) serving(flights *inFlight, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, _ := r.Context().Value(connKey{}).(net.Conn)
-		if c == nil {
-			next.ServeHTTP(w, r)
-			return
-		}
-		a := &arrival{l: l, c: c}
-		defer a.end()
-		if r.Body == nil || r.Body == http.NoBody {
-			a.mark()
-		} else {
-			r.Body = &arrivingBody{ReadCloser: r.Body, a: a}
+		defer flights.end(flights.begin(r))
+		if c, _ := r.Context().Value(connKey{}).(net.Conn); c != nil {
+			a := &arrival{l: l, c: c}
+			defer a.end()
+			if r.Body == nil || r.Body == http.NoBody {
+				a.mark()
+			} else {
+				r.Body = &arrivingBody{ReadCloser: r.Body, a: a}
+			}
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -170,7 +170,7 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 	if err != nil {
 		return err
 	}
-	cut, err := serve(ctx, o, guard(px), logs, ready, func(addr string) {
+	cut, err := serve(ctx, o, httpapi.Steps(px, guard), logs, ready, func(addr string) {
 		// Once listening: never before a refusal of the settings.
 		if len(o.APIKeys) == 0 && o.AdminKey == "" {
 			logger.Warn("no --admin-key or --api-key: /__admin/violations takes the development key (see mockserver/proxy/README.md)")

@@ -224,7 +224,7 @@ func serve(ctx context.Context, o *options, h http.Handler, logs slog.Handler, r
 	}
 	conns := limitConns(ln, o.MaxConns)
 	flights := newInFlight()
-	srv.ConnState, srv.ConnContext, srv.Handler = conns.track, connContext, conns.arrived(flights.track(h))
+	srv.ConnState, srv.ConnContext, srv.Handler = conns.track, connContext, conns.serving(flights, h)
 	ln = conns
 	if srv.TLSConfig != nil {
 		ln = tls.NewListener(plainHTTPAnswered(ln), srv.TLSConfig)

@@ -42,23 +42,23 @@ func (c cutRequest) String() string {
 
 func newInFlight() *inFlight { return &inFlight{reqs: map[uint64]cutRequest{}} }
 
-// track is the middleware that keeps each request while its handler runs.
-func (f *inFlight) track(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f.mu.Lock()
-		f.next++
-		id := f.next
-		f.reqs[id] = cutRequest{Method: r.Method, Path: r.URL.Path, start: time.Now()}
-		f.wg.Add(1)
-		f.mu.Unlock()
-		defer func() {
-			f.mu.Lock()
-			delete(f.reqs, id)
-			f.mu.Unlock()
-			f.wg.Done()
-		}()
-		next.ServeHTTP(w, r)
-	})
+// begin keeps a request while its handler runs, until end(id).
+func (f *inFlight) begin(r *http.Request) (id uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.next++
+	f.reqs[f.next] = cutRequest{Method: r.Method, Path: r.URL.Path, start: time.Now()}
+	f.wg.Add(1)
+	return f.next
+}
+
+// end forgets the request begin kept as id, once its handler has
+// returned.
+func (f *inFlight) end(id uint64) {
+	f.mu.Lock()
+	delete(f.reqs, id)
+	f.mu.Unlock()
+	f.wg.Done()
 }
 
 // list returns the requests in flight, oldest first, with how long each

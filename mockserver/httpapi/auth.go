@@ -76,21 +76,19 @@ func bearerToken(r *http.Request) (token, problem string) {
 // RequireKey answers 401 with an Error body and a Bearer challenge unless
 // the request carries a key that keys accepts. It runs before any other
 // check, so a request without a valid key learns nothing else.
-func RequireKey(keys Keyring) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			token, problem := bearerToken(r)
-			challenge := noKeyChallenge
-			if problem == "" && !keys.Accepts(token) {
-				problem, challenge = "API key is not valid", badKeyChallenge
-			}
-			if problem != "" {
-				w.Header()["Www-Authenticate"] = challenge // WWW-Authenticate, as net/http writes its name
-				WriteError(w, r, http.StatusUnauthorized, CodeUnauthorized, problem)
-				return
-			}
-			next.ServeHTTP(w, r)
-		})
+func RequireKey(keys Keyring) Step {
+	return func(w http.ResponseWriter, r *http.Request) *http.Request {
+		token, problem := bearerToken(r)
+		challenge := noKeyChallenge
+		if problem == "" && !keys.Accepts(token) {
+			problem, challenge = "API key is not valid", badKeyChallenge
+		}
+		if problem != "" {
+			w.Header()["Www-Authenticate"] = challenge // WWW-Authenticate, as net/http writes its name
+			WriteError(w, r, http.StatusUnauthorized, CodeUnauthorized, problem)
+			return nil
+		}
+		return r
 	}
 }
 

@@ -1,10 +1,10 @@
 // Package httpapi is what every server of the kit, the mock and the
 // validating proxy, does the same way on the wire: the Error envelope and
 // its codes, the bearer-key check, the Entry each request is recorded in,
-// the access log and the recoverer around every request, method dispatch,
-// the OpenAPI documents they serve and the admin API built from its
-// document. The middleware has one shape, func(http.Handler) http.Handler,
-// and Chain lists it top-down.
+// the Front around every request (access log, recoverer), method
+// dispatch, the OpenAPI documents they serve and the admin API built from
+// its document. A request's path is a list of Steps, each of which answers
+// the request or hands it on.
 package httpapi
 
 import (

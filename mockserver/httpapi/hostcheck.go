@@ -105,44 +105,41 @@ func (h Hosts) Allows(hostport string) bool {
 // requests from clients that are not browsers (they send neither header).
 // refused, if not nil, is told the origin of each request refused as
 // cross-origin. Each trusted origin must be scheme://host[:port].
-func AdminGuard(bases []string, hosts Hosts, trusted []string, rd *exchange.Redactor, refused func(origin string)) (func(http.Handler) http.Handler, error) {
+func AdminGuard(bases []string, hosts Hosts, trusted []string, rd *exchange.Redactor, refused func(origin string)) (Step, error) {
 	cop := http.NewCrossOriginProtection()
 	for _, o := range trusted {
 		if err := cop.AddTrustedOrigin(o); err != nil {
 			return nil, err
 		}
 	}
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			i := slices.IndexFunc(bases, func(base string) bool {
-				p := r.URL.Path
-				return strings.HasPrefix(p, base) && (len(p) == len(base) || p[len(base)] == '/')
-			})
-			if i < 0 {
-				next.ServeHTTP(w, r)
-				return
-			}
-			base := bases[i]
-			if !hosts.Allows(r.Host) {
-				WriteError(w, r, http.StatusForbidden, CodeHostNotAllowed, fmt.Sprintf(
-					"Host %q is not a name this server answers %s/ for: only localhost, IP addresses and the names given with --allowed-host are (a guard against DNS rebinding); to reach it by this name, start it with --allowed-host %s",
-					shown(rd, r.Host), base, shown(rd, hostOnly(r.Host))))
-				return
-			}
-			if err := cop.Check(r); err != nil {
-				origin := r.Header.Get("Origin")
-				if refused != nil {
-					refused(origin)
-				}
-				msg := "this request came from a page of another site"
-				if origin != "" {
-					msg = fmt.Sprintf("this request came from a page of another origin (%s)", shown(rd, origin))
-				}
-				WriteError(w, r, http.StatusForbidden, CodeCrossOrigin, msg+"; the admin API takes changes from its own dashboard and from the origins given with --admin-origin only")
-				return
-			}
-			next.ServeHTTP(w, r)
+	return func(w http.ResponseWriter, r *http.Request) *http.Request {
+		i := slices.IndexFunc(bases, func(base string) bool {
+			p := r.URL.Path
+			return strings.HasPrefix(p, base) && (len(p) == len(base) || p[len(base)] == '/')
 		})
+		if i < 0 {
+			return r
+		}
+		base := bases[i]
+		if !hosts.Allows(r.Host) {
+			WriteError(w, r, http.StatusForbidden, CodeHostNotAllowed, fmt.Sprintf(
+				"Host %q is not a name this server answers %s/ for: only localhost, IP addresses and the names given with --allowed-host are (a guard against DNS rebinding); to reach it by this name, start it with --allowed-host %s",
+				shown(rd, r.Host), base, shown(rd, hostOnly(r.Host))))
+			return nil
+		}
+		if err := cop.Check(r); err != nil {
+			origin := r.Header.Get("Origin")
+			if refused != nil {
+				refused(origin)
+			}
+			msg := "this request came from a page of another site"
+			if origin != "" {
+				msg = fmt.Sprintf("this request came from a page of another origin (%s)", shown(rd, origin))
+			}
+			WriteError(w, r, http.StatusForbidden, CodeCrossOrigin, msg+"; the admin API takes changes from its own dashboard and from the origins given with --admin-origin only")
+			return nil
+		}
+		return r
 	}, nil
 }
 

@@ -12,13 +12,25 @@ import (
 	"github.com/petstore/inventory-kit/spec"
 )
 
-// Chain returns h inside the middleware mws, listed outermost first: a
-// request meets them in the order they are written.
-func Chain(h http.Handler, mws ...func(http.Handler) http.Handler) http.Handler {
-	for i := len(mws) - 1; i >= 0; i-- {
-		h = mws[i](h)
-	}
-	return h
+// A Step is one item of a request's path. It answers the request itself
+// and returns nil, or returns the request the next item sees: r, or a
+// copy of it with what the step changed. Steps run one after the other,
+// not one inside the other: a step that has to see the answer too does so
+// through the Entry (its Observer) and the Front's After.
+type Step func(w http.ResponseWriter, r *http.Request) *http.Request
+
+// Steps returns h behind steps, listed in the order a request meets them;
+// nil items are skipped.
+func Steps(h http.Handler, steps ...Step) http.Handler {
+	steps = slices.DeleteFunc(steps, func(s Step) bool { return s == nil })
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, step := range steps {
+			if r = step(w, r); r == nil {
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // A Request is what an operation's handler gets once the request has

@@ -56,26 +56,71 @@ func TestAdminMux(t *testing.T) {
 	}
 }
 
-// TestRecover checks that a panic becomes a 500 Error body and a log line,
-// and that a request id the access log made is on both.
-func TestRecover(t *testing.T) {
-	var logs bytes.Buffer
-	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	h := Chain(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }), AccessLog(logger, nil), Recover(logger, nil))
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", "/v1/inventory", nil))
-	if rec.Code != 500 || !strings.Contains(rec.Body.String(), `"code":"internal"`) || !strings.Contains(rec.Body.String(), `"status":500`) {
-		t.Errorf("panic: %d %s; want a 500 Error body", rec.Code, rec.Body)
-	}
-	id := rec.Header().Get(RequestIDHeader)
-	if !strings.Contains(logs.String(), "boom") || id == "" || strings.Count(logs.String(), id) != 2 {
-		t.Errorf("want the panic and the access line, both with the request id %q:\n%s", id, &logs)
+// TestFront checks what the outermost layer does around a handler: a
+// panic becomes a 500 Error body and a log line, both with the request id;
+// a panic after the answer began, or a connection dropped on purpose,
+// aborts the connection; a step that answers ends the request; and After
+// sees every request, with its answer's status, before the access line.
+func TestFront(t *testing.T) {
+	stop := Step(func(w http.ResponseWriter, r *http.Request) *http.Request {
+		if r.Header.Get("Stop") == "" {
+			return r
+		}
+		WriteError(w, r, http.StatusForbidden, CodeCrossOrigin, "stopped")
+		return nil
+	})
+	for _, tc := range []struct {
+		name      string
+		stop      bool
+		handler   http.HandlerFunc
+		wantCode  int
+		wantAbort bool
+		wantLog   string
+	}{
+		{"served", false, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }, 204, false, "status=204"},
+		{"a step answers", true, func(w http.ResponseWriter, r *http.Request) { t.Error("the handler ran after a step answered") }, 403, false, "status=403"},
+		{"panic", false, func(http.ResponseWriter, *http.Request) { panic("boom") }, 500, false, "boom"},
+		{"panic after the answer began", false, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(200); panic("boom") }, 200, true, "boom"},
+		{"dropped on purpose", false, func(w http.ResponseWriter, r *http.Request) { EntryOf(r).Aborted = true; panic(http.ErrAbortHandler) }, 200, true, "status=0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			var seen []int
+			h := Front{
+				Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+				Steps:  []Step{nil, stop},
+				After:  []After{func(w http.ResponseWriter, r *http.Request, e *Entry) { seen = append(seen, e.Status()) }, nil},
+			}.Serve(tc.handler)
+			rec := httptest.NewRecorder()
+			r := httptest.NewRequest("GET", "/v1/inventory", nil)
+			if tc.stop {
+				r.Header.Set("Stop", "1")
+			}
+			aborted := func() (aborted bool) {
+				defer func() { aborted = recover() == http.ErrAbortHandler }()
+				h.ServeHTTP(rec, r)
+				return false
+			}()
+			if rec.Code != tc.wantCode || aborted != tc.wantAbort {
+				t.Errorf("answer %d, aborted %v; want %d, aborted %v", rec.Code, aborted, tc.wantCode, tc.wantAbort)
+			}
+			if tc.wantCode == 500 && (!strings.Contains(rec.Body.String(), `"code":"internal"`) || !strings.Contains(rec.Body.String(), `"status":500`)) {
+				t.Errorf("panic: %s; want a 500 Error body", rec.Body)
+			}
+			if len(seen) != 1 {
+				t.Errorf("After saw %d requests; want 1", len(seen))
+			}
+			id := rec.Header().Get(RequestIDHeader)
+			if !strings.Contains(logs.String(), tc.wantLog) || id == "" || !strings.Contains(logs.String(), "request_id="+id) {
+				t.Errorf("log = %s; want %q and the request id %q", &logs, tc.wantLog, id)
+			}
+		})
 	}
 }
 
 func BenchmarkRequireKey(b *testing.B) {
 	keys := NewKeyring([]string{"test-key", "test-key-2"})
-	h := RequireKey(keys)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	h := Steps(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }), RequireKey(keys))
 	for _, tc := range []struct{ name, auth string }{{"valid", "Bearer test-key"}, {"invalid", "Bearer wrong-key"}} {
 		b.Run(tc.name, func(b *testing.B) {
 			r := httptest.NewRequest("GET", "/v1/inventory", nil)

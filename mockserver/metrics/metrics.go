@@ -139,21 +139,10 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
 
-// Requests is the middleware that counts each request once its answer is
-// done, from the request's Entry (package httpapi): it goes right inside
-// httpapi.AccessLog, so it sees the Entry AccessLog made and every layer
-// inside filled, also for a request whose connection was dropped on
-// purpose (counted in a defer).
-func (m *Metrics) Requests(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		defer m.observe(r)
-		next.ServeHTTP(w, r)
-	})
-}
-
-// observe counts the request r's Entry describes.
-func (m *Metrics) observe(r *http.Request) {
-	e := httpapi.EntryOf(r)
+// Observe counts a request once its answer is done, from its Entry: an
+// httpapi.After of the server's Front, so it sees the Entry every step
+// filled, also for a request whose connection was dropped on purpose.
+func (m *Metrics) Observe(_ http.ResponseWriter, _ *http.Request, e *httpapi.Entry) {
 	op := operation(e.Op)
 	k := series{operation: op, status: e.Status(), named: e.Session != ""}
 	c, ok := m.counters.Load(k)

@@ -32,8 +32,8 @@ func BenchmarkRequests(b *testing.B) {
 		name string
 		h    http.Handler
 	}{
-		{"off", httpapi.Chain(h, httpapi.AccessLog(logger, rd))},
-		{"on", httpapi.Chain(h, httpapi.AccessLog(logger, rd), New().Requests)},
+		{"off", httpapi.Front{Logger: logger, Redactor: rd}.Serve(h)},
+		{"on", httpapi.Front{Logger: logger, Redactor: rd, After: []httpapi.After{New().Observe}}.Serve(h)},
 	} {
 		b.Run(tt.name, func(b *testing.B) {
 			r := httptest.NewRequest("GET", "/v1/inventory", nil)
@@ -53,13 +53,14 @@ func BenchmarkObserve(b *testing.B) {
 	m := New()
 	rd := exchange.NewRedactor()
 	var n int
-	h := httpapi.Chain(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		httpapi.EntryOf(r).Op = op
+	h := httpapi.Front{Logger: slog.New(slog.DiscardHandler), Redactor: rd}.Serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e := httpapi.EntryOf(r)
+		e.Op = op
 		w.WriteHeader(http.StatusOK)
 		for range n {
-			m.observe(r)
+			m.Observe(w, r, e)
 		}
-	}), httpapi.AccessLog(slog.New(slog.DiscardHandler), rd))
+	}))
 	r := httptest.NewRequest("GET", "/v1/inventory", nil)
 	w := httptest.NewRecorder()
 	n = b.N

@@ -173,10 +173,7 @@ func New(cfg Config) (*Proxy, error) {
 			fmt.Sprintf("no such path: %s; the proxy forwards the paths under %s", r.URL.Path, p.base))
 	})
 	p.own = own
-	p.handler = httpapi.Chain(http.HandlerFunc(p.route),
-		httpapi.AccessLog(p.logger, rd),
-		httpapi.Recover(p.logger, rd),
-	)
+	p.handler = httpapi.Front{Logger: p.logger, Redactor: rd}.Serve(http.HandlerFunc(p.route))
 	return p, nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -24,7 +26,7 @@ const RequestIDHeader = "X-Request-Id"
 const maxLoggedPath = 256
 
 // An Entry is what a server of the kit records of one request while it
-// serves it: AccessLog, the outermost layer, makes it and puts it in the
+// serves it: its Front, the outermost layer, makes it and puts it in the
 // request's context, where every layer inside finds it (EntryOf); the
 // access log's line and the mock's journal entry are made from it.
 type Entry struct {
@@ -80,7 +82,7 @@ func (e *Entry) Bytes() int { return e.bytes }
 
 type entryKey struct{}
 
-// EntryOf returns the Entry of a request served inside AccessLog. Outside
+// EntryOf returns the Entry of a request served behind a Front. Outside
 // it, there is none: it returns a new one, recorded nowhere.
 func EntryOf(r *http.Request) *Entry {
 	if e, ok := r.Context().Value(entryKey{}).(*Entry); ok {
@@ -91,7 +93,7 @@ func EntryOf(r *http.Request) *Entry {
 
 // WithEntry returns r with its Entry, and that Entry: a new one where r
 // has none, such as the request of a caller in the same process that is
-// served outside AccessLog (the MCP server's calls of the admin API).
+// served without a Front (the MCP server's calls of the admin API).
 func WithEntry(r *http.Request) (*http.Request, *Entry) {
 	if e, ok := r.Context().Value(entryKey{}).(*Entry); ok {
 		return r, e
@@ -153,45 +155,97 @@ func (s *served) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (s *served) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// AccessLog is the outermost layer of a server: it makes the request's
-// Entry and writes one line per request, also for a request whose handler
-// panicked (the line is written in a defer, and Recover is inside this):
-// method, path (no query string, cut to 256 bytes), status, bytes,
-// duration, the Error code of an error, the session, what was forced or
-// applied on purpose, and the request id. No header and no body reaches
-// the log, and every key rd knows is hidden in what does.
-func AccessLog(logger *slog.Logger, rd *exchange.Redactor) func(http.Handler) http.Handler {
-	h := logger.Handler()
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			s := pool.Get().(*served)
-			s.ResponseWriter = w
-			s.entry = Entry{Start: time.Now(), ID: requestID(r, rd)}
-			e := &s.entry
-			w.Header()[RequestIDHeader] = []string{e.ID}
-			defer func() {
-				level := slog.LevelInfo
-				if quietRead(r, e.Status()) {
-					level = slog.LevelDebug
+// A Front is the outermost layer of a server, the first and last a
+// request meets. It makes the request's Entry, then runs Steps in order,
+// then the handler. When the answer is done, also for a handler that
+// panicked, it tells each of After, then writes the access line. A panic
+// is answered 500 with an Error body and logged with its stack (see
+// recovered).
+//
+// The access line (one per request) holds the method, the path (no query
+// string, cut to 256 bytes), the status, the bytes, the duration, the
+// Error code of an error, the session, what was forced or applied on
+// purpose, and the request id. No header and no body reaches the log, and
+// every key Redactor knows is hidden in what does.
+type Front struct {
+	Logger   *slog.Logger
+	Redactor *exchange.Redactor
+	Steps    []Step  // before the handler, in order; nil items are skipped
+	After    []After // once the answer is done, in order; nil items are skipped
+}
+
+// An After sees a request once its answer is done: w is the answer's
+// writer (its Header as sent), r the request as it reached the Front.
+type After func(w http.ResponseWriter, r *http.Request, e *Entry)
+
+// Serve returns next behind the Front.
+func (f Front) Serve(next http.Handler) http.Handler {
+	h, rd := f.Logger.Handler(), f.Redactor
+	steps := slices.DeleteFunc(slices.Clone(f.Steps), func(s Step) bool { return s == nil })
+	after := slices.DeleteFunc(slices.Clone(f.After), func(a After) bool { return a == nil })
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := pool.Get().(*served)
+		s.ResponseWriter = w
+		s.entry = Entry{Start: time.Now(), ID: requestID(r, rd)}
+		e := &s.entry
+		w.Header()[RequestIDHeader] = []string{e.ID}
+		in := r.WithContext(&entryContext{r.Context(), e})
+		defer func() {
+			abort := f.recovered(s, in, recover())
+			for _, a := range after {
+				a(w, r, e)
+			}
+			level := slog.LevelInfo
+			if quietRead(r, e.Status()) {
+				level = slog.LevelDebug
+			}
+			if ctx := r.Context(); h.Enabled(ctx, level) {
+				end := time.Now()
+				line := accessLine{
+					end: end, method: loggedMethod(rd, r.Method), path: loggedPath(rd, r.URL.Path),
+					status: e.Status(), bytes: e.bytes, duration: end.Sub(e.Start),
+					code: e.Code, session: e.Session, requestID: e.ID, level: level,
 				}
-				if ctx := r.Context(); h.Enabled(ctx, level) {
-					end := time.Now()
-					line := accessLine{
-						end: end, method: loggedMethod(rd, r.Method), path: loggedPath(rd, r.URL.Path),
-						status: e.Status(), bytes: e.bytes, duration: end.Sub(e.Start),
-						code: e.Code, session: e.Session, requestID: e.ID, level: level,
-					}
-					if e.Forced != "" || e.Fault != "" {
-						line.prefer, line.chaos = rd.String(e.Forced), rd.String(e.Fault)
-					}
-					line.write(ctx, h)
+				if e.Forced != "" || e.Fault != "" {
+					line.prefer, line.chaos = rd.String(e.Forced), rd.String(e.Fault)
 				}
-				*s = served{}
-				pool.Put(s)
-			}()
-			next.ServeHTTP(s, r.WithContext(&entryContext{r.Context(), e}))
-		})
+				line.write(ctx, h)
+			}
+			*s = served{}
+			pool.Put(s)
+			if abort {
+				panic(http.ErrAbortHandler)
+			}
+		}()
+		for _, step := range steps {
+			if in = step(s, in); in == nil {
+				return
+			}
+		}
+		next.ServeHTTP(s, in)
+	})
+}
+
+// recovered answers a panic v (nil: none) with a 500 Error body and a
+// log line with the stack, instead of a dropped connection; the line's
+// path is the access log's. It reports whether the connection must be
+// aborted instead: for http.ErrAbortHandler (a connection dropped on
+// purpose), and where the answer had already begun, since a half-sent
+// answer must not pass for a whole one.
+func (f Front) recovered(s *served, r *http.Request, v any) (abort bool) {
+	switch {
+	case v == nil:
+		return false
+	case v == http.ErrAbortHandler:
+		return true
 	}
+	e := &s.entry
+	f.Logger.Error("panic", "method", loggedMethod(f.Redactor, r.Method), "path", loggedPath(f.Redactor, r.URL.Path), "panic", v, "stack", string(debug.Stack()), "request_id", e.ID)
+	if e.Began() {
+		return true
+	}
+	WriteError(s, r, http.StatusInternalServerError, CodeInternal, "the server failed on this request; see its log")
+	return false
 }
 
 // quietRead reports whether a request is a read of the admin API that
