@@ -52,7 +52,7 @@ func (t *Target) Warn(rfc, format string, args ...any) {
 	ginkgo.GinkgoHelper()
 	w := warning{Text: fmt.Sprintf(format, args...), RFC: rfc}
 	if t.cfg.Strict {
-		t.Because(CauseStrictWarning, w.String())
+		t.Because(spec.RuleStrictWarning, w.String())
 		ginkgo.Fail("--strict makes this warning a failure: " + w.String())
 	}
 	ginkgo.AddReportEntry(entryWarning, w, ginkgo.ReportEntryVisibilityFailureOrVerbose)
@@ -214,7 +214,7 @@ func (t *Target) Current(ctx context.Context) Record {
 	ix, x := t.List(ctx)
 	r, ok := ix.ByID[id]
 	if !ok {
-		t.FailBecause(CauseRecordMissing, x, fmt.Sprintf("%s %d in the list", t.inv.Key, id), []string{"not listed"})
+		t.FailBecause(spec.RuleRecordMissing, x, fmt.Sprintf("%s %d in the list", t.inv.Key, id), []string{"not listed"})
 	}
 	return r
 }
@@ -291,7 +291,7 @@ func (t *Target) ExpectNothingChanged(ctx context.Context, after *Exchange, befo
 		ps = append(ps, fmt.Sprintf("and %d more records changed", changed-maxExamples))
 	}
 	if len(ps) > 0 {
-		t.FailBecause(CauseRejectedChanged, after, "a rejected request changes no record", ps)
+		t.FailBecause(spec.RuleRejectedChanged, after, "a rejected request changes no record", ps)
 	}
 }
 
@@ -301,7 +301,7 @@ func (t *Target) ExpectUnchanged(ctx context.Context, after *Exchange, want Reco
 	t.RequireStable()
 	ix, _ := t.List(ctx)
 	if got, ok := ix.ByID[want.ID]; !ok || !got.Equal(want) {
-		t.FailBecause(CauseRejectedChanged, after, "a rejected request leaves the stored record unchanged",
+		t.FailBecause(spec.RuleRejectedChanged, after, "a rejected request leaves the stored record unchanged",
 			[]string{fmt.Sprintf("%s %d was %s before; the list now shows %s", t.inv.Key, want.ID, want, got)})
 	}
 }

@@ -12,51 +12,13 @@ import (
 
 // A Cause names what a failure is about, so that the summary groups the
 // checks one defect breaks under one line, whatever status or value each
-// of them saw. It is the name of the rule the failure breaks: one of the
-// contract's Judge's (spec.Rules), or one of the suite's own below, for
-// what only the suite's sequences of calls show. The checks record it
+// of them saw. It is the name of the rule the failure breaks, one of the
+// constants of spec's rule registry: a rule of the contract's Judge
+// (spec.Rules), or one of the suite's own (spec.SuiteRules), for what
+// only the suite's sequences of calls show. The checks record it
 // (FailBecause, FailWith and the oracle's expectations each
 // give one); the summary never reads it out of a message.
 type Cause string
-
-// The Judge's rules the checks name themselves.
-const (
-	CauseNoAnswer        Cause = spec.RuleNoAnswer
-	CauseUndocumented    Cause = spec.RuleStatus
-	CauseContentType     Cause = spec.RuleResponseType
-	CauseResponseSchema  Cause = spec.RuleResponseBody
-	CauseAuthNotEnforced Cause = spec.RuleAuthNotEnforced
-	CauseInvalidAccepted Cause = spec.RuleInvalidAccepted
-	CauseWriteAnswer     Cause = spec.RuleEchoMismatch
-)
-
-// The suite's own rules (spec.SuiteRules).
-const (
-	CauseTooLarge          Cause = spec.RuleResponseTooLarge
-	CauseRateLimited       Cause = spec.RuleRateLimited
-	CauseServerError       Cause = spec.RuleServerError
-	CauseWrongErrorStatus  Cause = spec.RuleWrongErrorStatus
-	CauseUnknownNot404     Cause = spec.RuleUnknownNot404
-	CauseBadIDAccepted     Cause = spec.RuleBadIDAccepted
-	CauseValidRefused      Cause = spec.RuleValidRefused
-	CauseUnexpectedStatus  Cause = spec.RuleUnexpectedStatus
-	CauseRecordMissing     Cause = spec.RuleRecordMissing
-	CauseDuplicateIDs      Cause = spec.RuleDuplicateIDs
-	CauseRecordMismatch    Cause = spec.RuleRecordMismatch
-	CauseWriteNotStored    Cause = spec.RuleWriteNotStored
-	CauseStaleRead         Cause = spec.RuleStaleRead
-	CauseNotIdempotent     Cause = spec.RuleNotIdempotent
-	CauseOtherChanged      Cause = spec.RuleOtherChanged
-	CauseUnprompted        Cause = spec.RuleUnprompted
-	CauseUnstable          Cause = spec.RuleUnstable
-	CauseRejectedChanged   Cause = spec.RuleRejectedChanged
-	CauseLostUpdate        Cause = spec.RuleLostUpdate
-	CauseRecordAppeared    Cause = spec.RuleRecordAppeared
-	CauseRecordVanished    Cause = spec.RuleRecordVanished
-	CauseRestoreFailed     Cause = spec.RuleRestoreFailed
-	CauseStrictWarning     Cause = spec.RuleStrictWarning
-	CauseExplorationOthers Cause = spec.RuleExplorationOthers
-)
 
 // Text says what the cause means.
 func (c Cause) Text() string {

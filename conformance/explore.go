@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petstore/inventory-kit/spec"
 	"github.com/petstore/inventory-kit/spec/report"
 )
 
@@ -301,7 +302,7 @@ func (t *Target) Explore(ctx context.Context) *exploreResult {
 	}
 	if t.cfg.AllowMutations && res.Failure == nil && ctx.Err() == nil {
 		if err := e.settle(); err != nil {
-			res.Failure = &exploreFailure{Rule: "every record written to is put back when the exploration ends", Cause: CauseRestoreFailed, Detail: "problem: " + err.Error() + "\n", Why: "found after the last sequence"}
+			res.Failure = &exploreFailure{Rule: "every record written to is put back when the exploration ends", Cause: spec.RuleRestoreFailed, Detail: "problem: " + err.Error() + "\n", Why: "found after the last sequence"}
 		}
 	}
 	return res

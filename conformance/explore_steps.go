@@ -213,24 +213,24 @@ func (w *worker) judge(rt *rapid.T, x *Exchange, ix *Index, since uint64, afterR
 	accepted, addressed := run.addressed[m.id]
 	switch {
 	case m.kind == "appeared":
-		w.fail(rt, CauseRecordAppeared, "no record appears without a write that creates it", x, problem)
+		w.fail(rt, spec.RuleRecordAppeared, "no record appears without a write that creates it", x, problem)
 	case afterRestore && w.restored[m.id]:
 		// The update that put it back was answered 200 (restore checks
 		// that), yet the list shows otherwise.
 		run.lines = append(run.lines, fmt.Sprintf("(the update that put %s %d back when the previous sequence ended, answered 200)", key, m.id))
-		w.failChanged(rt, CauseWriteNotStored, fmt.Sprintf("the list shows the %s as the accepted update left it", key), x, m, problem)
+		w.failChanged(rt, spec.RuleWriteNotStored, fmt.Sprintf("the list shows the %s as the accepted update left it", key), x, m, problem)
 	case m.kind == "vanished":
-		w.fail(rt, CauseRecordVanished, "no record vanishes", x, problem)
+		w.fail(rt, spec.RuleRecordVanished, "no record vanishes", x, problem)
 	case addressed && accepted && len(m.either) > 0:
-		w.failChanged(rt, CauseLostUpdate, atOnceRule, x, m, problem)
+		w.failChanged(rt, spec.RuleLostUpdate, atOnceRule, x, m, problem)
 	case addressed && accepted:
-		w.failChanged(rt, CauseWriteNotStored, fmt.Sprintf("the list shows the %s as the accepted update left it", key), x, m, problem)
+		w.failChanged(rt, spec.RuleWriteNotStored, fmt.Sprintf("the list shows the %s as the accepted update left it", key), x, m, problem)
 	case addressed:
-		w.failChanged(rt, CauseRejectedChanged, "a rejected update leaves the record it addressed unchanged", x, m, problem)
+		w.failChanged(rt, spec.RuleRejectedChanged, "a rejected update leaves the record it addressed unchanged", x, m, problem)
 	case run.wrote:
-		w.failChanged(rt, CauseOtherChanged, "a request changes no record it does not address", x, m, problem)
+		w.failChanged(rt, spec.RuleOtherChanged, "a request changes no record it does not address", x, m, problem)
 	default:
-		w.failChanged(rt, CauseUnprompted, "a record changes only by a write to it", x, m, problem)
+		w.failChanged(rt, spec.RuleUnprompted, "a record changes only by a write to it", x, m, problem)
 	}
 }
 
@@ -244,13 +244,13 @@ func (w *worker) failChanged(rt *rapid.T, c Cause, rule string, x *Exchange, m m
 	e := w.e
 	if e.shrinking(w) {
 		e.mu.Lock()
-		if e.first != nil && e.first.cause == CauseStaleRead {
-			c = CauseStaleRead
+		if e.first != nil && e.first.cause == spec.RuleStaleRead {
+			c = spec.RuleStaleRead
 		}
 		e.mu.Unlock()
 	} else if m.kind == "changed" {
 		acked := w.acked
-		if c != CauseWriteNotStored {
+		if c != spec.RuleWriteNotStored {
 			acked = time.Time{} // another's write, or none: its time is not known
 		}
 		wants := m.either
@@ -258,7 +258,7 @@ func (w *worker) failChanged(rt *rapid.T, c Cause, rule string, x *Exchange, m m
 			wants = []Record{m.want}
 		}
 		if lag := e.t.staleRead(e.ctx, acked, x, m.id, nil, wants...); lag != "" {
-			c, problem = CauseStaleRead, problem+"; "+lag
+			c, problem = spec.RuleStaleRead, problem+"; "+lag
 		}
 	}
 	w.fail(rt, c, rule, x, problem)
@@ -270,7 +270,7 @@ func (w *worker) failChanged(rt *rapid.T, c Cause, rule string, x *Exchange, m m
 func (w *worker) restore(rt *rapid.T, run *sequenceRun) {
 	e := w.e
 	var failed []string
-	cause := CauseRestoreFailed
+	cause := Cause(spec.RuleRestoreFailed)
 	w.restored = map[int64]bool{}
 	for _, id := range slices.Sorted(maps.Keys(run.orig)) {
 		orig := run.orig[id]
@@ -613,8 +613,8 @@ func (w *worker) write(rt *rapid.T) {
 func (w *worker) expectWritten(rt *rapid.T, id int64, x *Exchange, b Body, atOnce bool) Record {
 	w.wrote(id, x)
 	r, ps := writtenProblems(x, w.e.t.inv.Key, id, b.Sets)
-	if atOnce && len(ps) > 0 && ps[0].Cause == CauseWriteAnswer {
-		w.fail(rt, CauseLostUpdate, atOnceRule, x, problemsText(ps))
+	if atOnce && len(ps) > 0 && ps[0].Cause == spec.RuleEchoMismatch {
+		w.fail(rt, spec.RuleLostUpdate, atOnceRule, x, problemsText(ps))
 	}
 	w.expect(rt, x, ps)
 	return r

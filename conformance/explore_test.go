@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/petstore/inventory-kit/mockserver"
+	"github.com/petstore/inventory-kit/spec"
 )
 
 const exploreKey = "explore-test-key-1234"
@@ -152,7 +153,7 @@ func TestExploreShrinks(t *testing.T) {
 			t.Fatalf("seed %d: the planted failure was not found: %s", seed, res.Summary())
 		}
 		last := f.Steps[len(f.Steps)-1]
-		if !f.Shrunk || f.Cause != CauseServerError || !strings.Contains(last, "update petId") || !strings.Contains(f.String(), "curl ") || !strings.Contains(f.String(), "$INVENTORY_API_KEY") {
+		if !f.Shrunk || f.Cause != spec.RuleServerError || !strings.Contains(last, "update petId") || !strings.Contains(f.String(), "curl ") || !strings.Contains(f.String(), "$INVENTORY_API_KEY") {
 			t.Errorf("seed %d: found %d steps (shrunk %v) from %d, cause %s; want a shrunk sequence ending in an update, server-error, shown with curl lines:\n%s", seed, len(f.Steps), f.Shrunk, f.Original, f.Cause, f)
 		}
 		t.Logf("seed %d: %s; shrunk from %d steps to %d", seed, res.Summary(), f.Original, len(f.Steps))
@@ -186,7 +187,7 @@ func TestExploreShrinkOutOfTime(t *testing.T) {
 	}
 	// Which reason depends on how far the replay got in its nanosecond;
 	// that the failure is kept as found, and why, does not.
-	if f.Shrunk || f.Why == "" || len(f.Steps) != f.Original || f.Cause != CauseServerError {
+	if f.Shrunk || f.Why == "" || len(f.Steps) != f.Original || f.Cause != spec.RuleServerError {
 		t.Errorf("got %d of %d steps (shrunk %v, why %q), cause %s; want the sequence first found, not shrunk, saying why, server-error", len(f.Steps), f.Original, f.Shrunk, f.Why, f.Cause)
 	}
 	if !strings.Contains(f.String(), f.Why) {
@@ -287,8 +288,8 @@ func TestExploreFindsLostUpdate(t *testing.T) {
 	if f == nil {
 		t.Fatalf("the lost update was not found: %s", res.Summary())
 	}
-	if f.Cause != CauseLostUpdate || !strings.Contains(f.String(), "at once") {
-		t.Errorf("found cause %s; want %s, in a step that writes at once:\n%s", f.Cause, CauseLostUpdate, f)
+	if f.Cause != spec.RuleLostUpdate || !strings.Contains(f.String(), "at once") {
+		t.Errorf("found cause %s; want %s, in a step that writes at once:\n%s", f.Cause, spec.RuleLostUpdate, f)
 	}
 	t.Logf("%s\n%s", res.Summary(), f)
 }

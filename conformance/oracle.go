@@ -35,24 +35,24 @@ var (
 	// ExpectAuth: a missing or invalid credential answers 401 before
 	// anything else; whatever came instead, the credential was not
 	// checked first.
-	ExpectAuth = Expectation{Rule: "a missing or invalid credential answers 401 with an Error body, before anything else", Statuses: []int{401}, Cause: CauseAuthNotEnforced}
+	ExpectAuth = Expectation{Rule: "a missing or invalid credential answers 401 with an Error body, before anything else", Statuses: []int{401}, Cause: spec.RuleAuthNotEnforced}
 	// ExpectMalformedID: a path segment that is no identifier is an
 	// invalid value (400) and addresses no record (404).
-	ExpectMalformedID = Expectation{Rule: "an identifier that is not a valid one answers 400 or 404 with an Error body (it is an invalid value and addresses no record)", Statuses: []int{400, 404}, Cause: CauseBadIDAccepted}
+	ExpectMalformedID = Expectation{Rule: "an identifier that is not a valid one answers 400 or 404 with an Error body (it is an invalid value and addresses no record)", Statuses: []int{400, 404}, Cause: spec.RuleBadIDAccepted}
 	// ExpectUnknown: a valid identifier nobody lists answers 404.
-	ExpectUnknown = Expectation{Rule: "a valid identifier nobody lists answers 404 with an Error body", Statuses: []int{404}, Cause: CauseUnknownNot404}
+	ExpectUnknown = Expectation{Rule: "a valid identifier nobody lists answers 404 with an Error body", Statuses: []int{404}, Cause: spec.RuleUnknownNot404}
 	// ExpectInvalidBody: an update whose body the schema forbids answers 400.
-	ExpectInvalidBody = Expectation{Rule: "an update whose body the schema forbids answers 400 with an Error body", Statuses: []int{400}, Cause: CauseWrongErrorStatus, Accepted: CauseInvalidAccepted}
+	ExpectInvalidBody = Expectation{Rule: "an update whose body the schema forbids answers 400 with an Error body", Statuses: []int{400}, Cause: spec.RuleWrongErrorStatus, Accepted: spec.RuleInvalidAccepted}
 	// ExpectSilent: an update the contract is silent on answers 200 or 400.
-	ExpectSilent = Expectation{Rule: "an update the contract is silent on answers 200 or 400", Statuses: []int{200, 400}, Cause: CauseWrongErrorStatus, Accepted: CauseInvalidAccepted}
+	ExpectSilent = Expectation{Rule: "an update the contract is silent on answers 200 or 400", Statuses: []int{200, 400}, Cause: spec.RuleWrongErrorStatus, Accepted: spec.RuleInvalidAccepted}
 	// ExpectSilentType: a valid body sent as another content type
 	// answers 200, 400 or 415.
-	ExpectSilentType = Expectation{Rule: "a JSON body sent as another content type answers 200, 400 or 415", Statuses: []int{200, 400, 415}, Cause: CauseWrongErrorStatus, Accepted: CauseInvalidAccepted}
+	ExpectSilentType = Expectation{Rule: "a JSON body sent as another content type answers 200, 400 or 415", Statuses: []int{200, 400, 415}, Cause: spec.RuleWrongErrorStatus, Accepted: spec.RuleInvalidAccepted}
 	// ExpectUpdated: a valid update answers 200 (and the record, see
 	// writtenProblems).
-	ExpectUpdated = Expectation{Rule: "a valid update answers 200 and the record updated", Statuses: []int{200}, Cause: CauseValidRefused}
+	ExpectUpdated = Expectation{Rule: "a valid update answers 200 and the record updated", Statuses: []int{200}, Cause: spec.RuleValidRefused}
 	// ExpectList: the list with the key answers 200 and the records.
-	ExpectList = Expectation{Rule: "the list with the key answers 200 and the records", Statuses: []int{200}, Cause: CauseValidRefused}
+	ExpectList = Expectation{Rule: "the list with the key answers 200 and the records", Statuses: []int{200}, Cause: spec.RuleValidRefused}
 )
 
 // ExpectSilentBody is the expectation of an update with b, a body the
@@ -71,7 +71,7 @@ func ExpectListed(o *spec.Operation) (Expectation, bool) {
 	if i < 0 {
 		return Expectation{}, false
 	}
-	return Expectation{Rule: fmt.Sprintf("%s of a listed record answers %d", o.Name(), o.Statuses[i]), Statuses: []int{o.Statuses[i]}, Cause: CauseValidRefused}, true
+	return Expectation{Rule: fmt.Sprintf("%s of a listed record answers %d", o.Name(), o.Statuses[i]), Statuses: []int{o.Statuses[i]}, Cause: spec.RuleValidRefused}, true
 }
 
 // DocumentedBy reports whether o documents every status e allows.
@@ -90,12 +90,12 @@ func (e Expectation) Problems(x *Exchange) []Problem {
 	c := e.Cause
 	switch {
 	case x.Status == 0:
-		c = CauseNoAnswer
-	case c == CauseAuthNotEnforced:
+		c = spec.RuleNoAnswer
+	case c == spec.RuleAuthNotEnforced:
 		// Whatever came instead, a 5xx too, the credential was not
 		// checked first.
 	case x.Status >= 500:
-		c = CauseServerError
+		c = spec.RuleServerError
 	case x.Status < 300 && e.Accepted != "":
 		c = e.Accepted
 	}
@@ -135,12 +135,12 @@ func writtenProblems(x *Exchange, key string, id int64, sets Values) (Record, []
 	rid := strconv.FormatInt(id, 10)
 	r, err := decodeRecord(x.RespBody, key)
 	if err != nil {
-		return Record{ID: id}, []Problem{{Cause: CauseWriteAnswer, Want: ruleWritten, Record: rid, Text: "the answer is " + err.Error() + ", not the record updated"}}
+		return Record{ID: id}, []Problem{{Cause: spec.RuleEchoMismatch, Want: ruleWritten, Record: rid, Text: "the answer is " + err.Error() + ", not the record updated"}}
 	}
 	var ps []Problem
 	add := func(field, want string) {
 		got, ok := r.Field(field)
-		p := Problem{Cause: CauseWriteAnswer, Want: ruleWritten, Field: field, Record: rid, Text: field + ": missing, want " + want}
+		p := Problem{Cause: spec.RuleEchoMismatch, Want: ruleWritten, Field: field, Record: rid, Text: field + ": missing, want " + want}
 		if ok {
 			p.Text = fmt.Sprintf("%s: %s, want %s", field, exchange.Printable(got), want)
 		}
@@ -162,7 +162,7 @@ func writtenProblems(x *Exchange, key string, id int64, sets Values) (Record, []
 func recordProblems(x *Exchange, key string) (Record, []Problem) {
 	r, err := decodeRecord(x.RespBody, key)
 	if err != nil {
-		return r, []Problem{{Cause: CauseResponseSchema, Want: ruleRecord, Text: err.Error()}}
+		return r, []Problem{{Cause: spec.RuleResponseBody, Want: ruleRecord, Text: err.Error()}}
 	}
 	return r, nil
 }
@@ -173,7 +173,7 @@ func AsListedProblems(want, got Record) []Problem {
 	if got.Equal(want) {
 		return nil
 	}
-	return []Problem{{Cause: CauseRecordMismatch, Want: ruleAsListed, Record: strconv.FormatInt(want.ID, 10), Text: strings.Join(want.Diff(got), ", ")}}
+	return []Problem{{Cause: spec.RuleRecordMismatch, Want: ruleAsListed, Record: strconv.FormatInt(want.ID, 10), Text: strings.Join(want.Diff(got), ", ")}}
 }
 
 // ListProblems judges x's body as a list of records whose identifier is
@@ -181,7 +181,7 @@ func AsListedProblems(want, got Record) []Problem {
 func ListProblems(ctx context.Context, x *Exchange, key string) (*Index, []Problem) {
 	ix, err := DecodeList(ctx, x.RespBody, key)
 	if err != nil {
-		return nil, []Problem{{Cause: CauseResponseSchema, Want: ruleListed, Text: err.Error()}}
+		return nil, []Problem{{Cause: spec.RuleResponseBody, Want: ruleListed, Text: err.Error()}}
 	}
 	return ix, nil
 }
@@ -191,7 +191,7 @@ func ListProblems(ctx context.Context, x *Exchange, key string) (*Index, []Probl
 func UniqueProblems(ix *Index, key string) []Problem {
 	var ps []Problem
 	add := func(text string) {
-		ps = append(ps, Problem{Cause: CauseDuplicateIDs, Want: ruleUnique, Text: text})
+		ps = append(ps, Problem{Cause: spec.RuleDuplicateIDs, Want: ruleUnique, Text: text})
 	}
 	for i, id := range ix.Dups {
 		if i == maxExamples {
@@ -216,7 +216,7 @@ func IdempotentProblems(first, second Record, skip []string) []Problem {
 	if first.EqualExcept(second, skip) {
 		return nil
 	}
-	return []Problem{{Cause: CauseNotIdempotent, Want: ruleSameTwice, Record: strconv.FormatInt(first.ID, 10),
+	return []Problem{{Cause: spec.RuleNotIdempotent, Want: ruleSameTwice, Record: strconv.FormatInt(first.ID, 10),
 		Text: fmt.Sprintf("first %s, second %s", first, second)}}
 }
 
@@ -234,14 +234,14 @@ func (rs *Records) StoredProblems(ctx context.Context, acked time.Time, lx *Exch
 		}
 	}
 	rid := strconv.FormatInt(id, 10)
-	p := Problem{Cause: CauseWriteNotStored, Want: ruleStored, Record: rid, Text: "differs: " + strings.Join(written[0].Diff(got), ", ")}
+	p := Problem{Cause: spec.RuleWriteNotStored, Want: ruleStored, Record: rid, Text: "differs: " + strings.Join(written[0].Diff(got), ", ")}
 	if len(written) > 1 {
-		p = Problem{Cause: CauseLostUpdate, Want: atOnceRule, Record: rid, Text: "listed " + got.String()}
+		p = Problem{Cause: spec.RuleLostUpdate, Want: atOnceRule, Record: rid, Text: "listed " + got.String()}
 	}
 	ps := []Problem{p}
 	if lag := rs.staleRead(ctx, acked, lx, id, skip, written...); lag != "" {
-		ps[0].Cause = CauseStaleRead
-		ps = append(ps, Problem{Cause: CauseStaleRead, Want: p.Want, Record: rid, Text: lag})
+		ps[0].Cause = spec.RuleStaleRead
+		ps = append(ps, Problem{Cause: spec.RuleStaleRead, Want: p.Want, Record: rid, Text: lag})
 	}
 	return ps
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 
+	"github.com/petstore/inventory-kit/spec"
 	"github.com/petstore/inventory-kit/spec/exchange"
 	"github.com/petstore/inventory-kit/spec/report"
 )
@@ -110,7 +111,7 @@ func (t *Target) Protect(ctx context.Context, id int64) Record {
 	ix, x := t.List(ctx)
 	orig, ok := ix.ByID[id]
 	if !ok {
-		t.FailBecause(CauseRecordMissing, x, fmt.Sprintf("%s %d to be listed before the check writes to it", t.inv.Key, id), []string{"not listed"})
+		t.FailBecause(spec.RuleRecordMissing, x, fmt.Sprintf("%s %d to be listed before the check writes to it", t.inv.Key, id), []string{"not listed"})
 	}
 	t.remember(id, orig)
 	if f := t.first; f != nil && f.ByID[id].JSON != nil {
@@ -136,7 +137,7 @@ func restoreCause(err error) Cause {
 	if errors.As(err, &we) {
 		return we.cause
 	}
-	return CauseRestoreFailed
+	return spec.RuleRestoreFailed
 }
 
 // restore puts the record back and checks that the list shows it.
@@ -386,7 +387,7 @@ func (e *writeError) Error() string { return e.msg }
 
 // Is makes a 5xx or no answer errRetry.
 func (e *writeError) Is(target error) bool {
-	return target == errRetry && e.cause != CauseRestoreFailed
+	return target == errRetry && e.cause != spec.RuleRestoreFailed
 }
 
 // writeBack sends the update that puts orig's values back.
@@ -396,11 +397,11 @@ func (rs *Records) writeBack(ctx context.Context, orig Record) error {
 	x := rs.client.send(ctx, r)
 	switch {
 	case x.Failure == exchange.FailureNoAnswer:
-		return &writeError{CauseNoAnswer, x.Err}
+		return &writeError{spec.RuleNoAnswer, x.Err}
 	case x.Status >= 500:
-		return &writeError{CauseServerError, fmt.Sprintf("%s answered %d", rs.bodies.inv.Update.Method, x.Status)}
+		return &writeError{spec.RuleServerError, fmt.Sprintf("%s answered %d", rs.bodies.inv.Update.Method, x.Status)}
 	case x.Status != http.StatusOK:
-		return &writeError{CauseRestoreFailed, fmt.Sprintf("%s answered %d", rs.bodies.inv.Update.Method, x.Status)}
+		return &writeError{spec.RuleRestoreFailed, fmt.Sprintf("%s answered %d", rs.bodies.inv.Update.Method, x.Status)}
 	}
 	return nil
 }

@@ -198,7 +198,7 @@ func gather(r types.Report, info RunInfo) (run report.Run, writesSkipped, leftOu
 	// Most checks first; restore-failed last, below the cause that made
 	// the restore fail (a check whose restore failed keeps its own cause).
 	sort.SliceStable(run.Causes, func(i, j int) bool {
-		ri, rj := run.Causes[i].Name == string(CauseRestoreFailed), run.Causes[j].Name == string(CauseRestoreFailed)
+		ri, rj := run.Causes[i].Name == string(spec.RuleRestoreFailed), run.Causes[j].Name == string(spec.RuleRestoreFailed)
 		if ri != rj {
 			return rj
 		}

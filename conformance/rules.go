@@ -49,9 +49,9 @@ func texts(ps []Problem) []string {
 func (t *Target) ResponseProblems(x *Exchange, tolerated ...int) []Problem {
 	switch x.Failure {
 	case exchange.FailureNoAnswer:
-		return []Problem{{Cause: CauseNoAnswer, Text: "no response: " + t.secrets.Redactor().String(x.Err)}}
+		return []Problem{{Cause: spec.RuleNoAnswer, Text: "no response: " + t.secrets.Redactor().String(x.Err)}}
 	case exchange.FailureCapped:
-		return []Problem{{Cause: CauseTooLarge, Text: t.secrets.Redactor().String(x.Err)}}
+		return []Problem{{Cause: spec.RuleResponseTooLarge, Text: t.secrets.Redactor().String(x.Err)}}
 	case exchange.FailureCut:
 		return []Problem{{Cause: Cause(spec.RuleIncomplete), Text: "the answer ended early: " + t.secrets.Redactor().String(x.Err)}}
 	}
@@ -59,9 +59,9 @@ func (t *Target) ResponseProblems(x *Exchange, tolerated ...int) []Problem {
 	notImplemented := x.Status == http.StatusNotImplemented && x.Op != nil && !x.Op.Shaped()
 	switch {
 	case x.Status == http.StatusTooManyRequests:
-		ps = append(ps, Problem{Cause: CauseRateLimited, Text: fmt.Sprintf("status 429: still rate limited after %d tries and %s of waiting (the run's allowance, --max-retry-wait, is %s)", maxAttempts, x.Waited.Round(time.Millisecond), t.cfg.MaxRetryWait)})
+		ps = append(ps, Problem{Cause: spec.RuleRateLimited, Text: fmt.Sprintf("status 429: still rate limited after %d tries and %s of waiting (the run's allowance, --max-retry-wait, is %s)", maxAttempts, x.Waited.Round(time.Millisecond), t.cfg.MaxRetryWait)})
 	case x.Status >= 500 && !notImplemented:
-		ps = append(ps, Problem{Cause: CauseServerError, Text: fmt.Sprintf("status %d: no 5xx is allowed", x.Status)})
+		ps = append(ps, Problem{Cause: spec.RuleServerError, Text: fmt.Sprintf("status %d: no 5xx is allowed", x.Status)})
 	case x.Op == nil && !slices.Contains(tolerated, x.Status):
 		ps = append(ps, Problem{Cause: Cause(spec.RuleStatus), Text: fmt.Sprintf("status %d is not documented: the request addresses no operation of the contract", x.Status)})
 	}

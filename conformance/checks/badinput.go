@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"github.com/petstore/inventory-kit/spec"
 	"github.com/petstore/inventory-kit/spec/exchange"
 
 	"fmt"
@@ -17,12 +18,12 @@ import (
 // bigBody is what the check of a 4 MiB body allows: the contract shows
 // no size limit.
 var bigBody = conformance.Expectation{Rule: "a body of 4 MiB answers 200, 400 or 413: the contract shows no size limit",
-	Statuses: []int{http.StatusOK, http.StatusBadRequest, http.StatusRequestEntityTooLarge}, Cause: conformance.CauseWrongErrorStatus, Accepted: conformance.CauseInvalidAccepted}
+	Statuses: []int{http.StatusOK, http.StatusBadRequest, http.StatusRequestEntityTooLarge}, Cause: spec.RuleWrongErrorStatus, Accepted: spec.RuleInvalidAccepted}
 
 // badRequest is what the check of the 400 Error body wants: a malformed
 // identifier the target does not answer 404, or a malformed body.
 var badRequest = conformance.Expectation{Rule: "400 with an Error body for a malformed identifier or body",
-	Statuses: []int{http.StatusBadRequest}, Cause: conformance.CauseWrongErrorStatus, Accepted: conformance.CauseInvalidAccepted}
+	Statuses: []int{http.StatusBadRequest}, Cause: spec.RuleWrongErrorStatus, Accepted: spec.RuleInvalidAccepted}
 
 func registerBadInput(t *conformance.Target) {
 	s := t.Inventory()
@@ -148,7 +149,7 @@ func registerErrors(t *conformance.Target) {
 			} {
 				x := t.Send(ctx, r)
 				if x.MediaType() != "application/json" {
-					t.FailBecause(conformance.CauseContentType, x, "request and response bodies are application/json", []string{"Content-Type " + exchange.Quote(x.RespHeader.Get("Content-Type"))})
+					t.FailBecause(spec.RuleResponseType, x, "request and response bodies are application/json", []string{"Content-Type " + exchange.Quote(x.RespHeader.Get("Content-Type"))})
 				}
 			}
 		})

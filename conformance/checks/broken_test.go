@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/petstore/inventory-kit/conformance"
+	"github.com/petstore/inventory-kit/spec"
 )
 
 // A brokenServer is the mock with one rule of the contract broken. The
@@ -666,7 +667,7 @@ var deepServers = []brokenServer{
 			})
 		},
 		fails: []string{"random sequences of calls keep the model"},
-		cause: conformance.CauseWriteNotStored,
+		cause: spec.RuleWriteNotStored,
 	},
 	{
 		// An update of a quantity above 700 also writes it to the record
@@ -691,7 +692,7 @@ var deepServers = []brokenServer{
 			})
 		},
 		fails: []string{"random sequences of calls keep the model"},
-		cause: conformance.CauseOtherChanged,
+		cause: spec.RuleOtherChanged,
 	},
 	{
 		// An identifier past 2^53 (which a double cannot hold) crashes
@@ -708,7 +709,7 @@ var deepServers = []brokenServer{
 			})
 		},
 		fails: []string{"random sequences of calls keep the model"},
-		cause: conformance.CauseServerError,
+		cause: spec.RuleServerError,
 	},
 	{
 		// A rejected body right after an accepted update of the same
@@ -736,7 +737,7 @@ var deepServers = []brokenServer{
 			})
 		},
 		fails: []string{"random sequences of calls keep the model"},
-		cause: conformance.CauseRejectedChanged,
+		cause: spec.RuleRejectedChanged,
 	},
 	{
 		// Stock kept as movements: an update reads the record, waits
@@ -774,7 +775,7 @@ var deepServers = []brokenServer{
 			})
 		},
 		fails: []string{"random sequences of calls keep the model", "20 concurrent writes each echo their own values"},
-		cause: conformance.CauseLostUpdate,
+		cause: spec.RuleLostUpdate,
 	},
 }
 

@@ -61,7 +61,7 @@ func registerList(t *conformance.Target) {
 				conformance.NotJudged(why)
 			}
 			if why, x := t.Unstable(); why != "" {
-				t.FailBecause(conformance.CauseUnstable, x, "a record changes only when a request changes it: two lists with no write between them show the same records", []string{why})
+				t.FailBecause(spec.RuleUnstable, x, "a record changes only when a request changes it: two lists with no write between them show the same records", []string{why})
 			}
 		})
 

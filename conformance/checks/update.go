@@ -6,6 +6,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/petstore/inventory-kit/conformance"
+	"github.com/petstore/inventory-kit/spec"
 )
 
 func registerUpdate(t *conformance.Target) {
@@ -67,7 +68,7 @@ func registerUpdate(t *conformance.Target) {
 				}
 			}
 			if len(ps) > 0 {
-				t.FailBecause(conformance.CauseOtherChanged, x, fmt.Sprintf("only %s %d changes", s.Key, id), ps)
+				t.FailBecause(spec.RuleOtherChanged, x, fmt.Sprintf("only %s %d changes", s.Key, id), ps)
 			}
 		})
 
