@@ -135,17 +135,9 @@ func (l List) flatBytes() []byte {
 
 // join returns the list's array in a new buffer.
 func (l List) join() []byte {
-	b := make([]byte, 0, l.size)
-	w := appendWriter{&b}
-	l.writeBuffered(w)
-	return b
-}
-
-type appendWriter struct{ b *[]byte }
-
-func (w appendWriter) Write(p []byte) (int, error) {
-	*w.b = append(*w.b, p...)
-	return len(p), nil
+	b := bytes.NewBuffer(make([]byte, 0, l.size))
+	l.writeBuffered(b)
+	return b.Bytes()
 }
 
 // All yields the encoded records in order.
@@ -235,18 +227,18 @@ func (t table) with(i int, c *chunk) table {
 	return next
 }
 
-// withAll returns a table with each chunk of changes in place of the one
-// at its index, copying each page with a change once.
-func (t table) withAll(changes map[int]*chunk) table {
+// withAll returns a table with a chunk of each index's records in changes
+// in place of the one at that index, copying each page with a change once.
+func (t table) withAll(changes map[int][][]byte) table {
 	next := table{pages: slices.Clone(t.pages), n: t.n}
 	copied := map[int]bool{}
-	for i, c := range changes {
+	for i, records := range changes {
 		p := i / pageSize
 		if !copied[p] {
 			next.pages[p] = slices.Clone(next.pages[p])
 			copied[p] = true
 		}
-		next.pages[p][i%pageSize] = c
+		next.pages[p][i%pageSize] = newChunk(records)
 	}
 	return next
 }
