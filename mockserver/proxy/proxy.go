@@ -81,7 +81,6 @@ type Config struct {
 
 // A Proxy is the validating proxy as an http.Handler.
 type Proxy struct {
-	contract *spec.Contract
 	upstream *url.URL
 	base     string // the contract's base path, such as /v1
 	enforce  bool
@@ -113,7 +112,7 @@ func New(cfg Config) (*Proxy, error) {
 		return nil, fmt.Errorf("proxy: %w", err)
 	}
 	p := &Proxy{
-		contract: cfg.Contract, upstream: up, base: cfg.Contract.BasePath, enforce: cfg.Enforce,
+		upstream: up, base: cfg.Contract.BasePath, enforce: cfg.Enforce,
 		limit: cfg.BodyLimit, timeout: cfg.Timeout, har: cfg.HAR, logger: cfg.Logger,
 		judge: spec.NewJudge(cfg.Contract, cfg.Ignore), findings: cfg.Findings, metrics: cfg.Metrics,
 	}
