@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -442,10 +443,7 @@ func (f *File) Update(_ context.Context, session string, id int64, change func(f
 	}
 	s := f.mem.session(session)
 	s.mu.Lock()
-	head := s.head
-	if head == nil {
-		head = s.snap.Load()
-	}
+	head := cmp.Or(s.head, s.snap.Load()) // the latest state, durable or not
 	old := head.chunks.at(c).record(i)
 	rec, err := change(fixtures.Record{ID: id, JSON: old})
 	if err != nil {
