@@ -158,8 +158,8 @@ func (l List) All() iter.Seq[[]byte] {
 func NewList(records [][]byte) List {
 	per := chunkSize(len(records))
 	cs := make([]*chunk, 0, (len(records)+per-1)/per)
-	for start := 0; start < len(records); start += per {
-		cs = append(cs, newChunk(records[start:min(start+per, len(records))]))
+	for c := range slices.Chunk(records, per) {
+		cs = append(cs, newChunk(c))
 	}
 	t := newTable(cs)
 	return List{chunks: t, size: listSize(t), n: len(records), flat: new(flat)}
@@ -195,11 +195,7 @@ type table struct {
 const pageSize = 128
 
 func newTable(cs []*chunk) table {
-	t := table{n: len(cs)}
-	for start := 0; start < len(cs); start += pageSize {
-		t.pages = append(t.pages, cs[start:min(start+pageSize, len(cs)):min(start+pageSize, len(cs))])
-	}
-	return t
+	return table{pages: slices.Collect(slices.Chunk(cs, pageSize)), n: len(cs)}
 }
 
 func (t table) len() int { return t.n }

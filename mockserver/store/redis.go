@@ -254,9 +254,7 @@ func (r *Redis) checkSessions(ctx context.Context) error {
 	if err != nil {
 		return r.startError(err)
 	}
-	const batch = 100
-	for start := 0; start < len(names); start += batch {
-		chunk := names[start:min(start+batch, len(names))]
+	for chunk := range slices.Chunk(names, 100) {
 		pipe := r.client.Pipeline()
 		cmds := make([]*redis.MapStringStringCmd, len(chunk))
 		for i, name := range chunk {
