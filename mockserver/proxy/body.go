@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"io"
-	"net/http"
 	"sync"
 	"sync/atomic"
 )
@@ -94,11 +93,6 @@ func newBufferPool() *bufferPool {
 
 func (p *bufferPool) Get() []byte  { return *p.pool.Get().(*[]byte) }
 func (p *bufferPool) Put(b []byte) { p.pool.Put(&b) }
-
-// noBody reports whether a request has no body to read.
-func noBody(r *http.Request) bool {
-	return r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0
-}
 
 // A budget bounds the bytes every exchange holds for the checks at once:
 // the bodies of requests and answers as captured, and the answers'

@@ -21,30 +21,27 @@ func (ex *pending) decode(limit int) {
 	if enc == "" || x.RespSize > int64(len(x.RespBody)) || len(x.RespBody) == 0 {
 		return // nothing to decode, or too large to check anyway
 	}
-	if enc == "gzip" || enc == "x-gzip" || enc == "deflate" {
-		// The decoded text up to the limit, and the decoder's window.
-		if !ex.take(int64(limit) + 1 + 64<<10) {
-			x.RespEncoding = fmt.Sprintf("%s, not decoded: the proxy held its bound of %d KiB of bodies for checks at once", enc, ex.budget.size>>10)
-			return
-		}
-	}
-	var r io.ReadCloser
-	var err error
-	switch enc {
-	case "gzip", "x-gzip":
-		r, err = gzip.NewReader(bytes.NewReader(x.RespBody))
-	case "deflate":
-		r, err = zlib.NewReader(bytes.NewReader(x.RespBody))
-	default:
+	if enc != "gzip" && enc != "x-gzip" && enc != "deflate" {
 		x.RespEncoding = enc
 		return
 	}
-	if err != nil {
-		x.RespEncoding = enc + " that does not decode (" + err.Error() + ")"
+	// The decoded text up to the limit, and the decoder's window.
+	if !ex.take(int64(limit) + 1 + 64<<10) {
+		x.RespEncoding = fmt.Sprintf("%s, not decoded: the proxy held its bound of %d KiB of bodies for checks at once", enc, ex.budget.size>>10)
 		return
 	}
-	defer r.Close()
-	b, err := readUpTo(r, limit, int64(len(x.RespBody))*4)
+	var r io.ReadCloser
+	var err error
+	if enc == "deflate" {
+		r, err = zlib.NewReader(bytes.NewReader(x.RespBody))
+	} else {
+		r, err = gzip.NewReader(bytes.NewReader(x.RespBody))
+	}
+	var b []byte
+	if err == nil {
+		defer r.Close()
+		b, err = readUpTo(r, limit, int64(len(x.RespBody))*4)
+	}
 	if err != nil {
 		x.RespEncoding = enc + " that does not decode (" + err.Error() + ")"
 		return

@@ -54,7 +54,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 	ex.x = exchange.Exchange{Time: ex.start, Method: r.Method, URL: clientURL(r), Path: r.URL.Path, Header: r.Header, BodyEncoding: coding(r.Header)}
 	defer ex.release()
 	switch {
-	case noBody(r):
+	case r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0: // no body to read
 	case !ex.take(int64(min(uint64(r.ContentLength), uint64(p.limit))) + 1):
 		// No room in the budget to hold it for the check (its length, or
 		// the limit where that is unknown): it passes unchecked, as a body
@@ -106,7 +106,12 @@ func clientURL(r *http.Request) string {
 func (p *Proxy) reject(w http.ResponseWriter, r *http.Request, ex *pending) bool {
 	rv := p.judge.Request(&ex.x)
 	ex.rv = rv
-	if !rv.Invalid() || !p.rejects(rv) {
+	// Never one without a credential (the backend answers 401 first), and
+	// only for a violation other than a missing credential or a body too
+	// large to check.
+	if !rv.Invalid() || rv.NoCredential || !slices.ContainsFunc(rv.Violations, func(v spec.Violation) bool {
+		return v.Rule != spec.RuleAuthMissing && v.Rule != spec.RuleTooLarge
+	}) {
 		return false
 	}
 	switch {
@@ -120,16 +125,6 @@ func (p *Proxy) reject(w http.ResponseWriter, r *http.Request, ex *pending) bool
 	p.findings.Record(&ex.x, rv.Name, rv.Violations)
 	p.observe(ex, rv, rv.Violations)
 	return true
-}
-
-// rejects reports whether Enforce stops a request with these problems:
-// only for rules the filter keeps, and never one without a credential,
-// which the backend answers 401 before it looks at anything else.
-func (p *Proxy) rejects(rv *spec.RequestVerdict) bool {
-	if rv.NoCredential {
-		return false
-	}
-	return slices.ContainsFunc(rv.Violations, func(v spec.Violation) bool { return v.Rule != spec.RuleAuthMissing && v.Rule != spec.RuleTooLarge })
 }
 
 // rewrite maps the contract's base path to the backend's, and keeps what

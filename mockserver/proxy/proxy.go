@@ -18,6 +18,7 @@
 package proxy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -81,7 +82,6 @@ type Config struct {
 
 // A Proxy is the validating proxy as an http.Handler.
 type Proxy struct {
-	contract *spec.Contract
 	upstream *url.URL
 	base     string // the contract's base path, such as /v1
 	enforce  bool
@@ -112,23 +112,13 @@ func New(cfg Config) (*Proxy, error) {
 	if err := httpapi.CheckEnvelope(cfg.Contract); err != nil {
 		return nil, fmt.Errorf("proxy: %w", err)
 	}
+	limit := cmp.Or(max(cfg.BodyLimit, 0), DefaultBodyLimit)
 	p := &Proxy{
-		contract: cfg.Contract, upstream: up, base: cfg.Contract.BasePath, enforce: cfg.Enforce,
-		limit: cfg.BodyLimit, timeout: cfg.Timeout, har: cfg.HAR, logger: cfg.Logger,
-		judge: spec.NewJudge(cfg.Contract, cfg.Ignore), findings: cfg.Findings, metrics: cfg.Metrics,
-	}
-	if p.limit <= 0 {
-		p.limit = DefaultBodyLimit
-	}
-	p.budget = &budget{size: int64(cfg.Budget)}
-	if p.budget.size <= 0 {
-		p.budget.size = BudgetBodies * int64(p.limit)
-	}
-	if p.timeout <= 0 {
-		p.timeout = DefaultTimeout
-	}
-	if p.logger == nil {
-		p.logger = slog.New(slog.DiscardHandler)
+		upstream: up, base: cfg.Contract.BasePath, enforce: cfg.Enforce, limit: limit,
+		timeout: cmp.Or(max(cfg.Timeout, 0), DefaultTimeout), har: cfg.HAR,
+		logger: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
+		judge:  spec.NewJudge(cfg.Contract, cfg.Ignore), findings: cfg.Findings, metrics: cfg.Metrics,
+		budget: &budget{size: cmp.Or(max(cfg.Budget, 0), BudgetBodies*int64(limit))},
 	}
 	keys := httpapi.NewKeys(cfg.APIKeys, cfg.AdminKey)
 	rd := keys.Redactor

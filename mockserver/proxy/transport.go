@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -39,12 +40,8 @@ type TransportOptions struct {
 // roots and timeouts, and no proxy from the environment (the backend is
 // addressed directly).
 func NewTransport(o TransportOptions) (*http.Transport, error) {
-	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
-	}
-	if o.MaxIdleConns <= 0 {
-		o.MaxIdleConns = 256
-	}
+	o.Timeout = cmp.Or(max(o.Timeout, 0), DefaultTimeout)
+	o.MaxIdleConns = cmp.Or(max(o.MaxIdleConns, 0), 256)
 	cfg := &tls.Config{InsecureSkipVerify: o.InsecureSkipVerify, MinVersion: tls.VersionTLS12}
 	if o.CACertFile != "" {
 		pool, err := exchange.TrustedRoots(o.CACertFile)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -98,7 +99,7 @@ var (
 type fileOp struct {
 	apply   func(tx *bolt.Tx) error // writes the change; nil: a barrier
 	publish func()                  // makes it visible, once committed; may be nil
-	done    chan error              // receives the commit's outcome; nil: nobody waits
+	done    chan error              // receives the commit's outcome; capacity 1
 }
 
 // OpenFile opens the store file at path, making it from records if it does
@@ -171,60 +172,66 @@ func precheck(path string) error {
 // readAll reads every key and value of every bucket of db, then runs
 // bbolt's consistency check, which reads the pages again in a goroutine of
 // its own: a page the walk could read, the check can too.
-func readAll(path string, db *bolt.DB) (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if v := recover(); v != nil {
-			err = fmt.Errorf("file store %s: corrupted (%v); nothing is served from it: move it away to start from the fixtures", path, v)
-		}
-	}()
-	return db.View(func(tx *bolt.Tx) error {
-		var crc uint32
-		var walk func(b *bolt.Bucket)
-		walk = func(b *bolt.Bucket) {
-			b.ForEach(func(k, v []byte) error {
-				crc = crc32.Update(crc32.Update(crc, crcTable, k), crcTable, v)
-				if v == nil {
-					if c := b.Bucket(k); c != nil {
-						walk(c)
+func readAll(path string, db *bolt.DB) error {
+	return guarded(path, func() error {
+		return db.View(func(tx *bolt.Tx) error {
+			var crc uint32
+			var walk func(b *bolt.Bucket)
+			walk = func(b *bolt.Bucket) {
+				b.ForEach(func(k, v []byte) error {
+					crc = crc32.Update(crc32.Update(crc, crcTable, k), crcTable, v)
+					if v == nil {
+						if c := b.Bucket(k); c != nil {
+							walk(c)
+						}
 					}
-				}
-				return nil
-			})
-		}
-		tx.ForEach(func(_ []byte, b *bolt.Bucket) error { walk(b); return nil })
-		for err := range tx.Check() {
-			return fmt.Errorf("file store %s: corrupted (%v); nothing is served from it: move it away to start from the fixtures", path, err)
-		}
-		return nil
+					return nil
+				})
+			}
+			tx.ForEach(func(_ []byte, b *bolt.Bucket) error { walk(b); return nil })
+			for err := range tx.Check() {
+				return corrupted(path, err)
+			}
+			return nil
+		})
 	})
 }
 
-// openBolt opens the file with bbolt, turning a panic or a fault into an
-// error.
-func openBolt(path string, o *bolt.Options) (db *bolt.DB, err error) {
+// guarded runs fn, turning a panic or a memory fault (bbolt's, on some
+// corrupted pages) into the error of a corrupted file.
+func guarded(path string, fn func() error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if v := recover(); v != nil {
-			db, err = nil, fmt.Errorf("file store %s: corrupted (%v); nothing is served from it: move it away to start from the fixtures", path, v)
+			err = corrupted(path, v)
 		}
 	}()
-	db, err = bolt.Open(path, 0o600, o)
-	if err != nil {
-		return nil, openError(path, err)
-	}
-	return db, nil
+	return fn()
 }
 
-// openError explains why bbolt could not open the file.
-func openError(path string, err error) error {
-	switch {
-	case errors.Is(err, bolterrors.ErrTimeout):
-		return fmt.Errorf("file store %s: in use by another process (another inventory-mock?); a file serves one process, use the redis store to share state", path)
-	case errors.Is(err, bolterrors.ErrInvalid), errors.Is(err, bolterrors.ErrChecksum), errors.Is(err, bolterrors.ErrVersionMismatch):
-		return fmt.Errorf("file store %s: not a store file, or corrupted (%v); nothing is served from it: move it away to start from the fixtures", path, err)
+func corrupted(path string, why any) error {
+	return fmt.Errorf("file store %s: corrupted (%v); nothing is served from it: move it away to start from the fixtures", path, why)
+}
+
+// openBolt opens the file with bbolt, explaining why it cannot.
+func openBolt(path string, o *bolt.Options) (*bolt.DB, error) {
+	var db *bolt.DB
+	err := guarded(path, func() (err error) {
+		db, err = bolt.Open(path, 0o600, o)
+		switch {
+		case errors.Is(err, bolterrors.ErrTimeout):
+			return fmt.Errorf("file store %s: in use by another process (another inventory-mock?); a file serves one process, use the redis store to share state", path)
+		case errors.Is(err, bolterrors.ErrInvalid), errors.Is(err, bolterrors.ErrChecksum), errors.Is(err, bolterrors.ErrVersionMismatch):
+			return fmt.Errorf("file store %s: not a store file, or corrupted (%v); nothing is served from it: move it away to start from the fixtures", path, err)
+		case err != nil:
+			return fmt.Errorf("file store %s: %w", path, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return fmt.Errorf("file store %s: %w", path, err)
+	return db, nil
 }
 
 // loaded is what load found in the file.
@@ -237,28 +244,22 @@ type loaded struct {
 // load checks the file and reads its sessions into memory, or makes a new
 // file's buckets. Nothing is kept from a file that fails a check.
 func (f *File) load(fp string) (st loaded, err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		// bbolt panics on some corrupted pages; a corrupted file is an
-		// error of Open, never a crash.
-		if v := recover(); v != nil {
-			err = f.corrupted(fmt.Errorf("%v", v))
-		}
-	}()
-	err = f.db.Update(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(metaBucket)
-		if meta == nil {
-			return f.initialise(tx, fp)
-		}
-		if err := f.check(tx, meta, fp); err != nil {
-			return err
-		}
-		st.created, _ = time.Parse(time.RFC3339Nano, string(meta.Get(createdKey)))
-		return tx.Bucket(sessionsBucket).ForEachBucket(func(name []byte) error {
-			w, err := f.restore(string(name), tx.Bucket(sessionsBucket).Bucket(name))
-			st.sessions++
-			st.writes += w
-			return err
+	err = guarded(f.path, func() error {
+		return f.db.Update(func(tx *bolt.Tx) error {
+			meta := tx.Bucket(metaBucket)
+			if meta == nil {
+				return f.initialise(tx, fp)
+			}
+			if err := f.check(tx, meta, fp); err != nil {
+				return err
+			}
+			st.created, _ = time.Parse(time.RFC3339Nano, string(meta.Get(createdKey)))
+			return tx.Bucket(sessionsBucket).ForEachBucket(func(name []byte) error {
+				w, err := f.restore(string(name), tx.Bucket(sessionsBucket).Bucket(name))
+				st.sessions++
+				st.writes += w
+				return err
+			})
 		})
 	})
 	return st, err
@@ -311,9 +312,7 @@ func (f *File) otherFormat(got string) error {
 	return fmt.Errorf("file store %s: written by a newer version of inventory-mock (file format %d; this one reads format %d only); nothing is served from it: serve it with the version that wrote it, or move it away to start from the fixtures", f.path, v, fileFormatVersion)
 }
 
-func (f *File) corrupted(err error) error {
-	return fmt.Errorf("file store %s: corrupted (%v); nothing is served from it: move it away to start from the fixtures", f.path, err)
-}
+func (f *File) corrupted(err error) error { return corrupted(f.path, err) }
 
 // restore makes the named session in memory from its bucket, and returns
 // its writes.
@@ -444,10 +443,7 @@ func (f *File) Update(_ context.Context, session string, id int64, change func(f
 	}
 	s := f.mem.session(session)
 	s.mu.Lock()
-	head := s.head
-	if head == nil {
-		head = s.snap.Load()
-	}
+	head := cmp.Or(s.head, s.snap.Load()) // the latest state, durable or not
 	old := head.chunks.at(c).record(i)
 	rec, err := change(fixtures.Record{ID: id, JSON: old})
 	if err != nil {
@@ -460,8 +456,7 @@ func (f *File) Update(_ context.Context, session string, id int64, change func(f
 	}
 	s.head = next
 	created := s.created
-	done := make(chan error, 1)
-	f.enqueue(fileOp{
+	done := f.enqueue(fileOp{
 		apply: func(tx *bolt.Tx) error {
 			b, err := sessionBucket(tx, session, created)
 			if err != nil {
@@ -478,7 +473,6 @@ func (f *File) Update(_ context.Context, session string, id int64, change func(f
 			return r.Put(k, seal(session, k, rec.JSON))
 		},
 		publish: func() { publish(s, next, 1) },
-		done:    done,
 	})
 	s.mu.Unlock()
 	if err := <-done; err != nil {
@@ -533,8 +527,7 @@ func (f *File) Reset(_ context.Context, session string) error {
 	s.mu.Lock()
 	s.head = f.mem.seed
 	seed := f.mem.seed
-	done := make(chan error, 1)
-	f.enqueue(fileOp{
+	done := f.enqueue(fileOp{
 		apply: func(tx *bolt.Tx) error {
 			b := tx.Bucket(sessionsBucket).Bucket([]byte(session))
 			if b == nil {
@@ -548,7 +541,6 @@ func (f *File) Reset(_ context.Context, session string) error {
 			return b.Delete(sessionWrites)
 		},
 		publish: func() { publish(s, seed, -1) },
-		done:    done,
 	})
 	s.mu.Unlock()
 	return <-done
@@ -567,9 +559,7 @@ func (f *File) Drop(ctx context.Context, session string) error {
 		return err
 	}
 	f.mem.Drop(ctx, session) // calls dropLater
-	done := make(chan error, 1)
-	f.enqueue(fileOp{done: done})
-	return <-done
+	return <-f.enqueue(fileOp{})
 }
 
 // dropLater queues the removal of a session Memory has dropped: evicted,
@@ -594,9 +584,10 @@ func (f *File) err() error {
 	return f.failed
 }
 
-// enqueue adds op to the next commit. It never blocks. After Close, op
-// fails at once.
-func (f *File) enqueue(op fileOp) {
+// enqueue adds op to the next commit, and returns the channel that
+// receives its outcome. It never blocks. After Close, op fails at once.
+func (f *File) enqueue(op fileOp) <-chan error {
+	op.done = make(chan error, 1)
 	f.mu.Lock()
 	closed := f.closed
 	if !closed {
@@ -604,15 +595,14 @@ func (f *File) enqueue(op fileOp) {
 	}
 	f.mu.Unlock()
 	if closed {
-		if op.done != nil {
-			op.done <- fmt.Errorf("%w: file store %s: closed", ErrUnavailable, f.path)
-		}
-		return
+		op.done <- fmt.Errorf("%w: file store %s: closed", ErrUnavailable, f.path)
+		return op.done
 	}
 	select {
 	case f.wake <- struct{}{}:
 	default:
 	}
+	return op.done
 }
 
 // take removes up to maxBatch operations from the queue.
@@ -710,9 +700,7 @@ func (f *File) write(batch []fileOp) {
 		if err == nil && op.publish != nil {
 			op.publish()
 		}
-		if op.done != nil {
-			op.done <- err
-		}
+		op.done <- err
 	}
 }
 

@@ -135,17 +135,9 @@ func (l List) flatBytes() []byte {
 
 // join returns the list's array in a new buffer.
 func (l List) join() []byte {
-	b := make([]byte, 0, l.size)
-	w := appendWriter{&b}
-	l.writeBuffered(w)
-	return b
-}
-
-type appendWriter struct{ b *[]byte }
-
-func (w appendWriter) Write(p []byte) (int, error) {
-	*w.b = append(*w.b, p...)
-	return len(p), nil
+	b := bytes.NewBuffer(make([]byte, 0, l.size))
+	l.writeBuffered(b)
+	return b.Bytes()
 }
 
 // All yields the encoded records in order.
@@ -166,8 +158,8 @@ func (l List) All() iter.Seq[[]byte] {
 func NewList(records [][]byte) List {
 	per := chunkSize(len(records))
 	cs := make([]*chunk, 0, (len(records)+per-1)/per)
-	for start := 0; start < len(records); start += per {
-		cs = append(cs, newChunk(records[start:min(start+per, len(records))]))
+	for c := range slices.Chunk(records, per) {
+		cs = append(cs, newChunk(c))
 	}
 	t := newTable(cs)
 	return List{chunks: t, size: listSize(t), n: len(records), flat: new(flat)}
@@ -203,11 +195,7 @@ type table struct {
 const pageSize = 128
 
 func newTable(cs []*chunk) table {
-	t := table{n: len(cs)}
-	for start := 0; start < len(cs); start += pageSize {
-		t.pages = append(t.pages, cs[start:min(start+pageSize, len(cs)):min(start+pageSize, len(cs))])
-	}
-	return t
+	return table{pages: slices.Collect(slices.Chunk(cs, pageSize)), n: len(cs)}
 }
 
 func (t table) len() int { return t.n }
@@ -235,18 +223,18 @@ func (t table) with(i int, c *chunk) table {
 	return next
 }
 
-// withAll returns a table with each chunk of changes in place of the one
-// at its index, copying each page with a change once.
-func (t table) withAll(changes map[int]*chunk) table {
+// withAll returns a table with a chunk of each index's records in changes
+// in place of the one at that index, copying each page with a change once.
+func (t table) withAll(changes map[int][][]byte) table {
 	next := table{pages: slices.Clone(t.pages), n: t.n}
 	copied := map[int]bool{}
-	for i, c := range changes {
+	for i, records := range changes {
 		p := i / pageSize
 		if !copied[p] {
 			next.pages[p] = slices.Clone(next.pages[p])
 			copied[p] = true
 		}
-		next.pages[p][i%pageSize] = c
+		next.pages[p][i%pageSize] = newChunk(records)
 	}
 	return next
 }

@@ -75,7 +75,7 @@ func (s *snapshot) withAll(ids []int64, changes map[int64][]byte) (*snapshot, er
 		return s, nil
 	}
 	per := chunkSize(len(ids))
-	byChunk := map[int]map[int][]byte{}
+	byChunk := map[int][][]byte{} // the records of each chunk with a change
 	for id, r := range changes {
 		pos, ok := slices.BinarySearch(ids, id)
 		if !ok {
@@ -83,25 +83,15 @@ func (s *snapshot) withAll(ids []int64, changes map[int64][]byte) (*snapshot, er
 		}
 		c := pos / per
 		if byChunk[c] == nil {
-			byChunk[c] = map[int][]byte{}
+			old := s.chunks.at(c)
+			for i := range old.len() {
+				byChunk[c] = append(byChunk[c], old.record(i))
+			}
 		}
 		byChunk[c][pos%per] = r
 	}
-	replaced := make(map[int]*chunk, len(byChunk))
-	for c, recs := range byChunk {
-		old := s.chunks.at(c)
-		records := make([][]byte, old.len())
-		for i := range records {
-			records[i] = old.record(i)
-			if r, ok := recs[i]; ok {
-				records[i] = r
-			}
-		}
-		replaced[c] = newChunk(records)
-	}
-	next := &snapshot{chunks: s.chunks.withAll(replaced)}
-	next.size = listSize(next.chunks)
-	return next, nil
+	t := s.chunks.withAll(byChunk)
+	return &snapshot{chunks: t, size: listSize(t)}, nil
 }
 
 // locate returns the chunk, and the index in it, of the record at

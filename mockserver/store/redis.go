@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -254,9 +254,7 @@ func (r *Redis) checkSessions(ctx context.Context) error {
 	if err != nil {
 		return r.startError(err)
 	}
-	const batch = 100
-	for start := 0; start < len(names); start += batch {
-		chunk := names[start:min(start+batch, len(names))]
+	for chunk := range slices.Chunk(names, 100) {
 		pipe := r.client.Pipeline()
 		cmds := make([]*redis.MapStringStringCmd, len(chunk))
 		for i, name := range chunk {
@@ -345,7 +343,7 @@ func (r *Redis) init(ctx context.Context) error {
 		if len(meta) > 0 {
 			return r.checkMeta(meta)
 		}
-		token := randomToken()
+		token := rand.Text()
 		claim, err := claimLoad.Run(ctx, r.client, []string{r.key("meta"), r.key("loading")}, token, loadLock.Milliseconds()).Int()
 		if err != nil {
 			return r.unavailable(err)
@@ -424,12 +422,6 @@ func (r *Redis) load(ctx context.Context, token string) (bool, error) {
 		return true, nil
 	}
 	return false, nil
-}
-
-func randomToken() string {
-	var b [16]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 func (r *Redis) key(name string) string { return r.prefix + name }
@@ -530,22 +522,14 @@ func (r *Redis) flightOf(session string) *flight {
 	f := r.flights[session]
 	if f == nil {
 		if len(r.flights) > r.opts.MaxSessions {
-			r.forgetFlightsLocked()
+			// Forget the flights of sessions other than the default;
+			// reads under way keep theirs.
+			maps.DeleteFunc(r.flights, func(name string, _ *flight) bool { return name != DefaultSession })
 		}
 		f = &flight{}
 		r.flights[session] = f
 	}
 	return f
-}
-
-// forgetFlightsLocked forgets the flights of sessions other than the
-// default; reads under way keep theirs. r.mu must be held.
-func (r *Redis) forgetFlightsLocked() {
-	for name := range r.flights {
-		if name != DefaultSession {
-			delete(r.flights, name)
-		}
-	}
 }
 
 // fetch reads the session's state from the server, taking the records
@@ -557,7 +541,7 @@ func (r *Redis) fetch(ctx context.Context, session string) (*snapshot, error) {
 		ver = c.ver
 	}
 	gen := r.gen.Load()
-	args := r.sessionArgs([]any{ver, flag(touch)}, session)
+	args := r.sessionArgs([]any{ver, touch}, session)
 	res, err := readSession.Run(ctx, r.client, []string{r.sessionKey(session), r.key("sessions")}, args...).Slice()
 	if err != nil {
 		return nil, r.unavailable(err)
@@ -588,13 +572,6 @@ func (r *Redis) fetch(ctx context.Context, session string) (*snapshot, error) {
 	}
 	r.remember(session, gen, v, snap, touch)
 	return snap, nil
-}
-
-func flag(b bool) string {
-	if b {
-		return "1"
-	}
-	return "0"
 }
 
 // build makes a snapshot of a session's hash, checking each record that
@@ -690,23 +667,17 @@ func (r *Redis) remember(session string, gen, ver int64, snap *snapshot, touched
 	if old != nil && old.gen == gen {
 		c.touched = old.touched
 	} else if len(r.cache) > r.opts.MaxSessions {
-		r.evictLocked()
+		for name := range r.cache { // forget one other than the default
+			if name != DefaultSession {
+				delete(r.cache, name)
+				break
+			}
+		}
 	}
 	if touched {
 		c.touched = time.Now()
 	}
 	r.cache[session] = c
-}
-
-// evictLocked forgets one cached session other than the default. r.mu
-// must be held.
-func (r *Redis) evictLocked() {
-	for name := range r.cache {
-		if name != DefaultSession {
-			delete(r.cache, name)
-			return
-		}
-	}
 }
 
 func (r *Redis) setTouched(session string, c *cached) {
@@ -772,7 +743,7 @@ func (r *Redis) Update(ctx context.Context, session string, id int64, change fun
 			return fixtures.Record{}, err
 		}
 		gen := r.gen.Load()
-		args := r.sessionArgs([]any{idArg, guess, fixture, rec.JSON}, session, flag(touch))
+		args := r.sessionArgs([]any{idArg, guess, fixture, rec.JSON}, session, touch)
 		res, err := r.writes.do(ctx, keys, args)
 		if err != nil {
 			return fixtures.Record{}, r.unavailable(err)

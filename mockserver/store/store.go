@@ -10,6 +10,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -101,15 +102,9 @@ const (
 )
 
 func (o Options) withDefaults() Options {
-	if o.MaxSessions <= 0 {
-		o.MaxSessions = DefaultMaxSessions
-	}
-	if o.IdleTimeout <= 0 {
-		o.IdleTimeout = DefaultIdleTimeout
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
+	o.MaxSessions = cmp.Or(max(o.MaxSessions, 0), DefaultMaxSessions)
+	o.IdleTimeout = cmp.Or(max(o.IdleTimeout, 0), DefaultIdleTimeout)
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
 	return o
 }
 

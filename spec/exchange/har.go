@@ -345,25 +345,18 @@ type HARWriter struct {
 // records it.
 func NewHARWriter(w io.Writer, creator, version string, rd *Redactor) (*HARWriter, error) {
 	h := &HARWriter{rd: rd, w: bufio.NewWriterSize(w, 64<<10)}
-	head, err := json.Marshal(map[string]string{"name": creator, "version": version})
-	if err != nil {
-		return nil, err
-	}
-	_, err = h.w.WriteString(`{"log":{"version":"1.2","creator":` + string(head) + `,"entries":[`)
+	head, _ := json.Marshal(map[string]string{"name": creator, "version": version}) // strings: it cannot fail
+	_, err := h.w.WriteString(`{"log":{"version":"1.2","creator":` + string(head) + `,"entries":[`)
 	return h, err
 }
 
 // Write appends one exchange.
 func (h *HARWriter) Write(x *Exchange) error {
-	b, err := json.Marshal(h.entry(x))
+	b, _ := json.Marshal(h.entry(x)) // strings, finite numbers and their structs: it cannot fail
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.err != nil {
 		return h.err
-	}
-	if err != nil {
-		h.err = err
-		return err
 	}
 	if h.n > 0 {
 		h.w.WriteByte(',')

@@ -151,11 +151,6 @@ func (rd *Redactor) place() {
 // token that reads "$NAME", shown as it is.
 func (sc *secret) self() bool { return sc.Var != "" && sc.Value == "$"+sc.Var }
 
-// hasVar reports whether a secret of rd is shown as the variable name.
-func (rd *Redactor) hasVar(name string) bool {
-	return slices.ContainsFunc(rd.secrets, func(sc *secret) bool { return sc.Var == name })
-}
-
 func (rd *Redactor) hidden() string {
 	if rd == nil {
 		return Redacted
@@ -164,10 +159,7 @@ func (rd *Redactor) hidden() string {
 }
 
 func (rd *Redactor) secretOf(v string) *secret {
-	if rd == nil {
-		return nil
-	}
-	i := slices.IndexFunc(rd.secrets, func(sc *secret) bool { return sc.Value == v })
+	i := slices.IndexFunc(rd.all(), func(sc *secret) bool { return sc.Value == v })
 	if i < 0 {
 		return nil
 	}
@@ -233,7 +225,8 @@ func (rd *Redactor) with(x *Exchange, remember bool, key string) *Redactor {
 		if c == Redacted {
 			continue
 		}
-		if name, ok := strings.CutPrefix(c, "$"); ok && shellName.MatchString(name) && out.hasVar(name) {
+		if name, ok := strings.CutPrefix(c, "$"); ok && shellName.MatchString(name) &&
+			slices.ContainsFunc(out.secrets, func(sc *secret) bool { return sc.Var == name }) {
 			out.add(Secret{Value: c, Var: name})
 			continue
 		}
