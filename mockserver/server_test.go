@@ -11,13 +11,17 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/petstore/inventory-kit/fixtures"
+	"github.com/petstore/inventory-kit/mockserver/metrics"
 	"github.com/petstore/inventory-kit/mockserver/store"
 	"github.com/petstore/inventory-kit/spec"
 )
@@ -648,5 +652,51 @@ func TestIsCleanPath(t *testing.T) {
 		if got := isCleanPath(p); got != want {
 			t.Errorf("isCleanPath(%q) = %v; want %v, as path.Clean has it", p, got, want)
 		}
+	}
+}
+
+// pathStore records, on each Update, the files of the mock's own code the
+// call passed through.
+type pathStore struct {
+	store.Store
+	files map[string]bool
+}
+
+func (p *pathStore) Update(ctx context.Context, session string, id int64, change func(fixtures.Record) (fixtures.Record, error)) (fixtures.Record, error) {
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	for {
+		f, more := frames.Next()
+		if strings.Contains(f.Function, "petstore/inventory-kit/") && !strings.HasSuffix(f.File, "_test.go") {
+			p.files[filepath.Base(filepath.Dir(f.File))+"/"+filepath.Base(f.File)] = true
+		}
+		if !more {
+			break
+		}
+	}
+	return p.Store.Update(ctx, session, id, change)
+}
+
+// TestUpdatePathFiles: a PATCH passes at most 6 files of the mock's own
+// on its way to the store, each once, since the steps of its path run one
+// after the other (mockserver/README.md, The request chain), also with
+// every step in use: a session, a rate limit, CORS, the journal and
+// metrics. With the store's own file and the listener's
+// (cmd/inventory-mock/conns.go), 8.
+func TestUpdatePathFiles(t *testing.T) {
+	ps := &pathStore{Store: store.NewMemory(testRecords(t), store.Options{}), files: map[string]bool{}}
+	s := newServer(t, func(c *Config) {
+		c.Store, c.JournalSize, c.Metrics = ps, 10, metrics.New()
+		c.RateLimit = RateLimit{Rate: "1000/s"}
+		c.CORSOrigins = []string{"http://localhost:3000"}
+	})
+	h := http.Header{"Origin": {"http://localhost:3000"}, SessionHeader: {"files"}}
+	if got := serve(t, s, req{method: "PATCH", path: "/v1/inventory/1", contentType: "application/json", body: `{"quantity":3}`, header: h}); got.status != 200 {
+		t.Fatalf("PATCH = %d %s; want 200", got.status, got.body)
+	}
+	files := slices.Sorted(maps.Keys(ps.files))
+	t.Logf("files passed: %v", files)
+	if len(files) > 6 {
+		t.Errorf("a PATCH passed %d files on its way to the store: %v; want at most 6", len(files), files)
 	}
 }
