@@ -75,7 +75,7 @@ func (e envelope) check(status int, contentType string, body []byte, documented 
 			return []Violation{add(RuleErrorBody, "header.Content-Type", fmt.Sprintf("Content-Type %q: every error carries an %s body, sent as application/json", contentType, e.schema.Name))}
 		}
 		for _, p := range e.schema.ValidateJSON(body) {
-			vs = append(vs, add(RuleErrorBody, jsonPath(p.Field), fmt.Sprintf("not an %s body: %s", e.schema.Name, p.Message)))
+			vs = append(vs, add(RuleErrorBody, Under("$", p.Field), fmt.Sprintf("not an %s body: %s", e.schema.Name, p.Message)))
 		}
 		if len(vs) > 0 {
 			return vs

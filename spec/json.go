@@ -35,6 +35,19 @@ type decoder struct {
 	name []byte // Members' member name, unquoted
 }
 
+// borrowDecoder takes a decoder of b from the pool; release puts it back.
+func borrowDecoder(b []byte) *decoder {
+	d := decoders.Get().(*decoder)
+	d.r.Reset(b)
+	d.dec.Reset(&d.r)
+	return d
+}
+
+func (d *decoder) release() {
+	d.r.Reset(nil) // keep no reference to b
+	decoders.Put(d)
+}
+
 // DecodeJSON decodes b, which must hold exactly one JSON value, into the
 // values JSON Schema validation works on: map[string]any, []any,
 // json.Number (exact, never rounded through float64), string, bool and
@@ -43,13 +56,8 @@ type decoder struct {
 // invalid UTF-8 are errors, as is anything after the value. Every error is
 // a *JSONError.
 func DecodeJSON(b []byte) (any, error) {
-	d := decoders.Get().(*decoder)
-	defer func() {
-		d.r.Reset(nil) // keep no reference to b
-		decoders.Put(d)
-	}()
-	d.r.Reset(b)
-	d.dec.Reset(&d.r)
+	d := borrowDecoder(b)
+	defer d.release()
 	v, err := d.value()
 	if err == nil {
 		if _, err = d.dec.ReadToken(); err == io.EOF {
@@ -106,13 +114,8 @@ func cut(s string, n int) string {
 // b, and name, unquoted, is valid only until yield returns. It stops early
 // if yield returns false.
 func Members(b []byte, yield func(name, raw []byte) bool) error {
-	d := decoders.Get().(*decoder)
-	defer func() {
-		d.r.Reset(nil)
-		decoders.Put(d)
-	}()
-	d.r.Reset(b)
-	d.dec.Reset(&d.r)
+	d := borrowDecoder(b)
+	defer d.release()
 	if tok, err := d.dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return errors.New("not a JSON object")
 	}
@@ -229,9 +232,7 @@ func syntaxReason(err error) string {
 	if err == nil {
 		return "invalid syntax"
 	}
-	s := err.Error()
-	s = strings.TrimPrefix(s, "jsontext: ")
-	return s
+	return strings.TrimPrefix(err.Error(), "jsontext: ")
 }
 
 // pointerField renders a JSON Pointer such as /items/0/quantity as
@@ -268,12 +269,7 @@ func fieldPath(segs []string) string {
 
 // isIndex reports whether a path segment is an array index: digits only.
 func isIndex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // AppendJSON appends v, a value as DecodeJSON returns it, as compact JSON:

@@ -150,7 +150,7 @@ func (p *Param) check(raw []string) []Problem {
 }
 
 // Under puts a name before a field path inside its value: petId, or
-// ids[2], or filter.status.
+// ids[2], or filter.status; under "$", a JSON path such as $[3].status.
 func Under(name, path string) string {
 	switch {
 	case path == "":

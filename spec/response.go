@@ -126,10 +126,8 @@ func examplesOf(content *v3.MediaType) ([]Example, error) {
 
 // Example returns the named example, or nil.
 func (r *Response) Example(name string) *Example {
-	for i := range r.Examples {
-		if r.Examples[i].Name == name {
-			return &r.Examples[i]
-		}
+	if i := slices.IndexFunc(r.Examples, func(e Example) bool { return e.Name == name }); i >= 0 {
+		return &r.Examples[i]
 	}
 	return nil
 }
@@ -194,21 +192,18 @@ func (o *Operation) CheckResponse(status int, header http.Header, body []byte) [
 	if !isJSON(mt) || r.Schema == nil {
 		return ps
 	}
-	if items, ok := r.Schema.validateArrayJSON(body); ok {
-		// A list checked one item at a time: a long one is never held
-		// decoded whole.
-		for _, p := range items {
-			p.Kind = KindResponse
-			ps = append(ps, p)
+	// A list is checked one item at a time where it can be: a long one is
+	// never held decoded whole.
+	found, ok := r.Schema.validateArrayJSON(body)
+	if !ok {
+		v, err := DecodeJSON(body)
+		if err != nil {
+			je := err.(*JSONError)
+			return append(ps, Problem{Kind: KindResponse, Field: je.Field, Message: "body: " + je.Reason})
 		}
-		return append(ps, r.Schema.IntegerNotation(body)...)
+		found = r.Schema.Validate(v)
 	}
-	v, err := DecodeJSON(body)
-	if err != nil {
-		je := err.(*JSONError)
-		return append(ps, Problem{Kind: KindResponse, Field: je.Field, Message: "body: " + je.Reason})
-	}
-	for _, p := range r.Schema.Validate(v) {
+	for _, p := range found {
 		p.Kind = KindResponse
 		ps = append(ps, p)
 	}

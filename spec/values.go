@@ -254,7 +254,7 @@ func candidate(f *Field, cur json.RawMessage, n int) json.RawMessage {
 // candidate from n on that the field's schema accepts.
 func (f *Field) ValueFor(cur json.RawMessage, n int) json.RawMessage {
 	first := candidate(f, cur, n)
-	for try := 0; try < 16; try++ {
+	for try := range 16 {
 		v := candidate(f, cur, n+try)
 		if (cur == nil || !sameJSON(v, cur)) && f.Accepts(v) {
 			return v
@@ -389,10 +389,9 @@ var SpecialInts = func() []*big.Int {
 	for k := uint(1); k <= 64; k++ {
 		add(new(big.Int).Lsh(big.NewInt(1), k))
 	}
-	add(big.NewInt(0))
-	add(big.NewInt(10))
-	add(big.NewInt(100))
-	add(big.NewInt(1000))
+	for _, v := range []int64{0, 10, 100, 1000} {
+		add(big.NewInt(v))
+	}
 	return out
 }()
 
@@ -486,20 +485,18 @@ func (f *Field) Invalid() []Probe {
 			past(json.RawMessage(v.String()), fmt.Sprintf("%s (above the highest, %s)", v, hi))
 		}
 	case "number":
-		one := big.NewRat(1, 1)
-		if b := f.Min; b != nil {
-			v := new(big.Rat).Sub(b.Value, one)
-			if b.Exclusive {
-				v = b.Value
+		for _, end := range []struct {
+			b     *Bound
+			by    int64
+			where string
+		}{{f.Min, -1, "below the lowest"}, {f.Max, 1, "above the highest"}} {
+			if b := end.b; b != nil {
+				v := b.Value
+				if !b.Exclusive {
+					v = new(big.Rat).Add(v, big.NewRat(end.by, 1))
+				}
+				past(NumberJSON(v), fmt.Sprintf("%s (%s, %s%s)", NumberJSON(v), end.where, exclusive(b.Exclusive), NumberJSON(b.Value)))
 			}
-			past(NumberJSON(v), fmt.Sprintf("%s (below the lowest, %s%s)", NumberJSON(v), exclusive(b.Exclusive), NumberJSON(b.Value)))
-		}
-		if b := f.Max; b != nil {
-			v := new(big.Rat).Add(b.Value, one)
-			if b.Exclusive {
-				v = b.Value
-			}
-			past(NumberJSON(v), fmt.Sprintf("%s (above the highest, %s%s)", NumberJSON(v), exclusive(b.Exclusive), NumberJSON(b.Value)))
 		}
 	case "string":
 		if f.MinLength > 0 {
