@@ -43,12 +43,8 @@ func findEnvelope(c *Contract) envelope {
 		if p == nil {
 			continue
 		}
-		desc := ""
-		if p.Model != nil {
-			desc = strings.ToLower(p.Model.Description)
-		}
 		switch {
-		case p.Type() == "integer" && e.status == "" && (name == "status" || strings.Contains(desc, "http status")):
+		case p.Type() == "integer" && e.status == "" && (name == "status" || strings.Contains(strings.ToLower(p.Model.Description), "http status")):
 			e.status = name
 		case p.Type() == "string" && e.schema.Requires(name):
 			e.texts = append(e.texts, name)

@@ -59,20 +59,15 @@ func bounds(f *Facts, safe bool) (lo, hi *big.Rat, loEx, hiEx bool) {
 		hi, hiEx = f.Max.Value, f.Max.Exclusive
 	}
 	if f.Type == "integer" {
-		if l := f.Lowest(); l != nil {
-			lo, loEx = new(big.Rat).SetInt(l), false
-		}
-		if h := f.Highest(); h != nil {
-			hi, hiEx = new(big.Rat).SetInt(h), false
-		}
+		// A side with a stated bound, tightened by the format's range; a
+		// format alone is not a bound the suite writes to.
 		stLo, stHi := f.IntBounds()
-		fmtLo, fmtHi := f.FormatRange()
-		if stLo == nil && stHi == nil && fmtLo != nil {
-			lo, hi = nil, nil // a format alone is not a bound the suite writes to
-		} else if stLo == nil && fmtLo != nil {
-			lo = nil
-		} else if stHi == nil && fmtHi != nil {
-			hi = nil
+		lo, hi, loEx, hiEx = nil, nil, false, false
+		if stLo != nil {
+			lo = new(big.Rat).SetInt(f.Lowest())
+		}
+		if stHi != nil {
+			hi = new(big.Rat).SetInt(f.Highest())
 		}
 	}
 	if !safe {
