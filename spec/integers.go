@@ -135,12 +135,10 @@ func isInteger(m *base.Schema) bool {
 	if slices.Contains(m.Type, "integer") {
 		return true
 	}
-	for _, p := range m.AllOf {
-		if sub := p.Schema(); sub != nil && isInteger(sub) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(m.AllOf, func(p *base.SchemaProxy) bool {
+		sub := p.Schema()
+		return sub != nil && isInteger(sub)
+	})
 }
 
 // propertyModel returns the schema of m's property name, looking into

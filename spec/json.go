@@ -81,21 +81,16 @@ const (
 	MaxNumberExponent = 1000 // the largest exponent, either way
 )
 
-// A numberError is a number past the limits.
-type numberError struct{ reason string }
-
-func (e *numberError) Error() string { return e.reason }
-
 // checkNumber refuses a number longer than MaxNumberLength or with an
 // exponent past MaxNumberExponent.
 func checkNumber(n string) error {
 	if len(n) > MaxNumberLength {
-		return &numberError{fmt.Sprintf("a number of %d characters; the mock reads numbers of at most %d", len(n), MaxNumberLength)}
+		return &JSONError{Reason: fmt.Sprintf("a number of %d characters; the mock reads numbers of at most %d", len(n), MaxNumberLength)}
 	}
 	if i := strings.IndexAny(n, "eE"); i >= 0 {
 		e, err := strconv.Atoi(strings.TrimPrefix(n[i+1:], "+"))
 		if err != nil || e > MaxNumberExponent || e < -MaxNumberExponent {
-			return &numberError{fmt.Sprintf("the number %s has an exponent past ±%d", cut(n, 40), MaxNumberExponent)}
+			return &JSONError{Reason: fmt.Sprintf("the number %s has an exponent past ±%d", cut(n, 40), MaxNumberExponent)}
 		}
 	}
 	return nil
@@ -196,10 +191,10 @@ func (d *decoder) value() (any, error) {
 func jsonError(err error, off int64, size int) *JSONError {
 	e := &JSONError{Offset: off}
 	var se *jsontext.SyntacticError
-	var ne *numberError
+	var ne *JSONError // a number past the limits
 	switch {
 	case errors.As(err, &ne):
-		e.Reason = ne.reason
+		e.Reason = ne.Reason
 	case size == 0 || (errors.Is(err, io.EOF) && off == 0):
 		e.Reason = "malformed JSON: the body is empty"
 	case errors.Is(err, errTrailing):

@@ -108,20 +108,13 @@ type RequestVerdict struct {
 // method, parameters, content type or body.
 func (v *RequestVerdict) Invalid() bool { return len(v.Problems) > 0 }
 
-// requestPath returns the path x addresses under the contract's base path.
-func requestPath(x *exchange.Exchange) string {
-	if x.Path != "" {
-		return x.Path
-	}
-	if u, err := url.Parse(x.URL); err == nil {
-		return u.Path
-	}
-	return ""
-}
-
 // Request judges the request half of x.
 func (j *Judge) Request(x *exchange.Exchange) *RequestVerdict {
-	p := requestPath(x)
+	u, err := url.Parse(x.URL)
+	if err != nil {
+		u = &url.URL{}
+	}
+	p := cmp.Or(x.Path, u.Path) // the path under the contract's base path
 	method := x.Method
 	if method == http.MethodHead {
 		method = http.MethodGet // served wherever GET is
@@ -146,10 +139,7 @@ func (j *Judge) Request(x *exchange.Exchange) *RequestVerdict {
 			v.add(j, Violation{Rule: RuleAuthMissing, Path: "header.Authorization", Message: why + "; the contract requires Authorization: Bearer <token>"})
 		}
 	}
-	r := &http.Request{Method: x.Method, URL: &url.URL{Path: p}, Header: x.Header}
-	if u, err := url.Parse(x.URL); err == nil {
-		r.URL.RawQuery = u.RawQuery
-	}
+	r := &http.Request{Method: x.Method, URL: &url.URL{Path: p, RawQuery: u.RawQuery}, Header: x.Header}
 	unread := x.ReqCut() || x.BodyEncoding != ""
 	body, ps := op.CheckRequest(r, func(name string) string { return values[name] }, x.Body)
 	v.body = body

@@ -207,11 +207,10 @@ func (f *Field) Accepts(v json.RawMessage) bool {
 		if n < f.MinLength || (f.MaxLength >= 0 && n > f.MaxLength) {
 			return false
 		}
-		for _, p := range f.Patterns {
-			if re, err := regexp.Compile(p); err != nil || !re.MatchString(s) {
-				return false
-			}
-		}
+		return !slices.ContainsFunc(f.Patterns, func(p string) bool {
+			re, err := regexp.Compile(p)
+			return err != nil || !re.MatchString(s)
+		})
 	}
 	return true
 }
