@@ -51,10 +51,7 @@ func planRequest(c *compiler, item *v3.PathItem, op *v3.Operation) ([]*Param, *B
 			if err != nil {
 				return nil, nil, fmt.Errorf("parameter %s: %w", p.Name, err)
 			}
-			required := p.In == "path"
-			if p.Required != nil {
-				required = required || *p.Required
-			}
+			required := p.In == "path" || p.Required != nil && *p.Required
 			params = append(params, &Param{Name: p.Name, In: p.In, Required: required, Schema: s})
 		}
 	}
@@ -62,10 +59,7 @@ func planRequest(c *compiler, item *v3.PathItem, op *v3.Operation) ([]*Param, *B
 	if rb == nil {
 		return params, nil, nil
 	}
-	b := &Body{}
-	if rb.Required != nil {
-		b.Required = *rb.Required
-	}
+	b := &Body{Required: rb.Required != nil && *rb.Required}
 	for mt, content := range rb.Content.FromOldest() {
 		b.MediaTypes = append(b.MediaTypes, mt)
 		if b.Schema == nil && isJSON(mt) && content != nil && content.Schema != nil {

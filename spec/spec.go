@@ -93,9 +93,7 @@ var admin = sync.OnceValues(func() (*Contract, error) { return load(AdminDocumen
 // AdminBasePath returns the BasePath Admin's document has, read from its
 // first server alone, once per process, in a fraction of a millisecond
 // (TestAdminBasePath checks that it is Admin's).
-var AdminBasePath = sync.OnceValue(adminBasePath)
-
-func adminBasePath() string {
+var AdminBasePath = sync.OnceValue(func() string {
 	var doc struct {
 		Servers []struct {
 			URL       string `yaml:"url"`
@@ -112,7 +110,7 @@ func adminBasePath() string {
 		defaults[name] = v.Default
 	}
 	return urlPath(doc.Servers[0].URL, defaults)
-}
+})
 
 // Load parses doc, checks it against the OpenAPI schema and compiles the
 // checks of every operation and component schema. It fails with every
@@ -170,15 +168,13 @@ func load(doc []byte, check bool) (*Contract, error) {
 	for path, item := range model.Model.Paths.PathItems.FromOldest() {
 		for method, op := range item.GetOperations().FromOldest() {
 			o := &Operation{
-				ID:        op.OperationId,
-				Method:    strings.ToUpper(method),
-				Path:      path,
-				PathItem:  item,
-				Operation: op,
-				route:     newRoute(path),
-			}
-			if op.Deprecated != nil {
-				o.Deprecated = *op.Deprecated
+				ID:         op.OperationId,
+				Method:     strings.ToUpper(method),
+				Path:       path,
+				Deprecated: op.Deprecated != nil && *op.Deprecated,
+				PathItem:   item,
+				Operation:  op,
+				route:      newRoute(path),
 			}
 			if op.Extensions != nil {
 				if n, ok := op.Extensions.Get("x-stability"); ok && n != nil {

@@ -67,9 +67,7 @@ func Traffic(name string, c *Contract, f *Findings) report.Run {
 		case !seen:
 			cs.State, cs.Message = report.Skipped, "no traffic to this operation"
 		}
-		if len(warns) > 0 {
-			cs.Output = describeAll(warns)
-		}
+		cs.Output = describeAll(warns)
 		run.Cases = append(run.Cases, cs)
 	}
 	for _, op := range c.Operations {
