@@ -205,19 +205,13 @@ func (f *Findings) count(operation string) {
 // example limit; redaction comes first, so a cut never leaves part of a
 // secret.
 func (f *Findings) example(x *exchange.Exchange, rd *exchange.Redactor, url string) *FindingExample {
-	body := func(b []byte, size int64) (string, bool) {
+	message := func(h http.Header, b []byte, size int64) FindingMessage {
 		cut := rd.Cut(b, f.opts.ExampleLimit)
-		return string(cut), size > int64(len(b)) || len(rd.Bytes(b)) > len(cut)
+		return FindingMessage{Headers: rd.Header(h), Body: string(cut), Bytes: max(size, int64(len(b))),
+			Truncated: size > int64(len(b)) || len(rd.Bytes(b)) > len(cut)}
 	}
-	reqBody, reqCut := body(x.Body, x.BodySize)
-	respBody, respCut := body(x.RespBody, x.RespSize)
-	return &FindingExample{
-		Method:   rd.String(x.Method),
-		URL:      url,
-		Status:   x.Status,
-		Request:  FindingMessage{Headers: rd.Header(x.Header), Body: reqBody, Bytes: max(x.BodySize, int64(len(x.Body))), Truncated: reqCut},
-		Response: FindingMessage{Headers: rd.Header(x.RespHeader), Body: respBody, Bytes: max(x.RespSize, int64(len(x.RespBody))), Truncated: respCut},
-	}
+	return &FindingExample{Method: rd.String(x.Method), URL: url, Status: x.Status,
+		Request: message(x.Header, x.Body, x.BodySize), Response: message(x.RespHeader, x.RespBody, x.RespSize)}
 }
 
 // A line is one violation as the JSON lines report writes it.

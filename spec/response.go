@@ -53,14 +53,9 @@ func planResponses(c *compiler, op *v3.Operation) ([]*Response, error) {
 				}
 				resp.Schema = s
 			}
-			examples, err := examplesOf(content)
+			examples, err := examplesOf(content, resp.Schema)
 			if err != nil {
 				return fmt.Errorf("response %s %s: %w", code, mt, err)
-			}
-			for i := range examples {
-				if resp.Schema != nil {
-					examples[i].Problems = resp.Schema.ValidateJSON(examples[i].JSON)
-				}
 			}
 			resp.Examples = examples
 		}
@@ -97,8 +92,9 @@ type Example struct {
 	Problems []Problem
 }
 
-// examplesOf encodes a media type's examples as JSON.
-func examplesOf(content *v3.MediaType) ([]Example, error) {
+// examplesOf encodes a media type's examples as JSON, each with its
+// problems under schema (nil: none).
+func examplesOf(content *v3.MediaType, schema *Schema) ([]Example, error) {
 	var out []Example
 	add := func(name string, n *yaml.Node) error {
 		if n == nil {
@@ -108,7 +104,11 @@ func examplesOf(content *v3.MediaType) ([]Example, error) {
 		if err := n.Decode(&v); err != nil {
 			return fmt.Errorf("example %s: %w", name, err)
 		}
-		out = append(out, Example{Name: name, JSON: AppendJSON(nil, v)})
+		ex := Example{Name: name, JSON: AppendJSON(nil, v)}
+		if schema != nil {
+			ex.Problems = schema.ValidateJSON(ex.JSON)
+		}
+		out = append(out, ex)
 		return nil
 	}
 	if err := add("example", content.Example); err != nil {
