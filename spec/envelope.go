@@ -43,12 +43,8 @@ func findEnvelope(c *Contract) envelope {
 		if p == nil {
 			continue
 		}
-		desc := ""
-		if p.Model != nil {
-			desc = strings.ToLower(p.Model.Description)
-		}
 		switch {
-		case p.Type() == "integer" && e.status == "" && (name == "status" || strings.Contains(desc, "http status")):
+		case p.Type() == "integer" && e.status == "" && (name == "status" || strings.Contains(strings.ToLower(p.Model.Description), "http status")):
 			e.status = name
 		case p.Type() == "string" && e.schema.Requires(name):
 			e.texts = append(e.texts, name)
@@ -75,7 +71,7 @@ func (e envelope) check(status int, contentType string, body []byte, documented 
 			return []Violation{add(RuleErrorBody, "header.Content-Type", fmt.Sprintf("Content-Type %q: every error carries an %s body, sent as application/json", contentType, e.schema.Name))}
 		}
 		for _, p := range e.schema.ValidateJSON(body) {
-			vs = append(vs, add(RuleErrorBody, jsonPath(p.Field), fmt.Sprintf("not an %s body: %s", e.schema.Name, p.Message)))
+			vs = append(vs, add(RuleErrorBody, Under("$", p.Field), fmt.Sprintf("not an %s body: %s", e.schema.Name, p.Message)))
 		}
 		if len(vs) > 0 {
 			return vs

@@ -55,12 +55,10 @@ type FindingsOptions struct {
 // answers by status, for coverage. It is safe
 // for concurrent use.
 type Findings struct {
-	contract *Contract
-	opts     FindingsOptions
-	redactor *exchange.Redactor
-	traffic  map[string]*atomic.Int64 // exchanges per operation name
-	unknown  atomic.Int64             // exchanges that matched no operation
-	answers  *Answers                 // answers per operation and status
+	opts    FindingsOptions
+	traffic map[string]*atomic.Int64 // exchanges per operation name
+	unknown atomic.Int64             // exchanges that matched no operation
+	answers *Answers                 // answers per operation and status
 
 	mu       sync.Mutex // guards groups, order, dropped, jsonl and jsonlErr
 	groups   map[string]*Finding
@@ -113,7 +111,7 @@ func NewFindings(c *Contract, opts FindingsOptions) *Findings {
 	if opts.ExampleLimit <= 0 {
 		opts.ExampleLimit = DefaultExampleLimit
 	}
-	f := &Findings{contract: c, opts: opts, redactor: opts.Redactor, traffic: map[string]*atomic.Int64{}, groups: map[string]*Finding{}, answers: NewAnswers(c)}
+	f := &Findings{opts: opts, traffic: map[string]*atomic.Int64{}, groups: map[string]*Finding{}, answers: NewAnswers(c)}
 	for _, op := range c.Operations {
 		f.traffic[op.Name()] = new(atomic.Int64)
 	}
@@ -137,9 +135,9 @@ func (f *Findings) Record(x *exchange.Exchange, operation string, vs []Violation
 	}
 	var rd *exchange.Redactor
 	if f.opts.KeyVar != "" && x.Status != http.StatusUnauthorized {
-		rd = f.redactor.RememberKey(x, f.opts.KeyVar)
+		rd = f.opts.Redactor.RememberKey(x, f.opts.KeyVar)
 	} else {
-		rd = f.redactor.Remember(x)
+		rd = f.opts.Redactor.Remember(x)
 	}
 	url := rd.URL(x.URL)
 	now := x.Time
@@ -207,19 +205,13 @@ func (f *Findings) count(operation string) {
 // example limit; redaction comes first, so a cut never leaves part of a
 // secret.
 func (f *Findings) example(x *exchange.Exchange, rd *exchange.Redactor, url string) *FindingExample {
-	body := func(b []byte, size int64) (string, bool) {
+	message := func(h http.Header, b []byte, size int64) FindingMessage {
 		cut := rd.Cut(b, f.opts.ExampleLimit)
-		return string(cut), size > int64(len(b)) || len(rd.Bytes(b)) > len(cut)
+		return FindingMessage{Headers: rd.Header(h), Body: string(cut), Bytes: max(size, int64(len(b))),
+			Truncated: size > int64(len(b)) || len(rd.Bytes(b)) > len(cut)}
 	}
-	reqBody, reqCut := body(x.Body, x.BodySize)
-	respBody, respCut := body(x.RespBody, x.RespSize)
-	return &FindingExample{
-		Method:   rd.String(x.Method),
-		URL:      url,
-		Status:   x.Status,
-		Request:  FindingMessage{Headers: rd.Header(x.Header), Body: reqBody, Bytes: max(x.BodySize, int64(len(x.Body))), Truncated: reqCut},
-		Response: FindingMessage{Headers: rd.Header(x.RespHeader), Body: respBody, Bytes: max(x.RespSize, int64(len(x.RespBody))), Truncated: respCut},
-	}
+	return &FindingExample{Method: rd.String(x.Method), URL: url, Status: x.Status,
+		Request: message(x.Header, x.Body, x.BodySize), Response: message(x.RespHeader, x.RespBody, x.RespSize)}
 }
 
 // A line is one violation as the JSON lines report writes it.
@@ -323,4 +315,4 @@ func (f *Findings) Err() error {
 
 // Redactor returns the redactor Record hides secrets with: the
 // configured keys; For and Remember add an exchange's own.
-func (f *Findings) Redactor() *exchange.Redactor { return f.redactor }
+func (f *Findings) Redactor() *exchange.Redactor { return f.opts.Redactor }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -128,24 +129,16 @@ func wholeText(text string) string {
 
 // isInteger reports whether m types its value integer (and not number).
 func isInteger(m *base.Schema) bool {
-	integer := false
-	for _, t := range m.Type {
-		switch t {
-		case "integer":
-			integer = true
-		case "number":
-			return false
-		}
+	if slices.Contains(m.Type, "number") {
+		return false
 	}
-	if integer {
+	if slices.Contains(m.Type, "integer") {
 		return true
 	}
-	for _, p := range m.AllOf {
-		if sub := p.Schema(); sub != nil && isInteger(sub) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(m.AllOf, func(p *base.SchemaProxy) bool {
+		sub := p.Schema()
+		return sub != nil && isInteger(sub)
+	})
 }
 
 // propertyModel returns the schema of m's property name, looking into

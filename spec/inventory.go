@@ -61,10 +61,8 @@ func (o *Object) Field(name string) *Field {
 	if o == nil {
 		return nil
 	}
-	for _, f := range o.Fields {
-		if f.Name == name {
-			return f
-		}
+	if i := slices.IndexFunc(o.Fields, func(f *Field) bool { return f.Name == name }); i >= 0 {
+		return o.Fields[i]
 	}
 	return nil
 }
@@ -80,10 +78,7 @@ func (o *Object) Names() []string {
 
 // Inventory returns the contract's inventory, read once. It fails where
 // the document has no list or no update the rules above recognise.
-func (c *Contract) Inventory() (*Inventory, error) {
-	c.inventoryOnce.Do(func() { c.inventory, c.inventoryErr = c.readInventory() })
-	return c.inventory, c.inventoryErr
-}
+func (c *Contract) Inventory() (*Inventory, error) { return c.inventory() }
 
 func (c *Contract) readInventory() (*Inventory, error) {
 	inv := &Inventory{}

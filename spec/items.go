@@ -85,13 +85,8 @@ func (s *Schema) validateArrayJSON(body []byte) ([]Problem, bool) {
 	if items == nil {
 		return nil, false
 	}
-	d := decoders.Get().(*decoder)
-	defer func() {
-		d.r.Reset(nil)
-		decoders.Put(d)
-	}()
-	d.r.Reset(body)
-	d.dec.Reset(&d.r)
+	d := borrowDecoder(body)
+	defer d.release()
 	if tok, err := d.dec.ReadToken(); err != nil || tok.Kind() != '[' {
 		return nil, false
 	}
@@ -111,7 +106,7 @@ func (s *Schema) validateArrayJSON(body []byte) ([]Problem, bool) {
 		}
 		found := items.Validate(v)
 		for _, p := range found {
-			p.Field = itemField(i, p.Field)
+			p.Field = Under("["+strconv.Itoa(i)+"]", p.Field) // as the validator names it on the whole array
 			ps = append(ps, p)
 		}
 		if len(found) == 0 {
@@ -125,17 +120,4 @@ func (s *Schema) validateArrayJSON(body []byte) ([]Problem, bool) {
 		return nil, false // data after the array: DecodeJSON words it
 	}
 	return ps, true
-}
-
-// itemField names a field of the i-th item as the validator does on the
-// whole array: "[3]" for the item itself, "[3].status" for its field.
-func itemField(i int, field string) string {
-	idx := "[" + strconv.Itoa(i) + "]"
-	switch {
-	case field == "":
-		return idx
-	case field[0] == '[':
-		return idx + field
-	}
-	return idx + "." + field
 }

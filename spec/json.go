@@ -35,6 +35,19 @@ type decoder struct {
 	name []byte // Members' member name, unquoted
 }
 
+// borrowDecoder takes a decoder of b from the pool; release puts it back.
+func borrowDecoder(b []byte) *decoder {
+	d := decoders.Get().(*decoder)
+	d.r.Reset(b)
+	d.dec.Reset(&d.r)
+	return d
+}
+
+func (d *decoder) release() {
+	d.r.Reset(nil) // keep no reference to b
+	decoders.Put(d)
+}
+
 // DecodeJSON decodes b, which must hold exactly one JSON value, into the
 // values JSON Schema validation works on: map[string]any, []any,
 // json.Number (exact, never rounded through float64), string, bool and
@@ -43,13 +56,8 @@ type decoder struct {
 // invalid UTF-8 are errors, as is anything after the value. Every error is
 // a *JSONError.
 func DecodeJSON(b []byte) (any, error) {
-	d := decoders.Get().(*decoder)
-	defer func() {
-		d.r.Reset(nil) // keep no reference to b
-		decoders.Put(d)
-	}()
-	d.r.Reset(b)
-	d.dec.Reset(&d.r)
+	d := borrowDecoder(b)
+	defer d.release()
 	v, err := d.value()
 	if err == nil {
 		if _, err = d.dec.ReadToken(); err == io.EOF {
@@ -73,21 +81,16 @@ const (
 	MaxNumberExponent = 1000 // the largest exponent, either way
 )
 
-// A numberError is a number past the limits.
-type numberError struct{ reason string }
-
-func (e *numberError) Error() string { return e.reason }
-
 // checkNumber refuses a number longer than MaxNumberLength or with an
 // exponent past MaxNumberExponent.
 func checkNumber(n string) error {
 	if len(n) > MaxNumberLength {
-		return &numberError{fmt.Sprintf("a number of %d characters; the mock reads numbers of at most %d", len(n), MaxNumberLength)}
+		return &JSONError{Reason: fmt.Sprintf("a number of %d characters; the mock reads numbers of at most %d", len(n), MaxNumberLength)}
 	}
 	if i := strings.IndexAny(n, "eE"); i >= 0 {
 		e, err := strconv.Atoi(strings.TrimPrefix(n[i+1:], "+"))
 		if err != nil || e > MaxNumberExponent || e < -MaxNumberExponent {
-			return &numberError{fmt.Sprintf("the number %s has an exponent past ±%d", cut(n, 40), MaxNumberExponent)}
+			return &JSONError{Reason: fmt.Sprintf("the number %s has an exponent past ±%d", cut(n, 40), MaxNumberExponent)}
 		}
 	}
 	return nil
@@ -106,13 +109,8 @@ func cut(s string, n int) string {
 // b, and name, unquoted, is valid only until yield returns. It stops early
 // if yield returns false.
 func Members(b []byte, yield func(name, raw []byte) bool) error {
-	d := decoders.Get().(*decoder)
-	defer func() {
-		d.r.Reset(nil)
-		decoders.Put(d)
-	}()
-	d.r.Reset(b)
-	d.dec.Reset(&d.r)
+	d := borrowDecoder(b)
+	defer d.release()
 	if tok, err := d.dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return errors.New("not a JSON object")
 	}
@@ -193,10 +191,10 @@ func (d *decoder) value() (any, error) {
 func jsonError(err error, off int64, size int) *JSONError {
 	e := &JSONError{Offset: off}
 	var se *jsontext.SyntacticError
-	var ne *numberError
+	var ne *JSONError // a number past the limits
 	switch {
 	case errors.As(err, &ne):
-		e.Reason = ne.reason
+		e.Reason = ne.Reason
 	case size == 0 || (errors.Is(err, io.EOF) && off == 0):
 		e.Reason = "malformed JSON: the body is empty"
 	case errors.Is(err, errTrailing):
@@ -229,9 +227,7 @@ func syntaxReason(err error) string {
 	if err == nil {
 		return "invalid syntax"
 	}
-	s := err.Error()
-	s = strings.TrimPrefix(s, "jsontext: ")
-	return s
+	return strings.TrimPrefix(err.Error(), "jsontext: ")
 }
 
 // pointerField renders a JSON Pointer such as /items/0/quantity as
@@ -268,12 +264,7 @@ func fieldPath(segs []string) string {
 
 // isIndex reports whether a path segment is an array index: digits only.
 func isIndex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // AppendJSON appends v, a value as DecodeJSON returns it, as compact JSON:

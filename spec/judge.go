@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
@@ -44,13 +45,10 @@ const maxVerdicts = 4096
 func NewJudge(c *Contract, filter RuleFilter) *Judge {
 	j := &Judge{contract: c, filter: filter, envelope: findEnvelope(c), bearer: map[*Operation]bool{},
 		seed: maphash.MakeSeed(), verdicts: map[uint64][]Violation{}}
-	var schemes map[string]string
-	if comp := c.Model.Components; comp != nil && comp.SecuritySchemes != nil {
-		schemes = map[string]string{}
+	bearer := map[string]bool{} // security schemes that send a bearer token in the Authorization header
+	if comp := c.Model.Components; comp != nil {
 		for name, s := range comp.SecuritySchemes.FromOldest() {
-			if s != nil {
-				schemes[name] = bearerKind(s.Type, s.Scheme)
-			}
+			bearer[name] = s != nil && (s.Type == "http" && strings.EqualFold(s.Scheme, "bearer") || s.Type == "oauth2" || s.Type == "openIdConnect")
 		}
 	}
 	for _, op := range c.Operations {
@@ -58,7 +56,7 @@ func NewJudge(c *Contract, filter RuleFilter) *Judge {
 		if reqs == nil {
 			reqs = c.Model.Security
 		}
-		j.bearer[op] = requiresBearer(reqs, schemes)
+		j.bearer[op] = requiresBearer(reqs, bearer)
 	}
 	return j
 }
@@ -69,21 +67,11 @@ func (j *Judge) Contract() *Contract { return j.contract }
 // Keeps reports whether violations of the named rule are reported.
 func (j *Judge) Keeps(rule string) bool { return j.filter.Keeps(rule) }
 
-// bearerKind returns "bearer" for a security scheme that sends a bearer
-// token in the Authorization header, else "".
-func bearerKind(typ, scheme string) string {
-	switch {
-	case typ == "http" && strings.EqualFold(scheme, "bearer"), typ == "oauth2", typ == "openIdConnect":
-		return "bearer"
-	}
-	return ""
-}
-
 // requiresBearer reports whether every alternative of the security
 // requirements needs a bearer token: then a request without one breaks
 // the contract. An optional alternative ({}) or one the judge cannot
 // weigh (an API key in a query parameter, say) makes it false.
-func requiresBearer(reqs []*base.SecurityRequirement, schemes map[string]string) bool {
+func requiresBearer(reqs []*base.SecurityRequirement, schemes map[string]bool) bool {
 	if len(reqs) == 0 {
 		return false
 	}
@@ -93,7 +81,7 @@ func requiresBearer(reqs []*base.SecurityRequirement, schemes map[string]string)
 		}
 		bearer := false
 		for name := range r.Requirements.KeysFromOldest() {
-			bearer = bearer || schemes[name] == "bearer"
+			bearer = bearer || schemes[name]
 		}
 		if !bearer {
 			return false
@@ -120,20 +108,13 @@ type RequestVerdict struct {
 // method, parameters, content type or body.
 func (v *RequestVerdict) Invalid() bool { return len(v.Problems) > 0 }
 
-// requestPath returns the path x addresses under the contract's base path.
-func requestPath(x *exchange.Exchange) string {
-	if x.Path != "" {
-		return x.Path
-	}
-	if u, err := url.Parse(x.URL); err == nil {
-		return u.Path
-	}
-	return ""
-}
-
 // Request judges the request half of x.
 func (j *Judge) Request(x *exchange.Exchange) *RequestVerdict {
-	p := requestPath(x)
+	u, err := url.Parse(x.URL)
+	if err != nil {
+		u = &url.URL{}
+	}
+	p := cmp.Or(x.Path, u.Path) // the path under the contract's base path
 	method := x.Method
 	if method == http.MethodHead {
 		method = http.MethodGet // served wherever GET is
@@ -158,10 +139,7 @@ func (j *Judge) Request(x *exchange.Exchange) *RequestVerdict {
 			v.add(j, Violation{Rule: RuleAuthMissing, Path: "header.Authorization", Message: why + "; the contract requires Authorization: Bearer <token>"})
 		}
 	}
-	r := &http.Request{Method: x.Method, URL: &url.URL{Path: p}, Header: x.Header}
-	if u, err := url.Parse(x.URL); err == nil {
-		r.URL.RawQuery = u.RawQuery
-	}
+	r := &http.Request{Method: x.Method, URL: &url.URL{Path: p, RawQuery: u.RawQuery}, Header: x.Header}
 	unread := x.ReqCut() || x.BodyEncoding != ""
 	body, ps := op.CheckRequest(r, func(name string) string { return values[name] }, x.Body)
 	v.body = body
@@ -213,18 +191,17 @@ func requestViolation(op *Operation, p Problem) Violation {
 	case KindContentType:
 		return Violation{Rule: RuleRequestType, Path: "header.Content-Type", Message: p.Message}
 	}
-	return Violation{Rule: RuleRequestBody, Path: jsonPath(p.Field), Message: p.Message}
+	return Violation{Rule: RuleRequestBody, Path: Under("$", p.Field), Message: p.Message}
 }
 
 // credentialProblem says why a request carries no bearer credential, or
 // "" if it carries one. It never repeats the header's value.
 func credentialProblem(h http.Header) string {
 	vs := h.Values("Authorization")
-	switch len(vs) {
-	case 0:
+	if len(vs) == 0 {
 		return "no Authorization header"
-	case 1:
-	default:
+	}
+	if len(vs) > 1 {
 		return "more than one Authorization header"
 	}
 	scheme, token, _ := strings.Cut(strings.TrimSpace(vs[0]), " ")
@@ -402,10 +379,8 @@ func classify(ps []Problem) []Violation {
 			vs = append(vs, Violation{Rule: RuleResponseHeader, Path: "header." + p.Field, Message: p.Message})
 		case RuleResponseType:
 			vs = append(vs, Violation{Rule: RuleResponseType, Path: "header.Content-Type", Message: "Content-Type " + p.Message})
-		case "":
-			vs = append(vs, Violation{Rule: RuleResponseBody, Path: jsonPath(p.Field), Message: p.Message})
-		default:
-			vs = append(vs, Violation{Rule: p.Rule, Path: jsonPath(p.Field), Message: p.Message})
+		default: // the body: a rule of its own, or response-body-schema
+			vs = append(vs, Violation{Rule: cmp.Or(p.Rule, RuleResponseBody), Path: Under("$", p.Field), Message: p.Message})
 		}
 	}
 	return vs
@@ -472,16 +447,4 @@ func SameJSON(a, b any) bool {
 		return string(AppendJSON(nil, a)) == string(AppendJSON(nil, b))
 	}
 	return a == b
-}
-
-// jsonPath turns a Problem's field, such as "quantity" or "[3].status",
-// into a JSON path: $.quantity, $[3].status; "" is $.
-func jsonPath(field string) string {
-	switch {
-	case field == "":
-		return "$"
-	case field[0] == '[':
-		return "$" + field
-	}
-	return "$." + field
 }

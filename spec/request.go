@@ -51,10 +51,7 @@ func planRequest(c *compiler, item *v3.PathItem, op *v3.Operation) ([]*Param, *B
 			if err != nil {
 				return nil, nil, fmt.Errorf("parameter %s: %w", p.Name, err)
 			}
-			required := p.In == "path"
-			if p.Required != nil {
-				required = required || *p.Required
-			}
+			required := p.In == "path" || p.Required != nil && *p.Required
 			params = append(params, &Param{Name: p.Name, In: p.In, Required: required, Schema: s})
 		}
 	}
@@ -62,10 +59,7 @@ func planRequest(c *compiler, item *v3.PathItem, op *v3.Operation) ([]*Param, *B
 	if rb == nil {
 		return params, nil, nil
 	}
-	b := &Body{}
-	if rb.Required != nil {
-		b.Required = *rb.Required
-	}
+	b := &Body{Required: rb.Required != nil && *rb.Required}
 	for mt, content := range rb.Content.FromOldest() {
 		b.MediaTypes = append(b.MediaTypes, mt)
 		if b.Schema == nil && isJSON(mt) && content != nil && content.Schema != nil {
@@ -150,7 +144,7 @@ func (p *Param) check(raw []string) []Problem {
 }
 
 // Under puts a name before a field path inside its value: petId, or
-// ids[2], or filter.status.
+// ids[2], or filter.status; under "$", a JSON path such as $[3].status.
 func Under(name, path string) string {
 	switch {
 	case path == "":
@@ -250,7 +244,7 @@ func primaryType(types []string) string {
 func (b *Body) check(contentType string, body []byte) (any, []Problem) {
 	if len(body) == 0 {
 		if b.Required {
-			return nil, []Problem{{Kind: KindBody, Message: "required; send " + b.describe()}}
+			return nil, []Problem{{Kind: KindBody, Message: "required; send " + strings.Join(b.MediaTypes, " or ") + example(b.Schema)}}
 		}
 		return nil, nil
 	}
@@ -304,25 +298,14 @@ func (b *Body) accepts(contentType string) (string, bool) {
 	return "", false
 }
 
-// describe says what a body should be, for a message: the media type and,
-// for a JSON object, an example with its required fields.
-func (b *Body) describe() string {
-	what := strings.Join(b.MediaTypes, " or ")
-	if b.Schema != nil {
-		if ex := example(b.Schema); ex != "" {
-			what += " such as " + ex
-		}
-	}
-	return what
-}
-
-// example writes a small JSON object with the schema's required
-// properties, each with a value of its type within its bounds, or "".
+// example says, for a message, " such as " a small JSON object with the
+// schema's required properties, each with a value of its type within its
+// bounds; "" where s is not an object with required properties.
 func example(s *Schema) string {
-	m := s.Model
-	if m == nil || primaryType(m.Type) != "object" || len(m.Required) == 0 {
+	if s == nil || s.Model == nil || primaryType(s.Model.Type) != "object" || len(s.Model.Required) == 0 {
 		return ""
 	}
+	m := s.Model
 	var parts []string
 	for _, name := range m.Required {
 		ps := s.Property(name)
@@ -352,7 +335,7 @@ func example(s *Schema) string {
 		}
 		parts = append(parts, strconv.Quote(name)+": "+v)
 	}
-	return "{" + strings.Join(parts, ", ") + "}"
+	return " such as {" + strings.Join(parts, ", ") + "}"
 }
 
 // isJSON reports whether a media type is JSON: application/json or a

@@ -53,14 +53,9 @@ func planResponses(c *compiler, op *v3.Operation) ([]*Response, error) {
 				}
 				resp.Schema = s
 			}
-			examples, err := examplesOf(content)
+			examples, err := examplesOf(content, resp.Schema)
 			if err != nil {
 				return fmt.Errorf("response %s %s: %w", code, mt, err)
-			}
-			for i := range examples {
-				if resp.Schema != nil {
-					examples[i].Problems = resp.Schema.ValidateJSON(examples[i].JSON)
-				}
 			}
 			resp.Examples = examples
 		}
@@ -97,8 +92,9 @@ type Example struct {
 	Problems []Problem
 }
 
-// examplesOf encodes a media type's examples as JSON.
-func examplesOf(content *v3.MediaType) ([]Example, error) {
+// examplesOf encodes a media type's examples as JSON, each with its
+// problems under schema (nil: none).
+func examplesOf(content *v3.MediaType, schema *Schema) ([]Example, error) {
 	var out []Example
 	add := func(name string, n *yaml.Node) error {
 		if n == nil {
@@ -108,7 +104,11 @@ func examplesOf(content *v3.MediaType) ([]Example, error) {
 		if err := n.Decode(&v); err != nil {
 			return fmt.Errorf("example %s: %w", name, err)
 		}
-		out = append(out, Example{Name: name, JSON: AppendJSON(nil, v)})
+		ex := Example{Name: name, JSON: AppendJSON(nil, v)}
+		if schema != nil {
+			ex.Problems = schema.ValidateJSON(ex.JSON)
+		}
+		out = append(out, ex)
 		return nil
 	}
 	if err := add("example", content.Example); err != nil {
@@ -126,10 +126,8 @@ func examplesOf(content *v3.MediaType) ([]Example, error) {
 
 // Example returns the named example, or nil.
 func (r *Response) Example(name string) *Example {
-	for i := range r.Examples {
-		if r.Examples[i].Name == name {
-			return &r.Examples[i]
-		}
+	if i := slices.IndexFunc(r.Examples, func(e Example) bool { return e.Name == name }); i >= 0 {
+		return &r.Examples[i]
 	}
 	return nil
 }
@@ -194,21 +192,18 @@ func (o *Operation) CheckResponse(status int, header http.Header, body []byte) [
 	if !isJSON(mt) || r.Schema == nil {
 		return ps
 	}
-	if items, ok := r.Schema.validateArrayJSON(body); ok {
-		// A list checked one item at a time: a long one is never held
-		// decoded whole.
-		for _, p := range items {
-			p.Kind = KindResponse
-			ps = append(ps, p)
+	// A list is checked one item at a time where it can be: a long one is
+	// never held decoded whole.
+	found, ok := r.Schema.validateArrayJSON(body)
+	if !ok {
+		v, err := DecodeJSON(body)
+		if err != nil {
+			je := err.(*JSONError)
+			return append(ps, Problem{Kind: KindResponse, Field: je.Field, Message: "body: " + je.Reason})
 		}
-		return append(ps, r.Schema.IntegerNotation(body)...)
+		found = r.Schema.Validate(v)
 	}
-	v, err := DecodeJSON(body)
-	if err != nil {
-		je := err.(*JSONError)
-		return append(ps, Problem{Kind: KindResponse, Field: je.Field, Message: "body: " + je.Reason})
-	}
-	for _, p := range r.Schema.Validate(v) {
+	for _, p := range found {
 		p.Kind = KindResponse
 		ps = append(ps, p)
 	}

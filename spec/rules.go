@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strings"
 )
 
 // The rules the Judge applies, named stably: CI filters on them, reports
@@ -213,14 +214,11 @@ func NewRuleFilter(patterns []string) (RuleFilter, error) {
 
 // ruleNames lists the rules' names, for a message.
 func ruleNames() string {
-	var b []byte
+	names := make([]string, len(Rules))
 	for i, r := range Rules {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = append(b, r.Name...)
+		names[i] = r.Name
 	}
-	return string(b)
+	return strings.Join(names, ", ")
 }
 
 // Keeps reports whether the filter keeps the named rule.

@@ -101,8 +101,8 @@ func (c *compiler) compileNamed(name string, proxy *base.SchemaProxy, purpose sc
 		return s, nil
 	}
 	s, err := c.build(proxy, purpose)
-	if err != nil || s == nil {
-		return s, err
+	if err != nil {
+		return nil, err
 	}
 	s.Name = name[strings.LastIndexByte(name, '/')+1:] // before it is shared
 	c.mu.Lock()
@@ -150,9 +150,6 @@ func (c *compiler) build(proxy *base.SchemaProxy, purpose schema_validation.Sche
 	// direction; rulesOf leaves them out, so no quick check decides there.
 	if !bytes.Contains(compiled.RenderedJSON, []byte(`"readOnly"`)) && !bytes.Contains(compiled.RenderedJSON, []byte(`"writeOnly"`)) {
 		s.quick = newQuick(rules)
-	}
-	if ref := proxy.GetReference(); ref != "" {
-		s.Name = ref[strings.LastIndexByte(ref, '/')+1:]
 	}
 	return s, nil
 }
@@ -228,8 +225,9 @@ func rulesOf(rendered []byte) (string, int, map[string]any) {
 		return v
 	}
 	v = strip(v)
+	m, _ := v.(map[string]any)
 	bits := 0
-	if m, ok := v.(map[string]any); ok && len(m) == 2 && m["type"] == "integer" {
+	if len(m) == 2 && m["type"] == "integer" {
 		switch m["format"] {
 		case "int64":
 			bits = 64
@@ -237,7 +235,6 @@ func rulesOf(rendered []byte) (string, int, map[string]any) {
 			bits = 32
 		}
 	}
-	m, _ := v.(map[string]any)
 	return string(AppendJSON(nil, v)), bits, m
 }
 
@@ -378,14 +375,8 @@ func FormatRat(r *big.Rat) string {
 // display renders a JSON value for a message: strings quoted, numbers as
 // written.
 func display(v any) string {
-	switch v := v.(type) {
-	case json.Number:
-		return cut(v.String(), 40)
-	case string:
-		b, _ := json.Marshal(v)
-		return cut(string(b), 80)
-	case nil:
-		return "null"
+	if n, ok := v.(json.Number); ok {
+		return cut(n.String(), 40)
 	}
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -10,11 +10,12 @@
 package spec
 
 import (
+	"cmp"
 	_ "embed"
 	"errors"
 	"fmt"
 	"net/url"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,11 +53,8 @@ type Contract struct {
 	// Operations lists every operation in the document, sorted by path then method.
 	Operations []*Operation
 
-	compiler *compiler
-
-	inventoryOnce sync.Once // guards inventory and inventoryErr, read by Inventory
-	inventory     *Inventory
-	inventoryErr  error
+	compiler  *compiler
+	inventory func() (*Inventory, error) // readInventory, once
 }
 
 // An Operation is one method on one path of the contract, with the checks
@@ -84,27 +82,18 @@ type Operation struct {
 // Callers must not modify it.
 var Shared = sync.OnceValues(func() (*Contract, error) { return load(Document, false) })
 
-var (
-	adminOnce     sync.Once
-	adminContract *Contract
-	adminErr      error
-)
-
 // Admin returns the admin API's document, loaded once per process. Loading
 // it compiles every schema of a document three times the contract's size:
 // it is most of the mock's start-up, so the mock loads it when its admin
 // API is first used, and routes /__admin/ with AdminBasePath until then.
-func Admin() (*Contract, error) {
-	adminOnce.Do(func() { adminContract, adminErr = load(AdminDocument, false) }) // checked by a test, as Default
-	return adminContract, adminErr
-}
+func Admin() (*Contract, error) { return admin() }
+
+var admin = sync.OnceValues(func() (*Contract, error) { return load(AdminDocument, false) }) // checked by a test, as Shared
 
 // AdminBasePath returns the BasePath Admin's document has, read from its
 // first server alone, once per process, in a fraction of a millisecond
 // (TestAdminBasePath checks that it is Admin's).
-var AdminBasePath = sync.OnceValue(adminBasePath)
-
-func adminBasePath() string {
+var AdminBasePath = sync.OnceValue(func() string {
 	var doc struct {
 		Servers []struct {
 			URL       string `yaml:"url"`
@@ -121,7 +110,7 @@ func adminBasePath() string {
 		defaults[name] = v.Default
 	}
 	return urlPath(doc.Servers[0].URL, defaults)
-}
+})
 
 // Load parses doc, checks it against the OpenAPI schema and compiles the
 // checks of every operation and component schema. It fails with every
@@ -167,6 +156,7 @@ func load(doc []byte, check bool) (*Contract, error) {
 		Version:  version,
 		compiler: newCompiler(version),
 	}
+	c.inventory = sync.OnceValues(c.readInventory)
 	c.compiler.loading.Store(true)
 	defer c.compiler.loading.Store(false)
 	if len(model.Model.Servers) > 0 {
@@ -178,15 +168,13 @@ func load(doc []byte, check bool) (*Contract, error) {
 	for path, item := range model.Model.Paths.PathItems.FromOldest() {
 		for method, op := range item.GetOperations().FromOldest() {
 			o := &Operation{
-				ID:        op.OperationId,
-				Method:    strings.ToUpper(method),
-				Path:      path,
-				PathItem:  item,
-				Operation: op,
-				route:     newRoute(path),
-			}
-			if op.Deprecated != nil {
-				o.Deprecated = *op.Deprecated
+				ID:         op.OperationId,
+				Method:     strings.ToUpper(method),
+				Path:       path,
+				Deprecated: op.Deprecated != nil && *op.Deprecated,
+				PathItem:   item,
+				Operation:  op,
+				route:      newRoute(path),
 			}
 			if op.Extensions != nil {
 				if n, ok := op.Extensions.Get("x-stability"); ok && n != nil {
@@ -204,16 +192,12 @@ func load(doc []byte, check bool) (*Contract, error) {
 					o.Statuses = append(o.Statuses, s)
 				}
 			}
-			sort.Ints(o.Statuses)
+			slices.Sort(o.Statuses)
 			c.Operations = append(c.Operations, o)
 		}
 	}
-	sort.Slice(c.Operations, func(i, j int) bool {
-		a, b := c.Operations[i], c.Operations[j]
-		if a.Path != b.Path {
-			return a.Path < b.Path
-		}
-		return a.Method < b.Method
+	slices.SortFunc(c.Operations, func(a, b *Operation) int {
+		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Method, b.Method))
 	})
 	return c, nil
 }
@@ -257,10 +241,8 @@ func urlPath(raw string, defaults map[string]string) string {
 
 // Operation returns the operation with the given operationId, or nil.
 func (c *Contract) Operation(id string) *Operation {
-	for _, o := range c.Operations {
-		if o.ID == id {
-			return o
-		}
+	if i := slices.IndexFunc(c.Operations, func(o *Operation) bool { return o.ID == id }); i >= 0 {
+		return c.Operations[i]
 	}
 	return nil
 }
@@ -276,9 +258,6 @@ func (c *Contract) Schema(name string) *Schema {
 	if !ok || proxy == nil {
 		return nil
 	}
-	s, err := c.compiler.compileNamed("#/components/schemas/"+name, proxy, schema_validation.SchemaValidationPurposeGeneric)
-	if err != nil || s == nil {
-		return nil
-	}
+	s, _ := c.compiler.compileNamed("#/components/schemas/"+name, proxy, schema_validation.SchemaValidationPurposeGeneric)
 	return s
 }

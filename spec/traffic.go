@@ -67,9 +67,7 @@ func Traffic(name string, c *Contract, f *Findings) report.Run {
 		case !seen:
 			cs.State, cs.Message = report.Skipped, "no traffic to this operation"
 		}
-		if len(warns) > 0 {
-			cs.Output = describeAll(warns)
-		}
+		cs.Output = describeAll(warns)
 		run.Cases = append(run.Cases, cs)
 	}
 	for _, op := range c.Operations {
@@ -88,18 +86,7 @@ func Traffic(name string, c *Contract, f *Findings) report.Run {
 	_ = WriteFindings(&b, f)
 	run.Summary = b.String()
 
-	var errs, warns, requests int64
-	for _, g := range findings {
-		switch {
-		case g.Severity != SeverityError:
-			warns += g.Count
-		case g.Where == WhereRequest:
-			requests += g.Count
-			errs += g.Count
-		default:
-			errs += g.Count
-		}
-	}
+	errs, warns, requests := tally(findings)
 	run.Counts = []report.Count{{N: exchanges + unknown, Label: "exchanges"}, {N: errs, Label: "violations"}}
 	if requests > 0 {
 		// A request that breaks the contract is what a client sent, on
@@ -187,9 +174,24 @@ func failureOf(g Finding, rd *exchange.Redactor) report.Failure {
 			got += "\n" + exchange.Printable([]byte(e.Response.Body))
 		}
 	}
-	var b strings.Builder
-	describe(&b, g, "")
-	return report.Failure{Title: title, Request: exchange.Curl(x, rd), Got: got, Problems: []string{g.Message}, Detail: b.String(), Count: g.Count}
+	return report.Failure{Title: title, Request: exchange.Curl(x, rd), Got: got, Problems: []string{g.Message}, Detail: describeAll([]Finding{g}), Count: g.Count}
+}
+
+// tally counts the violations of groups: of error severity, of warning
+// severity, and of the errors those in requests.
+func tally(gs []Finding) (errs, warns, requests int64) {
+	for _, g := range gs {
+		switch {
+		case g.Severity != SeverityError:
+			warns += g.Count
+		case g.Where == WhereRequest:
+			requests += g.Count
+			errs += g.Count
+		default:
+			errs += g.Count
+		}
+	}
+	return errs, warns, requests
 }
 
 // count says how many violations a list of groups holds.
@@ -242,14 +244,7 @@ func oneLine(s string, n int) string {
 // group with its example.
 func WriteFindings(w io.Writer, f *Findings) error {
 	gs := f.List()
-	var errs, warns int64
-	for _, g := range gs {
-		if g.Severity == SeverityError {
-			errs += g.Count
-		} else {
-			warns += g.Count
-		}
-	}
+	errs, warns, _ := tally(gs)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d violations and %d warnings in %d groups\n", errs, warns, len(gs))
 	if d := f.Dropped(); d > 0 {

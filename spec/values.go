@@ -59,20 +59,15 @@ func bounds(f *Facts, safe bool) (lo, hi *big.Rat, loEx, hiEx bool) {
 		hi, hiEx = f.Max.Value, f.Max.Exclusive
 	}
 	if f.Type == "integer" {
-		if l := f.Lowest(); l != nil {
-			lo, loEx = new(big.Rat).SetInt(l), false
-		}
-		if h := f.Highest(); h != nil {
-			hi, hiEx = new(big.Rat).SetInt(h), false
-		}
+		// A side with a stated bound, tightened by the format's range; a
+		// format alone is not a bound the suite writes to.
 		stLo, stHi := f.IntBounds()
-		fmtLo, fmtHi := f.FormatRange()
-		if stLo == nil && stHi == nil && fmtLo != nil {
-			lo, hi = nil, nil // a format alone is not a bound the suite writes to
-		} else if stLo == nil && fmtLo != nil {
-			lo = nil
-		} else if stHi == nil && fmtHi != nil {
-			hi = nil
+		lo, hi, loEx, hiEx = nil, nil, false, false
+		if stLo != nil {
+			lo = new(big.Rat).SetInt(f.Lowest())
+		}
+		if stHi != nil {
+			hi = new(big.Rat).SetInt(f.Highest())
 		}
 	}
 	if !safe {
@@ -212,11 +207,10 @@ func (f *Field) Accepts(v json.RawMessage) bool {
 		if n < f.MinLength || (f.MaxLength >= 0 && n > f.MaxLength) {
 			return false
 		}
-		for _, p := range f.Patterns {
-			if re, err := regexp.Compile(p); err != nil || !re.MatchString(s) {
-				return false
-			}
-		}
+		return !slices.ContainsFunc(f.Patterns, func(p string) bool {
+			re, err := regexp.Compile(p)
+			return err != nil || !re.MatchString(s)
+		})
 	}
 	return true
 }
@@ -254,7 +248,7 @@ func candidate(f *Field, cur json.RawMessage, n int) json.RawMessage {
 // candidate from n on that the field's schema accepts.
 func (f *Field) ValueFor(cur json.RawMessage, n int) json.RawMessage {
 	first := candidate(f, cur, n)
-	for try := 0; try < 16; try++ {
+	for try := range 16 {
 		v := candidate(f, cur, n+try)
 		if (cur == nil || !sameJSON(v, cur)) && f.Accepts(v) {
 			return v
@@ -389,10 +383,9 @@ var SpecialInts = func() []*big.Int {
 	for k := uint(1); k <= 64; k++ {
 		add(new(big.Int).Lsh(big.NewInt(1), k))
 	}
-	add(big.NewInt(0))
-	add(big.NewInt(10))
-	add(big.NewInt(100))
-	add(big.NewInt(1000))
+	for _, v := range []int64{0, 10, 100, 1000} {
+		add(big.NewInt(v))
+	}
 	return out
 }()
 
@@ -486,20 +479,18 @@ func (f *Field) Invalid() []Probe {
 			past(json.RawMessage(v.String()), fmt.Sprintf("%s (above the highest, %s)", v, hi))
 		}
 	case "number":
-		one := big.NewRat(1, 1)
-		if b := f.Min; b != nil {
-			v := new(big.Rat).Sub(b.Value, one)
-			if b.Exclusive {
-				v = b.Value
+		for _, end := range []struct {
+			b     *Bound
+			by    int64
+			where string
+		}{{f.Min, -1, "below the lowest"}, {f.Max, 1, "above the highest"}} {
+			if b := end.b; b != nil {
+				v := b.Value
+				if !b.Exclusive {
+					v = new(big.Rat).Add(v, big.NewRat(end.by, 1))
+				}
+				past(NumberJSON(v), fmt.Sprintf("%s (%s, %s%s)", NumberJSON(v), end.where, exclusive(b.Exclusive), NumberJSON(b.Value)))
 			}
-			past(NumberJSON(v), fmt.Sprintf("%s (below the lowest, %s%s)", NumberJSON(v), exclusive(b.Exclusive), NumberJSON(b.Value)))
-		}
-		if b := f.Max; b != nil {
-			v := new(big.Rat).Add(b.Value, one)
-			if b.Exclusive {
-				v = b.Value
-			}
-			past(NumberJSON(v), fmt.Sprintf("%s (above the highest, %s%s)", NumberJSON(v), exclusive(b.Exclusive), NumberJSON(b.Value)))
 		}
 	case "string":
 		if f.MinLength > 0 {

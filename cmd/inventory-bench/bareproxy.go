@@ -32,13 +32,12 @@ func runBareProxy(ctx context.Context, args []string, stdout io.Writer) error {
 		"Usage: inventory-bench bare-proxy --proxy-to URL [flags]\n\nServes a bare httputil.ReverseProxy in front of --proxy-to, the scale of the\nproxy-* scenarios (see inventory-bench --help)."); err != nil {
 		return err
 	}
-	addr, to := &o.Addr, &o.To
-	up, err := url.Parse(*to)
+	up, err := url.Parse(o.To)
 	switch {
-	case *to == "":
+	case o.To == "":
 		return cli.Usagef("--proxy-to: want the backend's URL, such as http://127.0.0.1:8080/v1")
 	case err != nil || (up.Scheme != "http" && up.Scheme != "https") || up.Host == "":
-		return cli.Usagef("--proxy-to %q: want the backend's http or https URL, such as http://127.0.0.1:8080/v1", *to)
+		return cli.Usagef("--proxy-to %q: want the backend's http or https URL, such as http://127.0.0.1:8080/v1", o.To)
 	}
 	debug.SetGCPercent(400)
 	rp := &httputil.ReverseProxy{
@@ -56,7 +55,7 @@ func runBareProxy(ctx context.Context, args []string, stdout io.Writer) error {
 			IdleConnTimeout:     90 * time.Second,
 		},
 	}
-	return serve(ctx, *addr, rp)
+	return serve(ctx, o.Addr, rp)
 }
 
 // buffers lends the bare proxy its copy buffers.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -62,33 +63,23 @@ func (s *server) cpuOrZero() time.Duration {
 // engineNote says, under the summary, what the rows of engine scenarios
 // compare.
 func (b *bench) engineNote() {
-	for _, r := range b.rows {
-		if r.s.store != "" {
-			fmt.Fprintf(b.out, "In the rows %s, \"mock\" is the mock on that store (redis-server %s) and \"baseline\" the mock on memory, in the same run.\n\n",
-				strings.Join(engineRows(b.rows), ", "), shell(redisArgs(b.o.RedisFsync)))
-			return
-		}
-	}
-}
-
-func engineRows(rows []row) []string {
 	var names []string
-	for _, r := range rows {
+	for _, r := range b.rows {
 		if r.s.store != "" {
 			names = append(names, r.s.name)
 		}
 	}
-	return names
+	if len(names) > 0 {
+		fmt.Fprintf(b.out, "In the rows %s, \"mock\" is the mock on that store (redis-server %s) and \"baseline\" the mock on memory, in the same run.\n\n",
+			strings.Join(names, ", "), shell(redisArgs(b.o.RedisFsync)))
+	}
 }
 
 // shell writes args as a shell command line would, ” for an empty one.
 func shell(args []string) string {
 	out := make([]string, len(args))
 	for i, a := range args {
-		out[i] = a
-		if a == "" {
-			out[i] = "''"
-		}
+		out[i] = cmp.Or(a, "''")
 	}
 	return strings.Join(out, " ")
 }

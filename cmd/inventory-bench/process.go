@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -113,19 +112,17 @@ func (s *server) stop() {
 
 // rss returns the child's resident memory in bytes, from /proc/PID/status.
 func (s *server) rss() (int64, error) {
-	f, err := os.Open("/proc/" + strconv.Itoa(s.cmd.Process.Pid) + "/status")
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(s.cmd.Process.Pid) + "/status")
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10, err
-		}
+	_, v, ok := strings.Cut(string(b), "\nVmRSS:")
+	if !ok {
+		return 0, fmt.Errorf("no VmRSS in /proc/%d/status", s.cmd.Process.Pid)
 	}
-	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", s.cmd.Process.Pid)
+	v, _, _ = strings.Cut(v, "\n")
+	kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+	return kb << 10, err
 }
 
 // cpu returns the CPU time, user and system, the child has used so far,

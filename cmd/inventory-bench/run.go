@@ -169,15 +169,6 @@ func measure(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return nil
 }
 
-// concat returns a new argv of the parts, in order.
-func concat(parts ...[]string) []string {
-	var out []string
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	return out
-}
-
 // buildMock builds cmd/inventory-mock into dir, as a user's go build
 // would (the same build as this binary's baseline, cgo and all).
 func buildMock(ctx context.Context, dir string, stderr io.Writer) (string, error) {
@@ -245,7 +236,7 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 	if s.pets > 0 {
 		gen = []string{"--generate", strconv.Itoa(s.pets), "--seed", "1"}
 	}
-	mockName, mockArgv := "mock", concat(b.mock, gen, s.mockArgs)
+	mockName, mockArgv := "mock", slices.Concat(b.mock, gen)
 	var backend *server // the engine's server (redis-server), if it has one
 	if s.store != "" {
 		arg, srv, cleanup, err := prepareStore(ctx, s.store, b.o.RedisFsync)
@@ -254,7 +245,7 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 		}
 		defer cleanup()
 		backend = srv
-		mockName, mockArgv = s.store, concat(mockArgv, []string{"--store", arg})
+		mockName, mockArgv = s.store, slices.Concat(mockArgv, []string{"--store", arg})
 	}
 	mock, err := start(ctx, mockName, mockArgv)
 	if err != nil {
@@ -265,7 +256,7 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 	baseName := "baseline"
 	if s.proxy {
 		// The proxy in front of the mock is measured, against that mock.
-		name, argv := "proxy", concat(b.mock, []string{"--proxy-to", "http://" + mock.addr + "/v1"})
+		name, argv := "proxy", slices.Concat(b.mock, []string{"--proxy-to", "http://" + mock.addr + "/v1"})
 		if s.bare {
 			name, argv = "bare", []string{b.self, "bare-proxy", "--proxy-to", "http://" + mock.addr + "/v1"}
 		}
@@ -276,9 +267,9 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 		defer px.stop()
 		mock, base, mockName, baseName = px, mock, name, mockName
 	} else {
-		baseArgv := concat(b.baseline, gen)
+		baseArgv := slices.Concat(b.baseline, gen)
 		if s.versus != nil {
-			baseName, baseArgv = s.versus.name, concat(b.mock, gen, s.versus.args)
+			baseName, baseArgv = s.versus.name, slices.Concat(b.mock, gen, s.versus.args)
 		}
 		if base, err = start(ctx, baseName, baseArgv); err != nil {
 			return err
@@ -339,15 +330,13 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 		rpsMin: slices.Min(rpsRatios), rpsMax: slices.Max(rpsRatios)}
 	b.rows = append(b.rows, r)
 	fmt.Fprintf(b.out, "  median    %s %s   %s %s\n", mockName, describeFigures(r.mock), baseName, describeFigures(r.base))
-	if s.proxy {
-		added := r.mock.p50 - r.base.p50
-		fmt.Fprintf(b.out, "  ratio %s/%s: rps %.2f (rounds %.2f to %.2f)%s, p50 %+.2fms%s, p99 %.2f\n", mockName, baseName,
-			r.rpsRatio, r.rpsMin, r.rpsMax, verdict(s.rpsTarget > 0, r.rpsRatio >= s.rpsTarget, bound(">=", s.rpsTarget)),
-			float64(added)/float64(time.Millisecond), verdict(s.p50Added > 0, added <= s.p50Added, "<= +"+s.p50Added.String()), r.p99Ratio)
+	fmt.Fprintf(b.out, "  ratio %s/%s: rps %.2f (rounds %.2f to %.2f)%s", mockName, baseName,
+		r.rpsRatio, r.rpsMin, r.rpsMax, verdict(s.rpsTarget > 0, r.rpsRatio >= s.rpsTarget, bound(">=", s.rpsTarget)))
+	if added := r.mock.p50 - r.base.p50; s.proxy {
+		fmt.Fprintf(b.out, ", p50 %+.2fms%s, p99 %.2f\n", float64(added)/float64(time.Millisecond),
+			verdict(s.p50Added > 0, added <= s.p50Added, "<= +"+s.p50Added.String()), r.p99Ratio)
 	} else {
-		fmt.Fprintf(b.out, "  ratio %s/%s: rps %.2f (rounds %.2f to %.2f)%s, p50 %.2f, p99 %.2f%s\n", mockName, baseName,
-			r.rpsRatio, r.rpsMin, r.rpsMax, verdict(s.rpsTarget > 0, r.rpsRatio >= s.rpsTarget, bound(">=", s.rpsTarget)),
-			float64(r.mock.p50)/float64(r.base.p50),
+		fmt.Fprintf(b.out, ", p50 %.2f, p99 %.2f%s\n", float64(r.mock.p50)/float64(r.base.p50),
 			r.p99Ratio, verdict(s.store == "", r.p99Ratio <= p99Target, bound("<=", p99Target)))
 	}
 	if len(backendCPU) > 0 {
@@ -398,7 +387,7 @@ func (b *bench) startup(ctx context.Context) error {
 		var times []float64
 		var rss []float64
 		for range runs {
-			s, err := start(ctx, "mock", append(slices.Clone(b.mock), gen...))
+			s, err := start(ctx, "mock", slices.Concat(b.mock, gen))
 			if err != nil {
 				return 0, 0, err
 			}
@@ -412,14 +401,12 @@ func (b *bench) startup(ctx context.Context) error {
 		}
 		return time.Duration(median(times)), int64(median(rss)), nil
 	}
-	type target struct {
-		what     string
-		pets     int
-		runs     int
-		maxStart time.Duration
-		maxRSS   int64
-	}
-	for _, t := range []target{
+	for _, t := range []struct {
+		what       string
+		pets, runs int
+		maxStart   time.Duration
+		maxRSS     int64
+	}{
 		{"default fixtures (64 pets)", 0, b.o.StartupRuns, 50 * time.Millisecond, 0},
 		{"10,000 pets", 10_000, b.o.StartupRuns, 0, 0},
 		{"1,000,000 pets", 1_000_000, min(b.o.StartupRuns, 3), time.Second, 250 << 20},
@@ -478,12 +465,7 @@ func (b *bench) summary() {
 // proxySummary prints the proxy scenarios as a Markdown table; in a
 // bare-proxy row, the proxy is the bare ReverseProxy.
 func (b *bench) proxySummary() {
-	var rows []row
-	for _, r := range b.rows {
-		if r.s.proxy {
-			rows = append(rows, r)
-		}
-	}
+	rows := slices.DeleteFunc(slices.Clone(b.rows), func(r row) bool { return !r.s.proxy })
 	if len(rows) == 0 {
 		return
 	}

@@ -34,8 +34,6 @@ type scenario struct {
 	// baseRequests, if set, are the requests of the other side, where they
 	// differ from the mock's.
 	baseRequests func(addr string) func(c, n int) request
-	// mockArgs are flags added to the mock's command line.
-	mockArgs []string
 	// versus, if set, replaces the bare baseline by the mock itself with
 	// other flags: the scenario then measures what those flags cost.
 	versus *variant
@@ -78,27 +76,11 @@ var scenarios = []scenario{
 	},
 	{
 		name: "mix", about: "90% list, 10% update, 64 pets",
-		requests: func(addr string) func(c, n int) request {
-			list := listRequest(addr, benchKey)
-			return func(c, n int) request {
-				if n%10 == 9 {
-					return updateRequest(addr, benchKey, int64((c*7+n)%64+1), n%1000)
-				}
-				return list
-			}
-		},
+		requests: oneIn10(updates, lists),
 	},
 	{
 		name: "mix-100k", about: "90% list, 10% update, 100,000 pets", pets: 100_000,
-		requests: func(addr string) func(c, n int) request {
-			list := listRequest(addr, benchKey)
-			return func(c, n int) request {
-				if n%10 == 9 {
-					return updateRequest(addr, benchKey, int64((c*7919+n)%100_000+1), n%1000)
-				}
-				return list
-			}
-		},
+		requests: oneIn10(updatesOf(func(c, n int) int { return (c*7919+n)%100_000 + 1 }), lists),
 	},
 	{name: "list-file", about: "GET /v1/inventory, 64 pets: the mock on --store file against the mock on memory", store: "file", versus: onMemory, rpsTarget: 0.5, requests: lists},
 	{name: "update-file", about: "PATCH /v1/inventory/{petId}, 64 pets: the mock on --store file against the mock on memory", store: "file", versus: onMemory, rpsTarget: 0.3, requests: updates},
@@ -120,25 +102,17 @@ var scenarios = []scenario{
 	{
 		name: "proxy-list", about: "GET /v1/inventory (64 pets) through the validating proxy in front of the mock, against the mock directly",
 		proxy: true, rpsTarget: 0.5, p50Added: time.Millisecond,
-		requests: func(addr string) func(c, n int) request {
-			r := listRequest(addr, benchKey)
-			return func(int, int) request { return r }
-		},
+		requests: lists,
 	},
 	{
 		name: "proxy-update", about: "PATCH /v1/inventory/{petId} (64 pets) through the validating proxy in front of the mock, against the mock directly",
 		proxy: true, rpsTarget: 0.5, p50Added: time.Millisecond,
-		requests: func(addr string) func(c, n int) request {
-			return func(c, n int) request { return updateRequest(addr, benchKey, int64((c*7+n)%64+1), n%1000) }
-		},
+		requests: updates,
 	},
 	{
 		name: "bare-proxy-list", about: "GET /v1/inventory (64 pets) through a bare httputil.ReverseProxy (no checks, no log) in front of the mock, against the mock directly: the cost of the hop alone",
 		proxy: true, bare: true,
-		requests: func(addr string) func(c, n int) request {
-			r := listRequest(addr, benchKey)
-			return func(int, int) request { return r }
-		},
+		requests: lists,
 	},
 	{
 		name: "bare-proxy-update", about: "PATCH /v1/inventory/{petId} (64 pets) through a bare httputil.ReverseProxy (no checks, no log) in front of the mock, against the mock directly: the hop alone, the scale of proxy-update",
@@ -148,16 +122,15 @@ var scenarios = []scenario{
 	{
 		name: "update-journal", about: "PATCH as in update, the mock with its journal (the default, 100 requests per session) against the mock with --journal-size 0",
 		rpsTarget: 0.85, versus: &variant{name: "mock without journal", args: []string{"--journal-size", "0"}},
-		requests: func(addr string) func(c, n int) request {
-			return func(c, n int) request { return updateRequest(addr, benchKey, int64((c*7+n)%64+1), n%1000) }
-		},
+		requests: updates,
 	},
 	{
 		name: "update-sessions", about: "PATCH as in update, each client in its own of 32 sessions (X-Mock-Session), against the mock with every client on the default session",
 		versus: &variant{name: "mock, default session"},
 		requests: func(addr string) func(c, n int) request {
+			update := updates(addr)
 			return func(c, n int) request {
-				r := updateRequest(addr, benchKey, int64((c*7+n)%64+1), n%1000)
+				r := update(c, n)
 				r.raw = withSession(r.raw, "bench-"+strconv.Itoa(c))
 				return r
 			}
@@ -174,25 +147,13 @@ var scenarios = []scenario{
 	},
 	{
 		name: "update-1m", about: "PATCH of random pets among 1,000,000; the mock's resident memory after the rounds", pets: 1_000_000,
-		maxRSS: 250 << 20,
-		requests: func(addr string) func(c, n int) request {
-			return func(c, n int) request {
-				return updateRequest(addr, benchKey, int64((c*7919+n*104729)%1_000_000+1), n%1000)
-			}
-		},
+		maxRSS:   250 << 20,
+		requests: updatesOf(amongMillion),
 	},
 	{
 		name: "writes-1m", about: "90% PATCH, 10% list of 1,000,000 pets; the mock's resident memory after the rounds", pets: 1_000_000,
-		maxRSS: 250 << 20,
-		requests: func(addr string) func(c, n int) request {
-			list := listRequest(addr, benchKey)
-			return func(c, n int) request {
-				if n%10 == 9 {
-					return list
-				}
-				return updateRequest(addr, benchKey, int64((c*7919+n*104729)%1_000_000+1), n%1000)
-			}
-		},
+		maxRSS:   250 << 20,
+		requests: oneIn10(lists, updatesOf(amongMillion)),
 	},
 }
 
@@ -218,8 +179,29 @@ func lists(addr string) func(c, n int) request {
 
 // updates sets the quantity of one of 64 pets, a different one for each
 // client at a time.
-func updates(addr string) func(c, n int) request {
-	return func(c, n int) request { return updateRequest(addr, benchKey, int64((c*7+n)%64+1), n%1000) }
+var updates = updatesOf(func(c, n int) int { return (c*7+n)%64 + 1 })
+
+// amongMillion spreads the updates of the 1,000,000-pet scenarios.
+func amongMillion(c, n int) int { return (c*7919+n*104729)%1_000_000 + 1 }
+
+// updatesOf sets the quantity of the pet pet(c, n) names.
+func updatesOf(pet func(c, n int) int) func(addr string) func(c, n int) request {
+	return func(addr string) func(c, n int) request {
+		return func(c, n int) request { return updateRequest(addr, benchKey, int64(pet(c, n)), n%1000) }
+	}
+}
+
+// oneIn10 sends the tenth of every ten requests from tenth, the others from rest.
+func oneIn10(tenth, rest func(addr string) func(c, n int) request) func(addr string) func(c, n int) request {
+	return func(addr string) func(c, n int) request {
+		t, r := tenth(addr), rest(addr)
+		return func(c, n int) request {
+			if n%10 == 9 {
+				return t(c, n)
+			}
+			return r(c, n)
+		}
+	}
 }
 
 func listRequest(addr, key string) request {
