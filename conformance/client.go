@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -106,11 +107,7 @@ func (c *Client) send(ctx context.Context, r Request) *Exchange {
 		x.Header.Set("Authorization", r.Auth)
 	}
 	if r.Body != nil {
-		ct := r.ContentType
-		if ct == "" {
-			ct = "application/json"
-		}
-		x.Header.Set("Content-Type", ct)
+		x.Header.Set("Content-Type", cmp.Or(r.ContentType, "application/json"))
 	}
 	x.Header.Set("Accept", "application/json")
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -363,9 +360,7 @@ func (b *budget) read(ctx context.Context, r io.Reader, limit, size int64) (int6
 			if b.held+n <= room {
 				b.held += n
 				held += n
-				if b.held > b.peak.Load() {
-					b.peak.Store(b.held)
-				}
+				b.peak.Store(max(b.peak.Load(), b.held))
 				b.mu.Unlock()
 				return nil
 			}

@@ -251,11 +251,7 @@ func (t *Target) Explore(ctx context.Context) *exploreResult {
 	}
 	var wg sync.WaitGroup
 	for _, w := range e.workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w.explore()
-		}()
+		wg.Go(w.explore)
 	}
 	wg.Wait()
 	res.Steps, res.Sequences, res.Elapsed = int(e.steps.Load()), int(e.sequences.Load()), time.Since(e.start)

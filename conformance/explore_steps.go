@@ -187,16 +187,13 @@ func (w *worker) judgeList(rt *rapid.T, afterRestore bool) {
 // it, or a change no request of the step asked for.
 func (w *worker) judge(rt *rapid.T, x *Exchange, ix *Index, since uint64, afterRestore bool) {
 	e, run := w.e, w.run
-	var ms []mismatch
-	for _, m := range e.reg.judge(w.n, ix, since) {
-		if _, addressed := run.addressed[m.id]; !addressed && !run.wrote && m.othersBusy > 0 && !(afterRestore && w.restored[m.id]) {
-			// Not this step's doing, and other workers wrote meanwhile:
-			// the one whose step did it sees it in its own next list and
-			// names it; a worker that only read would misname it.
-			continue
-		}
-		ms = append(ms, m)
-	}
+	ms := slices.DeleteFunc(e.reg.judge(w.n, ix, since), func(m mismatch) bool {
+		// Not this step's doing, and other workers wrote meanwhile: the
+		// one whose step did it sees it in its own next list and names
+		// it; a worker that only read would misname it.
+		_, addressed := run.addressed[m.id]
+		return !addressed && !run.wrote && m.othersBusy > 0 && !(afterRestore && w.restored[m.id])
+	})
 	if len(ms) == 0 {
 		return
 	}
@@ -493,13 +490,8 @@ func (w *worker) drawListedID(rt *rapid.T) (int64, bool) {
 // false where the draw hit a held one.
 func (w *worker) drawUnknownID(rt *rapid.T, reserve bool) (int64, bool) {
 	e := w.e
-	lo, hi := big.NewInt(-1<<63), big.NewInt(1<<63-1)
-	if l := e.t.inv.ID.Lowest(); l != nil {
-		lo = l
-	}
-	if h := e.t.inv.ID.Highest(); h != nil {
-		hi = h
-	}
+	lo := cmp.Or(e.t.inv.ID.Lowest(), big.NewInt(-1<<63))
+	hi := cmp.Or(e.t.inv.ID.Highest(), big.NewInt(1<<63-1))
 	var id int64
 	if rapid.Bool().Draw(rt, "a special id") {
 		var cands []int64
@@ -899,13 +891,8 @@ func (w *worker) badCredential(rt *rapid.T) {
 func (w *worker) callOperation(rt *rapid.T) {
 	e := w.e
 	t := e.t
-	var ops []*spec.Operation
-	for _, o := range t.contract.Operations {
-		if !o.Writes() {
-			ops = append(ops, o)
-		}
-	}
-	op := rapid.SampledFrom(ops).Draw(rt, "operation")
+	reads := slices.DeleteFunc(slices.Clone(t.contract.Operations), (*spec.Operation).Writes)
+	op := rapid.SampledFrom(reads).Draw(rt, "operation")
 	var id int64
 	known := true
 	if len(op.PathParams()) > 0 {
