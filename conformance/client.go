@@ -90,8 +90,9 @@ func (c *Client) Send(ctx context.Context, r Request) *Exchange {
 // send makes the request; see Send.
 func (c *Client) send(ctx context.Context, r Request) *Exchange {
 	x := &Exchange{Exchange: exchange.Exchange{Time: time.Now(), Method: r.Method, URL: c.base.String() + r.Path, Header: http.Header{}, Body: r.Body, BodySize: int64(len(r.Body))}, secrets: c.secrets}
-	x.Op = c.operation(r.Method, r.Path)
-	x.Path = c.contract.BasePath + strings.SplitN(r.Path, "?", 2)[0]
+	path, _, _ := strings.Cut(r.Path, "?")
+	x.Path = c.contract.BasePath + path
+	x.Op, _, _ = c.contract.Match(r.Method, x.Path)
 	for name, vs := range c.cfg.Headers {
 		x.Header[http.CanonicalHeaderKey(name)] = slices.Clone(vs)
 	}
@@ -300,13 +301,6 @@ func (c *Client) trace(x *Exchange) {
 	c.traceMu.Lock()
 	defer c.traceMu.Unlock()
 	fmt.Fprintf(c.cfg.Trace, "→ %s\n← %s\n", x.Curl(), x.Got())
-}
-
-// operation returns the contract operation method and path address, or nil.
-func (c *Client) operation(method, path string) *spec.Operation {
-	path, _, _ = strings.Cut(path, "?")
-	op, _, _ := c.contract.Match(method, c.contract.BasePath+path)
-	return op
 }
 
 // A budget bounds the response bytes all requests in flight read at once
