@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/big"
 	"regexp"
 	"slices"
 	"strconv"
@@ -225,13 +226,8 @@ func (t *Target) Current(ctx context.Context) Record {
 func (t *Target) UnknownID(ctx context.Context) int64 {
 	ginkgo.GinkgoHelper()
 	ix, _ := t.List(ctx)
-	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
-	if l := t.inv.ID.Lowest(); l != nil {
-		lo = spec.ClampInt64(l)
-	}
-	if h := t.inv.ID.Highest(); h != nil {
-		hi = spec.ClampInt64(h)
-	}
+	lo := spec.ClampInt64(cmp.Or(t.inv.ID.Lowest(), big.NewInt(math.MinInt64)))
+	hi := spec.ClampInt64(cmp.Or(t.inv.ID.Highest(), big.NewInt(math.MaxInt64)))
 	start := max(lo, hi-1000)
 	if hi-1000 > hi { // overflow: the range reaches the smallest int64
 		start = lo

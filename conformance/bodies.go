@@ -322,10 +322,7 @@ func (b Bodies) ValidBody(op *spec.Operation, n int) ([]byte, bool) {
 		}
 	}
 	raw := encodeObject(names, vals)
-	if len(body.Schema.ValidateJSON(raw)) > 0 {
-		return raw, false
-	}
-	return raw, true
+	return raw, len(body.Schema.ValidateJSON(raw)) == 0
 }
 
 // ReturnsRecord reports whether o answers one record: the update, and the

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -89,8 +90,9 @@ func (c *Client) Send(ctx context.Context, r Request) *Exchange {
 // send makes the request; see Send.
 func (c *Client) send(ctx context.Context, r Request) *Exchange {
 	x := &Exchange{Exchange: exchange.Exchange{Time: time.Now(), Method: r.Method, URL: c.base.String() + r.Path, Header: http.Header{}, Body: r.Body, BodySize: int64(len(r.Body))}, secrets: c.secrets}
-	x.Op = c.operation(r.Method, r.Path)
-	x.Path = c.contract.BasePath + strings.SplitN(r.Path, "?", 2)[0]
+	path, _, _ := strings.Cut(r.Path, "?")
+	x.Path = c.contract.BasePath + path
+	x.Op, _, _ = c.contract.Match(r.Method, x.Path)
 	for name, vs := range c.cfg.Headers {
 		x.Header[http.CanonicalHeaderKey(name)] = slices.Clone(vs)
 	}
@@ -106,11 +108,7 @@ func (c *Client) send(ctx context.Context, r Request) *Exchange {
 		x.Header.Set("Authorization", r.Auth)
 	}
 	if r.Body != nil {
-		ct := r.ContentType
-		if ct == "" {
-			ct = "application/json"
-		}
-		x.Header.Set("Content-Type", ct)
+		x.Header.Set("Content-Type", cmp.Or(r.ContentType, "application/json"))
 	}
 	x.Header.Set("Accept", "application/json")
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -305,13 +303,6 @@ func (c *Client) trace(x *Exchange) {
 	fmt.Fprintf(c.cfg.Trace, "→ %s\n← %s\n", x.Curl(), x.Got())
 }
 
-// operation returns the contract operation method and path address, or nil.
-func (c *Client) operation(method, path string) *spec.Operation {
-	path, _, _ = strings.Cut(path, "?")
-	op, _, _ := c.contract.Match(method, c.contract.BasePath+path)
-	return op
-}
-
 // A budget bounds the response bytes all requests in flight read at once
 // (decompressed): twice the largest cap, so that eight workers cannot each
 // hold a cap at once. A read takes its buffer's size from the budget as
@@ -363,9 +354,7 @@ func (b *budget) read(ctx context.Context, r io.Reader, limit, size int64) (int6
 			if b.held+n <= room {
 				b.held += n
 				held += n
-				if b.held > b.peak.Load() {
-					b.peak.Store(b.held)
-				}
+				b.peak.Store(max(b.peak.Load(), b.held))
 				b.mu.Unlock()
 				return nil
 			}

@@ -2,10 +2,9 @@ package conformance
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -65,19 +64,13 @@ type ExploreConfig struct {
 }
 
 func (c ExploreConfig) withDefaults() ExploreConfig {
-	if c.Time <= 0 {
-		c.Time = DefaultExploreTime
-	}
-	if c.SequenceLength <= 0 {
-		c.SequenceLength = DefaultSequenceLength
-	}
+	orDefault(&c.Time, DefaultExploreTime)
+	orDefault(&c.SequenceLength, DefaultSequenceLength)
 	if c.ShrinkTime == 0 {
 		c.ShrinkTime = min(c.Time, DefaultShrinkTime)
 	}
 	if c.Seed == 0 {
-		var b [8]byte
-		_, _ = rand.Read(b[:])
-		c.Seed = binary.LittleEndian.Uint64(b[:])&(1<<53-1) | 1
+		c.Seed = rand.Uint64()&(1<<53-1) | 1
 	}
 	return c
 }
@@ -188,7 +181,6 @@ type exploreFailure struct {
 	Steps    []string // the sequence, one line per step, each with its curl lines
 	Original int      // steps of the sequence first found
 	Shrunk   bool     // the sequence shown is one rapid made shorter, or found as short
-	Worker   int      // the worker that ran it
 	// Why says why the sequence shown is the one first found, where it
 	// is: it did not happen again on replay, or shrinking ran out of time.
 	Why string
@@ -251,11 +243,7 @@ func (t *Target) Explore(ctx context.Context) *exploreResult {
 	}
 	var wg sync.WaitGroup
 	for _, w := range e.workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w.explore()
-		}()
+		wg.Go(w.explore)
 	}
 	wg.Wait()
 	res.Steps, res.Sequences, res.Elapsed = int(e.steps.Load()), int(e.sequences.Load()), time.Since(e.start)
@@ -298,7 +286,7 @@ func (t *Target) Explore(ctx context.Context) *exploreResult {
 			}
 		}
 		res.Found = e.found
-		res.Failure = &exploreFailure{Rule: last.rule, Cause: last.cause, Detail: last.detail, Steps: last.lines, Original: f.length, Shrunk: shrunk, Worker: f.worker, Why: why}
+		res.Failure = &exploreFailure{Rule: last.rule, Cause: last.cause, Detail: last.detail, Steps: last.lines, Original: f.length, Shrunk: shrunk, Why: why}
 	}
 	if t.cfg.AllowMutations && res.Failure == nil && ctx.Err() == nil {
 		if err := e.settle(); err != nil {
@@ -310,35 +298,22 @@ func (t *Target) Explore(ctx context.Context) *exploreResult {
 
 // rapidTB is the rapid.TB a worker runs under: it keeps rapid's verdict
 // and discards its logs.
-type rapidTB struct {
-	mu     sync.Mutex // guards failed and msgs
-	failed bool
-	msgs   []string
-}
+type rapidTB struct{ failed atomic.Bool }
 
-func (*rapidTB) Helper()                           {}
-func (*rapidTB) Name() string                      { return "conformance-explore" }
-func (*rapidTB) Logf(string, ...any)               {}
-func (*rapidTB) Log(...any)                        {}
-func (tb *rapidTB) Skipf(format string, a ...any)  { tb.Errorf(format, a...) }
-func (tb *rapidTB) Skip(a ...any)                  { tb.Error(a...) }
-func (tb *rapidTB) SkipNow()                       { tb.Fail() }
-func (tb *rapidTB) Errorf(format string, a ...any) { tb.note(fmt.Sprintf(format, a...)) }
-func (tb *rapidTB) Error(a ...any)                 { tb.note(fmt.Sprint(a...)) }
-func (tb *rapidTB) Fatalf(format string, a ...any) { tb.note(fmt.Sprintf(format, a...)) }
-func (tb *rapidTB) Fatal(a ...any)                 { tb.note(fmt.Sprint(a...)) }
-func (tb *rapidTB) FailNow()                       { tb.Fail() }
-func (tb *rapidTB) Fail()                          { tb.note("") }
-func (tb *rapidTB) Failed() bool                   { tb.mu.Lock(); defer tb.mu.Unlock(); return tb.failed }
-
-func (tb *rapidTB) note(m string) {
-	tb.mu.Lock()
-	defer tb.mu.Unlock()
-	tb.failed = true
-	if m != "" {
-		tb.msgs = append(tb.msgs, m)
-	}
-}
+func (*rapidTB) Helper()                  {}
+func (*rapidTB) Name() string             { return "conformance-explore" }
+func (*rapidTB) Logf(string, ...any)      {}
+func (*rapidTB) Log(...any)               {}
+func (tb *rapidTB) Skipf(string, ...any)  { tb.Fail() }
+func (tb *rapidTB) Skip(...any)           { tb.Fail() }
+func (tb *rapidTB) SkipNow()              { tb.Fail() }
+func (tb *rapidTB) Errorf(string, ...any) { tb.Fail() }
+func (tb *rapidTB) Error(...any)          { tb.Fail() }
+func (tb *rapidTB) Fatalf(string, ...any) { tb.Fail() }
+func (tb *rapidTB) Fatal(...any)          { tb.Fail() }
+func (tb *rapidTB) FailNow()              { tb.Fail() }
+func (tb *rapidTB) Fail()                 { tb.failed.Store(true) }
+func (tb *rapidTB) Failed() bool          { return tb.failed.Load() }
 
 // rapidSettings are rapid's own settings, which it reads from its
 // command-line flags (rapid.checks, rapid.steps, ...).

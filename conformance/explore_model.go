@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -206,15 +207,7 @@ func (r *registry) judge(w int, ix *Index, since uint64) []mismatch {
 			out = append(out, mismatch{id: id, got: ix.ByID[id], kind: "appeared", othersBusy: busy})
 		}
 	}
-	slices.SortFunc(out, func(a, b mismatch) int {
-		switch {
-		case a.id < b.id:
-			return -1
-		case a.id > b.id:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b mismatch) int { return cmp.Compare(a.id, b.id) })
 	return out
 }
 

@@ -50,7 +50,6 @@ type sequenceRun struct {
 	last      int64 // the record the sequence last wrote to; 0 and !hasLast: none
 	hasLast   bool
 
-	worker int
 	length int
 	rule   string
 	cause  Cause
@@ -96,7 +95,7 @@ func (w *worker) sequence(rt *rapid.T) {
 	if !shrinking {
 		e.sequences.Add(1)
 	}
-	run := &sequenceRun{orig: map[int64]Record{}, worker: w.n}
+	run := &sequenceRun{orig: map[int64]Record{}}
 	w.run = run
 	w.seqStart = time.Now()
 	if shrinking {
@@ -187,16 +186,13 @@ func (w *worker) judgeList(rt *rapid.T, afterRestore bool) {
 // it, or a change no request of the step asked for.
 func (w *worker) judge(rt *rapid.T, x *Exchange, ix *Index, since uint64, afterRestore bool) {
 	e, run := w.e, w.run
-	var ms []mismatch
-	for _, m := range e.reg.judge(w.n, ix, since) {
-		if _, addressed := run.addressed[m.id]; !addressed && !run.wrote && m.othersBusy > 0 && !(afterRestore && w.restored[m.id]) {
-			// Not this step's doing, and other workers wrote meanwhile:
-			// the one whose step did it sees it in its own next list and
-			// names it; a worker that only read would misname it.
-			continue
-		}
-		ms = append(ms, m)
-	}
+	ms := slices.DeleteFunc(e.reg.judge(w.n, ix, since), func(m mismatch) bool {
+		// Not this step's doing, and other workers wrote meanwhile: the
+		// one whose step did it sees it in its own next list and names
+		// it; a worker that only read would misname it.
+		_, addressed := run.addressed[m.id]
+		return !addressed && !run.wrote && m.othersBusy > 0 && !(afterRestore && w.restored[m.id])
+	})
 	if len(ms) == 0 {
 		return
 	}
@@ -371,12 +367,10 @@ func (w *worker) fail(rt *rapid.T, c Cause, rule string, x *Exchange, problem st
 	if e.ctx.Err() != nil || e.halted() {
 		rt.SkipNow() // an interrupt is not a finding
 	}
-	for _, sx := range run.step {
-		if sx.Status == http.StatusTooManyRequests {
-			// Still rate limited after the run's waits: the step tells
-			// nothing of the model (the checks report the 429 itself).
-			rt.SkipNow()
-		}
+	if slices.ContainsFunc(run.step, func(sx *Exchange) bool { return sx.Status == http.StatusTooManyRequests }) {
+		// Still rate limited after the run's waits: the step tells
+		// nothing of the model (the checks report the 429 itself).
+		rt.SkipNow()
 	}
 	run.rule, run.cause = rule, c
 	w.stepCurls()
@@ -458,12 +452,13 @@ func (w *worker) list(rt *rapid.T) {
 	w.expect(rt, x, ExpectList.Problems(x))
 }
 
-// drawWriteID draws the worker's record a step writes to: as often as
-// not the one the sequence last wrote to (bugs hide in repeated calls on
-// one record), else any of its own.
-func (w *worker) drawWriteID(rt *rapid.T) (int64, bool) {
+// drawWriteID draws the worker's record a step writes to, and returns it
+// with its value in the model: as often as not the one the sequence last
+// wrote to (bugs hide in repeated calls on one record), else any of its
+// own.
+func (w *worker) drawWriteID(rt *rapid.T) (int64, Record, bool) {
 	if len(w.own) == 0 {
-		return 0, false
+		return 0, Record{}, false
 	}
 	// Both are drawn always, so that shrinking away the step that wrote
 	// the last record leaves the draws of the next in place.
@@ -471,8 +466,8 @@ func (w *worker) drawWriteID(rt *rapid.T) (int64, bool) {
 	if rapid.Bool().Draw(rt, "the same record") && w.run.hasLast {
 		id = w.run.last
 	}
-	_, ok := w.e.reg.get(id)
-	return id, ok
+	cur, ok := w.e.reg.get(id)
+	return id, cur, ok
 }
 
 // drawListedID draws any listed record.
@@ -493,13 +488,8 @@ func (w *worker) drawListedID(rt *rapid.T) (int64, bool) {
 // false where the draw hit a held one.
 func (w *worker) drawUnknownID(rt *rapid.T, reserve bool) (int64, bool) {
 	e := w.e
-	lo, hi := big.NewInt(-1<<63), big.NewInt(1<<63-1)
-	if l := e.t.inv.ID.Lowest(); l != nil {
-		lo = l
-	}
-	if h := e.t.inv.ID.Highest(); h != nil {
-		hi = h
-	}
+	lo := cmp.Or(e.t.inv.ID.Lowest(), big.NewInt(-1<<63))
+	hi := cmp.Or(e.t.inv.ID.Highest(), big.NewInt(1<<63-1))
 	var id int64
 	if rapid.Bool().Draw(rt, "a special id") {
 		var cands []int64
@@ -584,11 +574,10 @@ func drawValue(rt *rapid.T, f *spec.Field) []byte {
 // twice; 200 with the values sent, and the model takes the answer.
 func (w *worker) write(rt *rapid.T) {
 	e := w.e
-	id, ok := w.drawWriteID(rt)
+	id, cur, ok := w.drawWriteID(rt)
 	if !ok {
 		return
 	}
-	cur, _ := e.reg.get(id)
 	b := w.drawValidBody(rt, cur)
 	twice := rapid.Bool().Draw(rt, "twice")
 	if !w.begin(fmt.Sprintf("update %s %d: %s", e.t.inv.Key, id, b.Name) + map[bool]string{true: ", twice"}[twice]) {
@@ -630,11 +619,10 @@ func (w *worker) expectWritten(rt *rapid.T, id int64, x *Exchange, b Body, atOnc
 // writes one after another never show.
 func (w *worker) writeAtOnce(rt *rapid.T) {
 	e := w.e
-	id, ok := w.drawWriteID(rt)
+	id, cur, ok := w.drawWriteID(rt)
 	if !ok {
 		return
 	}
-	cur, _ := e.reg.get(id)
 	bodies := make([]Body, rapid.IntRange(2, 4).Draw(rt, "writes at once"))
 	names := make([]string, len(bodies))
 	for i := range bodies {
@@ -661,11 +649,10 @@ func (w *worker) writeAtOnce(rt *rapid.T) {
 // checks nothing changed.
 func (w *worker) writeInvalid(rt *rapid.T) {
 	e := w.e
-	id, ok := w.drawWriteID(rt)
+	id, cur, ok := w.drawWriteID(rt)
 	if !ok {
 		return
 	}
-	cur, _ := e.reg.get(id)
 	b := rapid.SampledFrom(e.t.InvalidBodies(cur)).Draw(rt, "invalid body")
 	if !w.begin(fmt.Sprintf("update %s %d with %s (invalid)", e.t.inv.Key, id, b.Name)) {
 		return
@@ -682,11 +669,10 @@ func (w *worker) writeInvalid(rt *rapid.T) {
 // (nothing changes).
 func (w *worker) writeSilent(rt *rapid.T) {
 	e := w.e
-	id, ok := w.drawWriteID(rt)
+	id, cur, ok := w.drawWriteID(rt)
 	if !ok {
 		return
 	}
-	cur, _ := e.reg.get(id)
 	bodies := e.t.SilentBodies(cur)
 	if ints := w.silentInts(cur); len(ints) > 0 && rapid.Bool().Draw(rt, "a number where bugs gather") {
 		bodies = ints
@@ -762,11 +748,10 @@ func (w *worker) malformedID(rt *rapid.T) {
 	raw := rapid.SampledFrom(e.t.MalformedIDs()).Draw(rt, "malformed id")
 	r := Request{Method: e.t.inv.Update.Method, Path: e.t.ItemPath(raw)}
 	if len(w.own) > 0 {
-		id, ok := w.drawWriteID(rt)
+		_, cur, ok := w.drawWriteID(rt)
 		if !ok {
 			return
 		}
-		cur, _ := e.reg.get(id)
 		r.Body = e.t.Harmless(cur)
 	}
 	if !w.begin(fmt.Sprintf("update %s %q (not an identifier)", e.t.inv.Key, raw)) {
@@ -808,7 +793,7 @@ func (w *worker) badCredential(rt *rapid.T) {
 	// values: the worker's, or, for a worker that owns none, a listed
 	// record no worker writes to.
 	var cur Record
-	curID, hasCur := w.drawWriteID(rt)
+	curID, _, hasCur := w.drawWriteID(rt)
 	malformed, unknown := false, false
 	what := ""
 	if len(op.PathParams()) > 0 {
@@ -899,13 +884,8 @@ func (w *worker) badCredential(rt *rapid.T) {
 func (w *worker) callOperation(rt *rapid.T) {
 	e := w.e
 	t := e.t
-	var ops []*spec.Operation
-	for _, o := range t.contract.Operations {
-		if !o.Writes() {
-			ops = append(ops, o)
-		}
-	}
-	op := rapid.SampledFrom(ops).Draw(rt, "operation")
+	reads := slices.DeleteFunc(slices.Clone(t.contract.Operations), (*spec.Operation).Writes)
+	op := rapid.SampledFrom(reads).Draw(rt, "operation")
 	var id int64
 	known := true
 	if len(op.PathParams()) > 0 {

@@ -104,20 +104,11 @@ func (r Record) EqualExcept(o Record, skip []string) bool {
 		return r.IsZero() == o.IsZero()
 	}
 	a, b := r.fields(), o.fields()
-	for n, v := range a {
-		if slices.Contains(skip, n) {
-			continue
-		}
-		if w, ok := b[n]; !ok || v != w {
-			return false
-		}
+	for _, n := range skip {
+		delete(a, n)
+		delete(b, n)
 	}
-	for n := range b {
-		if _, ok := a[n]; !ok && !slices.Contains(skip, n) {
-			return false
-		}
-	}
-	return true
+	return maps.Equal(a, b)
 }
 
 // Diff lists the fields where two records differ, as "field: a → b".
@@ -126,13 +117,8 @@ func (r Record) Diff(o Record) []string {
 		return []string{fmt.Sprintf("%s → %s", r, o)}
 	}
 	a, b := r.fields(), o.fields()
-	names := map[string]bool{}
-	for n := range a {
-		names[n] = true
-	}
-	for n := range b {
-		names[n] = true
-	}
+	names := maps.Clone(a)
+	maps.Copy(names, b)
 	var out []string
 	for _, n := range slices.Sorted(maps.Keys(names)) {
 		x, ok := a[n]
@@ -201,8 +187,7 @@ func writeCanonical(b *strings.Builder, v any) {
 // decodeRecord reads one record, an answer's body, with its identifier
 // in the key field where it has one.
 func decodeRecord(body []byte, key string) (Record, error) {
-	n := 0
-	if err := spec.Members(body, func([]byte, []byte) bool { n++; return true }); err != nil || !json.Valid(body) {
+	if err := spec.Members(body, func([]byte, []byte) bool { return true }); err != nil || !json.Valid(body) {
 		return Record{}, fmt.Errorf("not a JSON object")
 	}
 	r := Record{JSON: body}

@@ -5,6 +5,7 @@ import (
 	"github.com/petstore/inventory-kit/spec/report"
 
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -117,10 +118,7 @@ func caseOf(s types.SpecReport, a Area) report.Case {
 	switch {
 	case s.State == types.SpecStatePassed:
 	case s.State == types.SpecStateSkipped || s.State == types.SpecStatePending:
-		c.State, c.Message = report.Skipped, s.Failure.Message
-		if c.Message == "" {
-			c.Message = "not selected by --label-filter"
-		}
+		c.State, c.Message = report.Skipped, cmp.Or(s.Failure.Message, "not selected by --label-filter")
 	case s.State.Is(types.SpecStateFailed):
 		c.State, c.Message, c.Kind, c.Detail = report.Failed, exchange.FirstLine(s.Failure.Message), "contract", s.Failure.Message
 	default: // panicked, interrupted, aborted, timed out

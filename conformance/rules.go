@@ -184,14 +184,13 @@ func (t *Target) note(ps []Problem) {
 // cut key would escape the redactor; the verdict is always the answer's
 // own.
 func (t *Target) judged(x *Exchange) []spec.Violation {
-	op, name := x.Op, ""
-	var vs []spec.Violation
-	if op == nil {
-		vs = t.judge.ErrorBody(&x.Exchange)
-	} else {
-		name = op.Name()
-		vs = t.judge.Answer(&x.Exchange, op, name)
+	judge := func(shown *exchange.Exchange) []spec.Violation {
+		if x.Op == nil {
+			return t.judge.ErrorBody(shown)
+		}
+		return t.judge.Answer(shown, x.Op, x.Op.Name())
 	}
+	vs := judge(&x.Exchange)
 	rd := t.secrets.Redactor()
 	if len(vs) == 0 || !rd.Contains(string(x.RespBody)) && !rd.Contains(fmt.Sprint(x.RespHeader)) {
 		for i := range vs {
@@ -209,12 +208,7 @@ func (t *Target) judged(x *Exchange) []spec.Violation {
 		shown.RespSize = int64(len(shown.RespBody)) // whole, and shorter with the key hidden: not cut
 	}
 	shown.RespHeader = rd.Header(x.RespHeader)
-	var again []spec.Violation
-	if op == nil {
-		again = t.judge.ErrorBody(&shown)
-	} else {
-		again = t.judge.Answer(&shown, op, name)
-	}
+	again := judge(&shown)
 	if len(again) != len(vs) {
 		return []spec.Violation{{Rule: vs[0].Rule, Message: fmt.Sprintf("%d problems against the contract; not shown, since the response echoes the API key", len(vs))}}
 	}

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -81,10 +82,8 @@ func (s *Secrets) Add(sc exchange.Secret) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, have := range s.list {
-		if have.Value == sc.Value {
-			return
-		}
+	if slices.ContainsFunc(s.list, func(have exchange.Secret) bool { return have.Value == sc.Value }) {
+		return
 	}
 	s.list = append(s.list, sc)
 	rd := exchange.NewRedactor(s.list...)

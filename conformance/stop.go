@@ -23,7 +23,6 @@ type stopper struct {
 	why    string     // why the run stopped; "" while it runs
 	gone   bool       // the target stopped answering: restores are not tried
 	missed int        // requests in a row without an answer
-	last   string     // the last of them, for the reason
 }
 
 func (s *stopper) init(maxRun time.Duration) {
@@ -77,11 +76,10 @@ func (s *stopper) answered(x *Exchange, ended bool) {
 		return
 	}
 	s.missed++
-	s.last = x.Method + " " + x.URL + ": " + x.Err
-	n, last := s.missed, s.last
+	n := s.missed
 	s.mu.Unlock()
 	if n >= goneAfter {
-		s.halt(fmt.Sprintf("the target stopped answering: %d requests in a row got no answer (the last: %s)", n, last), true)
+		s.halt(fmt.Sprintf("the target stopped answering: %d requests in a row got no answer (the last: %s)", n, x.Method+" "+x.URL+": "+x.Err), true)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -254,13 +255,9 @@ func (t *Target) prepare(ctx context.Context) error {
 			return setupErrorf("--pet-id %d is not in the target's list", cfg.PetID)
 		}
 	case len(t.first.Order) > 0:
-		t.petID = t.first.Order[0]
-		for _, id := range t.first.Order {
-			if !t.badRecords[strconv.FormatInt(id, 10)] {
-				t.petID = id // one that keeps the contract, where there is one
-				break
-			}
-		}
+		// One that keeps the contract, where there is one.
+		i := slices.IndexFunc(t.first.Order, func(id int64) bool { return !t.badRecords[strconv.FormatInt(id, 10)] })
+		t.petID = t.first.Order[max(i, 0)]
 	case cfg.AllowMutations:
 		return setupErrorf("--allow-mutations: the target lists no record (GET %s answered %d with %d bytes: an empty list); the mutating checks need at least one pet to write to and restore: add one, or run without --allow-mutations", x.URL, x.Status, len(x.RespBody))
 	}

@@ -6,7 +6,6 @@ import (
 
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -155,6 +154,3 @@ func registerErrors(t *conformance.Target) {
 		})
 	})
 }
-
-// itoa renders an identifier for a path.
-func itoa(id int64) string { return strconv.FormatInt(id, 10) }

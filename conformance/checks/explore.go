@@ -1,6 +1,8 @@
 package checks
 
 import (
+	"strconv"
+
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/petstore/inventory-kit/conformance"
@@ -31,10 +33,9 @@ func registerExplore(t *conformance.Target) {
 			}
 			if f := res.Failure; f != nil {
 				t.Because(f.Cause, "exploration: "+f.Rule)
-				ginkgo.Fail("exploration (seed " + itoaU(res.Seed) + "; replay with --seed " + itoaU(res.Seed) + "): " + f.String())
+				seed := strconv.FormatUint(res.Seed, 10)
+				ginkgo.Fail("exploration (seed " + seed + "; replay with --seed " + seed + "): " + f.String())
 			}
 		})
 	})
 }
-
-func itoaU(v uint64) string { return itoa(int64(v)) }

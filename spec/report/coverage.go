@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // CoverageRule says how coverage is counted, in every report that shows it.
@@ -141,10 +142,7 @@ func (c *Coverage) Gate() string {
 // needless decimal: 64%, 66.6% (2 of 3, which misses a minimum of 66.7).
 func percent(p float64) string {
 	s := strconv.FormatFloat(math.Floor(p*10+1e-9)/10, 'f', 1, 64)
-	if len(s) > 2 && s[len(s)-2:] == ".0" {
-		s = s[:len(s)-2]
-	}
-	return s + "%"
+	return strings.TrimSuffix(s, ".0") + "%"
 }
 
 // exercisedText renders a response exercised: "200 ×12" for an exact
@@ -158,23 +156,17 @@ func exercisedText(r ResponseCoverage) string {
 
 // seenText renders the statuses that exercised a response: "200 ×12".
 func seenText(ss []StatusCount) string {
-	s := ""
+	parts := make([]string, len(ss))
 	for i, sc := range ss {
-		if i > 0 {
-			s += ", "
-		}
-		s += fmt.Sprintf("%d ×%d", sc.Status, sc.Count)
+		parts[i] = fmt.Sprintf("%d ×%d", sc.Status, sc.Count)
 	}
-	return s
+	return strings.Join(parts, ", ")
 }
 
 // ParsePercent reads a --min-coverage value: a number from 0 to 100,
 // with or without a % sign, such as 80 or 62.5%.
 func ParsePercent(s string) (float64, error) {
-	if len(s) > 0 && s[len(s)-1] == '%' {
-		s = s[:len(s)-1]
-	}
-	p, err := strconv.ParseFloat(s, 64)
+	p, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
 	if err != nil || p < 0 || p > 100 || p != p {
 		return 0, fmt.Errorf("want a percentage from 0 to 100, such as 80")
 	}

@@ -1,7 +1,9 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -57,13 +59,7 @@ func (r Run) Markdown(rd *exchange.Redactor) []byte {
 	}
 	if len(r.LeftChanged) > 0 {
 		fmt.Fprintf(&b, "#### ❗ %s\n\n", mdText(LeftChangedTitle))
-		for i, l := range r.leftChangedLines() {
-			if i == mdLeftChanged {
-				fmt.Fprintf(&b, "- and %d more (the HTML and JUnit reports list them)\n", len(r.LeftChanged)-i)
-				break
-			}
-			fmt.Fprintf(&b, "- %s\n", mdText(l))
-		}
+		mdList(&b, r.leftChangedLines(), mdLeftChanged, " (the HTML and JUnit reports list them)", mdText)
 		b.WriteString("\n")
 	}
 	if len(r.Causes) > 0 {
@@ -71,20 +67,16 @@ func (r Run) Markdown(rd *exchange.Redactor) []byte {
 	}
 	if len(r.Warnings) > 0 {
 		fmt.Fprintf(&b, "#### Warnings\n\n")
-		for i, w := range r.Warnings {
-			if i == mdWarningsNamed {
-				fmt.Fprintf(&b, "- and %d more (the HTML report lists them)\n", len(r.Warnings)-i)
-				break
-			}
-			fmt.Fprintf(&b, "- %s%s", mdCode(w.Name), mdText(": "+w.About))
+		mdList(&b, r.Warnings, mdWarningsNamed, " (the HTML report lists them)", func(w Cause) string {
+			l := mdCode(w.Name) + mdText(": "+w.About)
 			if w.Count > 1 {
-				fmt.Fprintf(&b, " (%s)", Plural(w.Count, w.Unit))
+				l += " (" + Plural(w.Count, w.Unit) + ")"
 			}
 			if len(w.Failures) > 0 && w.Failures[0].Title != "" {
-				fmt.Fprintf(&b, ", e.g. %s", mdText(w.Failures[0].Title))
+				l += ", e.g. " + mdText(w.Failures[0].Title)
 			}
-			b.WriteString("\n")
-		}
+			return l
+		})
 		b.WriteString("\n")
 	}
 	for _, n := range r.Notes {
@@ -95,13 +87,7 @@ func (r Run) Markdown(rd *exchange.Redactor) []byte {
 	}
 	if len(r.Observations) > 0 {
 		fmt.Fprintf(&b, "#### Where the contract is silent\n\n")
-		for i, o := range r.Observations {
-			if i == mdObservations {
-				fmt.Fprintf(&b, "- and %d more (the HTML report lists them)\n", len(r.Observations)-i)
-				break
-			}
-			fmt.Fprintf(&b, "- %s\n", mdText(o))
-		}
+		mdList(&b, r.Observations, mdObservations, " (the HTML report lists them)", mdText)
 		b.WriteString("\n")
 	}
 	return []byte(b.String())
@@ -157,23 +143,27 @@ func mdCauses(b *strings.Builder, title string, causes []Cause) {
 func mdNote(b *strings.Builder, n Note) {
 	mark := map[string]string{severityError: "❗ ", severityWarning: "⚠️ "}[n.Severity]
 	fmt.Fprintf(b, "#### %s%s\n\n", mark, mdText(n.Title))
-	for i, l := range n.Lines {
-		if i == mdNoteLines {
-			fmt.Fprintf(b, "- and %d more\n", len(n.Lines)-i)
+	mdList(b, n.Lines, mdNoteLines, "", mdText)
+	b.WriteString("\n")
+}
+
+// mdList writes items as a list, each rendered by line, the first limit
+// of them, then how many more there are and, after more, where to find
+// them.
+func mdList[T any](b *strings.Builder, items []T, limit int, more string, line func(T) string) {
+	for i, it := range items {
+		if i == limit {
+			fmt.Fprintf(b, "- and %d more%s\n", len(items)-i, more)
 			break
 		}
-		fmt.Fprintf(b, "- %s\n", mdText(l))
+		fmt.Fprintf(b, "- %s\n", line(it))
 	}
-	b.WriteString("\n")
 }
 
 // mdCoverage writes the coverage table: one row an operation.
 func mdCoverage(b *strings.Builder, c *Coverage) {
 	fmt.Fprintf(b, "#### Coverage: %s\n\n", mdText(c.Headline()))
-	undocumented := false
-	for _, op := range c.Operations {
-		undocumented = undocumented || len(op.Undocumented) > 0
-	}
+	undocumented := slices.ContainsFunc(c.Operations, func(op OperationCoverage) bool { return len(op.Undocumented) > 0 })
 	b.WriteString("| operation | exercised | not exercised |")
 	if undocumented {
 		b.WriteString(" answered, not documented |")
@@ -194,20 +184,13 @@ func mdCoverage(b *strings.Builder, c *Coverage) {
 				no = append(no, "**"+mdText(r.Code)+"**")
 			}
 		}
-		fmt.Fprintf(b, "| %s<br>%s | %s | %s |", mdText(op.Name), mdText(op.Method+" "+op.Path), orDash(strings.Join(yes, ", ")), orDash(strings.Join(no, "<br>")))
+		fmt.Fprintf(b, "| %s<br>%s | %s | %s |", mdText(op.Name), mdText(op.Method+" "+op.Path), cmp.Or(strings.Join(yes, ", "), "–"), cmp.Or(strings.Join(no, "<br>"), "–"))
 		if undocumented {
-			fmt.Fprintf(b, " %s |", orDash(mdText(seenText(op.Undocumented))))
+			fmt.Fprintf(b, " %s |", cmp.Or(mdText(seenText(op.Undocumented)), "–"))
 		}
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(b, "\n%s\n\n", mdText(CoverageRule))
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "–"
-	}
-	return s
 }
 
 // mdText renders a text from the run inline: on one line (control

@@ -13,6 +13,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -134,22 +135,10 @@ func (r Run) Verdict() string {
 
 // failed reports whether anything of the run failed.
 func (r Run) failed() bool {
-	for _, c := range r.Cases {
-		if c.State == Failed || c.State == Errored {
-			return true
-		}
-	}
-	for _, c := range r.Causes {
-		if c.Severity != severityWarning {
-			return true
-		}
-	}
-	for _, n := range r.Notes {
-		if n.Severity == severityError {
-			return true
-		}
-	}
-	return len(r.LeftChanged) > 0
+	return slices.ContainsFunc(r.Cases, func(c Case) bool { return c.State == Failed || c.State == Errored }) ||
+		slices.ContainsFunc(r.Causes, func(c Cause) bool { return c.Severity != severityWarning }) ||
+		slices.ContainsFunc(r.Notes, func(n Note) bool { return n.Severity == severityError }) ||
+		len(r.LeftChanged) > 0
 }
 
 // The severities, as spec names them (spec.SeverityError, SeverityWarning).
