@@ -318,12 +318,6 @@ func (l *limiter) evictLocked(now time.Time) {
 	}
 }
 
-func (l *limiter) size() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.buckets)
-}
-
 // limited answers 429 to a request past the rate limit of its key and
 // session. It comes after the key check, so the key is a valid one; a
 // request without a key is answered 401 before it takes a token. The
