@@ -76,7 +76,7 @@ func (s *Server) reload(ctx context.Context, c *spec.Contract) error {
 	}
 	s.chaos.use(c)
 	s.live.Store(&v)
-	go v.admin.get()
+	go v.admin()
 	return nil
 }
 

@@ -114,7 +114,7 @@ type Server struct {
 	*process
 
 	contract *spec.Contract
-	admin    *lazyAdmin // the admin API, built from spec.Admin when first used
+	admin    lazyAdmin // the admin API, built from spec.Admin when first used
 	shape    *fixtures.Shape
 	reshape  *reshaper       // how records are served under this contract; nil: as stored
 	fields   map[string]bool // every field of a record schema in force since start-up
@@ -250,7 +250,7 @@ func New(cfg Config) (*Server, error) {
 		s.seed = &l
 	}
 	s.live.Store(s)
-	go s.admin.get() // ready before anyone opens the dashboard, without delaying start-up
+	go s.admin() // ready before anyone opens the dashboard, without delaying start-up
 	return s, nil
 }
 
@@ -338,7 +338,7 @@ func (s *Server) routes(keys httpapi.Keys) (http.Handler, error) {
 	root.Handle("/openapi.yaml", httpapi.Methods(map[string]http.Handler{"GET": httpapi.NewDocument(s.contract.Raw, s.contract.BasePath)}))
 	adminBase := spec.AdminBasePath()
 	root.Handle(adminBase+"/openapi.yaml", httpapi.Methods(map[string]http.Handler{"GET": httpapi.NewDocument(spec.AdminDocument, adminBase)}))
-	s.admin = &lazyAdmin{build: s.adminRoutes}
+	s.admin = sync.OnceValues(s.adminRoutes)
 	root.Handle(adminBase+"/", httpapi.RequireAdminKey(keys.Admin, keys.API, s.admin))
 	if s.mcp != nil {
 		root.Handle(adminBase+"/mcp", httpapi.RequireAdminKey(keys.Admin, keys.API, s.mcp))
