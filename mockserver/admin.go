@@ -9,9 +9,9 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
-	"sync"
 	"time"
 
+	"github.com/petstore/inventory-kit/mockserver/store"
 	"github.com/petstore/inventory-kit/spec"
 )
 
@@ -54,25 +54,14 @@ func (s *Server) adminRoutes() (http.Handler, error) {
 	return httpapi.AdminMux(doc, "", s.adminHandlers())
 }
 
-// A lazyAdmin is the admin API's mux, built when first asked for: loading
-// the admin document would be most of the mock's start-up (spec.Admin).
-// New starts building it in the background; a request that comes first
-// waits for it.
-type lazyAdmin struct {
-	build func() (http.Handler, error)
+// A lazyAdmin returns the admin API's mux, built once, when first asked
+// for (a sync.OnceValues of adminRoutes): loading the admin document would
+// be most of the mock's start-up (spec.Admin). New starts building it in
+// the background; a request that comes first waits for it.
+type lazyAdmin func() (http.Handler, error)
 
-	once sync.Once
-	mux  http.Handler
-	err  error
-}
-
-func (l *lazyAdmin) get() (http.Handler, error) {
-	l.once.Do(func() { l.mux, l.err = l.build() })
-	return l.mux, l.err
-}
-
-func (l *lazyAdmin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	mux, err := l.get()
+func (l lazyAdmin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	mux, err := l()
 	if err != nil { // the embedded document is checked by tests: not expected
 		httpapi.WriteError(w, r, http.StatusInternalServerError, httpapi.CodeInternal, "the admin API could not be built: "+err.Error())
 		return
@@ -85,7 +74,7 @@ func (l *lazyAdmin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // in force: its title, version, the SHA-256 of the document and when it
 // was loaded (a spec edit under --watch changes them).
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	n, err := s.count(r.Context())
+	l, err := s.store.List(r.Context(), store.DefaultSession)
 	if err == nil {
 		err = s.store.Health(r.Context())
 	}
@@ -95,7 +84,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	}
 	b := make([]byte, 0, 256)
 	b = append(b, `{"status":"ok","items":`...)
-	b = strconv.AppendInt(b, int64(n), 10)
+	b = strconv.AppendInt(b, int64(l.Len()), 10)
 	b = append(b, `,"contract":{"title":`...)
 	b = spec.AppendString(b, s.title())
 	b = append(b, `,"version":`...)

@@ -204,7 +204,7 @@ func (c *chaos) set(session string, cfg Chaos) error {
 		if old = c.sessions[session]; old == nil {
 			old = c.global // a session's first rules replay from the global seed
 			if len(c.sessions) >= c.maxSessions {
-				c.evictLocked()
+				delete(c.sessions, leastUsed(c.sessions, "", func(rs *ruleset) time.Time { return rs.used }))
 			}
 		}
 	}
@@ -232,18 +232,6 @@ func (c *chaos) clear(session string) {
 	delete(c.sessions, session)
 	c.active.Store(len(c.global.cfg.Rules) > 0 || len(c.sessions) > 0)
 	c.mu.Unlock()
-}
-
-// evictLocked drops the rules of the session least recently used. c.mu
-// must be held.
-func (c *chaos) evictLocked() {
-	oldest := ""
-	for name, rs := range c.sessions {
-		if oldest == "" || rs.used.Before(c.sessions[oldest].used) {
-			oldest = name
-		}
-	}
-	delete(c.sessions, oldest)
 }
 
 // withSessions returns the names of the sessions with rules of their own,

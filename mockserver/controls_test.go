@@ -552,7 +552,7 @@ func TestAdminSurface(t *testing.T) {
 // mock builds when its admin API is first used.
 func TestAdminDocumentIsServed(t *testing.T) {
 	s := newServer(t)
-	if _, err := s.admin.get(); err != nil {
+	if _, err := s.admin(); err != nil {
 		t.Fatal(err)
 	}
 	doc, err := spec.Admin()

@@ -96,12 +96,8 @@ func (s *Server) describeContract() httpapi.Handler {
 		info.Record.Fields = append(info.Record.Fields, f)
 	}
 	for _, op := range s.contract.Operations {
-		o := operationInfo{Name: op.Name(), Method: op.Method, Path: op.Path, Statuses: op.Statuses,
-			Examples: []exampleInfo{}, Deprecated: op.Deprecated, Stability: op.Stability}
-		if o.Statuses == nil {
-			o.Statuses = []int{}
-		}
-		o.Documents = []int{}
+		o := operationInfo{Name: op.Name(), Method: op.Method, Path: op.Path, Statuses: append([]int{}, op.Statuses...),
+			Documents: []int{}, Examples: []exampleInfo{}, Deprecated: op.Deprecated, Stability: op.Stability}
 		for _, status := range []int{http.StatusInternalServerError, http.StatusServiceUnavailable} {
 			if op.Response(status) != nil {
 				o.Documents = append(o.Documents, status)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -85,10 +86,5 @@ func (fr *fieldReader) index(quoted []byte) int {
 		}
 		quoted, _ = jsontext.AppendQuote(nil, unq)
 	}
-	for i, n := range fr.names {
-		if bytes.Equal(n, quoted) {
-			return i
-		}
-	}
-	return -1
+	return slices.IndexFunc(fr.names, func(n []byte) bool { return bytes.Equal(n, quoted) })
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -147,11 +148,7 @@ func (s *Server) updateInventory(op *spec.Operation) (opHandler, error) {
 		// The body was decoded for this request alone: what is not a
 		// field of the record is dropped from it, not copied around.
 		changes, _ := in.Body.(map[string]any)
-		for name := range changes {
-			if !fields[name] {
-				delete(changes, name)
-			}
-		}
+		maps.DeleteFunc(changes, func(name string, _ any) bool { return !fields[name] })
 		change := func(old fixtures.Record) (fixtures.Record, error) {
 			// The write is judged by the contract in force when it
 			// applies, under the record's lock: a reload while the
@@ -162,12 +159,8 @@ func (s *Server) updateInventory(op *spec.Operation) (opHandler, error) {
 				v = s
 			}
 			if v != s {
-				ch = make(map[string]any, len(changes))
-				for name, val := range changes {
-					if v.writable[name] {
-						ch[name] = val
-					}
-				}
+				ch = maps.Clone(changes)
+				maps.DeleteFunc(ch, func(name string, _ any) bool { return !v.writable[name] })
 			}
 			// Under a contract other than the record's, the write applies
 			// to the record as that contract serves it, and keeps the

@@ -334,12 +334,7 @@ func (j *journal) add(e *entry) {
 // evictLocked drops the least recently used session's journal, other than
 // keep's. j.mu must be held.
 func (j *journal) evictLocked(keep string) {
-	var oldest string
-	for name, r := range j.sessions {
-		if name != keep && (oldest == "" || r.used.Before(j.sessions[oldest].used)) {
-			oldest = name
-		}
-	}
+	oldest := leastUsed(j.sessions, keep, func(r *ring) time.Time { return r.used })
 	if r := j.sessions[oldest]; r != nil {
 		j.bytes -= r.bytes
 		delete(j.sessions, oldest)

@@ -158,12 +158,13 @@ func answerForced(w http.ResponseWriter, r *http.Request, op *spec.Operation, p 
 		}
 		httpapi.WriteError(w, r, status, codeFor(status), msg)
 	case len(resp.Examples) > 0:
-		ex := firstSound(resp.Examples)
-		if ex == nil {
+		// The first example that matches its schema.
+		i := slices.IndexFunc(resp.Examples, func(ex spec.Example) bool { return len(ex.Problems) == 0 })
+		if i < 0 {
 			httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidPreference, staleExample(op, resp, &resp.Examples[0]))
 			return
 		}
-		httpapi.WriteJSON(w, status, slices.Concat(ex.JSON, newline))
+		httpapi.WriteJSON(w, status, slices.Concat(resp.Examples[i].JSON, newline))
 	default:
 		httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidPreference,
 			fmt.Sprintf("Prefer: code=%d: the contract gives a body for it but no example, so the mock has nothing to answer; add an example to the %s response of %s", status, resp.Code, op.Name()))
@@ -209,14 +210,4 @@ func names(examples []spec.Example) string {
 		out[i] = e.Name
 	}
 	return strings.Join(out, ", ")
-}
-
-// firstSound returns the first example that matches its schema, or nil.
-func firstSound(examples []spec.Example) *spec.Example {
-	for i := range examples {
-		if len(examples[i].Problems) == 0 {
-			return &examples[i]
-		}
-	}
-	return nil
 }

@@ -182,7 +182,9 @@ func (l *limiter) set(session string, rl RateLimit) error {
 		l.global = lim
 	} else {
 		if l.sessions[session] == nil && len(l.sessions) >= l.maxSessions {
-			l.evictSessionLocked()
+			oldest := leastUsed(l.sessions, "", func(s *sessionLimit) time.Time { return s.used })
+			delete(l.sessions, oldest)
+			l.dropBucketsLocked(oldest)
 		}
 		l.sessions[session] = &sessionLimit{limit: lim, used: l.now()}
 	}
@@ -220,19 +222,6 @@ func (l *limiter) dropBucketsLocked(session string) {
 			delete(l.buckets, id)
 		}
 	}
-}
-
-// evictSessionLocked drops the limit of the session least recently used.
-// l.mu must be held.
-func (l *limiter) evictSessionLocked() {
-	oldest := ""
-	for name, s := range l.sessions {
-		if oldest == "" || s.used.Before(l.sessions[oldest].used) {
-			oldest = name
-		}
-	}
-	delete(l.sessions, oldest)
-	l.dropBucketsLocked(oldest)
 }
 
 // get returns the limit in force for session ("": the global one) and
@@ -327,12 +316,6 @@ func (l *limiter) evictLocked(now time.Time) {
 	for _, h := range kept[:excess] {
 		delete(l.buckets, h.id)
 	}
-}
-
-func (l *limiter) size() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.buckets)
 }
 
 // limited answers 429 to a request past the rate limit of its key and

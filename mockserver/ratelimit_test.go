@@ -295,3 +295,10 @@ func TestRateLimitAdmin(t *testing.T) {
 		t.Errorf("after DELETE: %d; want 200", r.status)
 	}
 }
+
+// size returns the number of buckets l keeps.
+func (l *limiter) size() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.buckets)
+}

@@ -201,22 +201,13 @@ func (s *Server) sortRecords(l store.List, q recordQuery) (int, []json.RawMessag
 	}
 	compare := func(a, b row) int {
 		c := a.key.compare(b.key)
+		if q.sort == "" { // key order, read from the list: the rows come in it
+			c = cmp.Compare(a.pos, b.pos)
+		}
 		if q.desc {
 			c = -c
 		}
-		if c == 0 {
-			c = cmp.Compare(a.pos, b.pos)
-		}
-		return c
-	}
-	if q.sort == "" {
-		// Key order, read from the list: the rows come in it.
-		compare = func(a, b row) int {
-			if q.desc {
-				return cmp.Compare(b.pos, a.pos)
-			}
-			return cmp.Compare(a.pos, b.pos)
-		}
+		return cmp.Or(c, cmp.Compare(a.pos, b.pos))
 	}
 	// The first pages, which the dashboard asks for most, keep only the
 	// rows up to the page's end; a page deep in the list sorts them all.
@@ -235,7 +226,7 @@ func (s *Server) sortRecords(l store.List, q recordQuery) (int, []json.RawMessag
 		names = append(names, q.sort)
 	}
 	fr := newFieldReader(names)
-	keyOf := s.sortKeys(q.sort)
+	enum := enumOf(s.shape.Schema.Property(q.sort)) // the order of a string field's values, if it has one
 	total, pos := 0, 0
 	for raw := range l.All() {
 		pos++
@@ -249,7 +240,7 @@ func (s *Server) sortRecords(l store.List, q recordQuery) (int, []json.RawMessag
 		total++
 		rw := row{raw: raw, pos: pos}
 		if q.sort != "" {
-			rw.key = keyOf(values[len(q.filters)])
+			rw.key = keyOf(values[len(q.filters)], enum)
 		}
 		rows.add(rw)
 	}
@@ -401,13 +392,6 @@ type sortKey struct {
 	i       int64 // the number, where it is an int64
 	isInt   bool
 	text    string
-}
-
-// sortKeys returns the function that makes the sort key of a record's
-// value of field.
-func (s *Server) sortKeys(field string) func(v any) sortKey {
-	enum := enumOf(s.shape.Schema.Property(field))
-	return func(v any) sortKey { return keyOf(v, enum) }
 }
 
 // keyOf makes the sort key of a value; enum is the order of a string

@@ -76,7 +76,7 @@ func (s *Server) reload(ctx context.Context, c *spec.Contract) error {
 	}
 	s.chaos.use(c)
 	s.live.Store(&v)
-	go v.admin.get()
+	go v.admin()
 	return nil
 }
 
@@ -146,7 +146,7 @@ func newReshaper(fields map[string]bool, base, shape *fixtures.Shape) (*reshaper
 		}
 	}
 	for _, f := range shape.Record.Fields {
-		if !f.Required || requires(base, f.Name) || f.Schema == nil || f.Schema.Model == nil || f.Schema.Model.Default == nil {
+		if bf := base.Record.Field(f.Name); !f.Required || bf != nil && bf.Required || f.Schema == nil || f.Schema.Model == nil || f.Schema.Model.Default == nil {
 			continue
 		}
 		var v any
@@ -164,12 +164,6 @@ func newReshaper(fields map[string]bool, base, shape *fixtures.Shape) (*reshaper
 		return nil, nil
 	}
 	return p, nil
-}
-
-// requires reports whether the shape's record schema requires the field.
-func requires(s *fixtures.Shape, name string) bool {
-	f := s.Record.Field(name)
-	return f != nil && f.Required
 }
 
 // record returns raw as the reshaper serves it; raw itself where p is nil
@@ -196,12 +190,7 @@ func (p *reshaper) record(raw []byte) []byte {
 				continue
 			}
 		}
-		if len(b) > 1 {
-			b = append(b, ',')
-		}
-		b = spec.AppendString(b, name)
-		b = append(b, ':')
-		b = append(b, v...)
+		b = appendMember(b, name, v)
 	}
 	return append(b, '}')
 }
@@ -226,13 +215,7 @@ func (p *reshaper) write(old, rec fixtures.Record) fixtures.Record {
 	kept := false
 	spec.Members(old.JSON, func(name, v []byte) bool {
 		if !p.shape.Has(string(name)) {
-			if len(b) > 1 {
-				b = append(b, ',')
-			}
-			b = spec.AppendString(b, string(name))
-			b = append(b, ':')
-			b = append(b, v...)
-			kept = true
+			b, kept = appendMember(b, string(name), v), true
 		}
 		return true
 	})
@@ -240,6 +223,15 @@ func (p *reshaper) write(old, rec fixtures.Record) fixtures.Record {
 		return rec
 	}
 	return fixtures.Record{ID: rec.ID, JSON: append(b, '}')}
+}
+
+// appendMember appends the member name: v to the JSON object b has begun,
+// after a comma unless it is the first.
+func appendMember(b []byte, name string, v []byte) []byte {
+	if len(b) > 1 {
+		b = append(b, ',')
+	}
+	return append(append(spec.AppendString(b, name), ':'), v...)
 }
 
 // list returns the JSON array of l's records as the reshaper serves them,
@@ -256,12 +248,9 @@ func (p *reshaper) list(l store.List) []byte {
 	return append(b, "]\n"...)
 }
 
-// countErrors wraps a store so that its failures are counted in m: every
-// error but a missing record, a write the record's rules refuse, and a
-// client that went away.
-func countErrors(st store.Store, m *metrics.Metrics) store.Store { return &counted{Store: st, m: m} }
-
-// A counted store counts its engine's failures.
+// A counted store counts its engine's failures in m: every error but a
+// missing record, a write the record's rules refuse, and a client that
+// went away.
 type counted struct {
 	store.Store
 	m *metrics.Metrics

@@ -19,6 +19,7 @@ package mockserver
 import (
 	"github.com/petstore/inventory-kit/mockserver/httpapi"
 
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -113,7 +114,7 @@ type Server struct {
 	*process
 
 	contract *spec.Contract
-	admin    *lazyAdmin // the admin API, built from spec.Admin when first used
+	admin    lazyAdmin // the admin API, built from spec.Admin when first used
 	shape    *fixtures.Shape
 	reshape  *reshaper       // how records are served under this contract; nil: as stored
 	fields   map[string]bool // every field of a record schema in force since start-up
@@ -161,10 +162,7 @@ func New(cfg Config) (*Server, error) {
 		}
 		cfg.Contract = c
 	}
-	logger := cfg.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
+	logger := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	shape := cfg.Shape
 	if shape == nil {
 		var err error
@@ -186,21 +184,13 @@ func New(cfg Config) (*Server, error) {
 		st = store.NewMemory(cfg.Records, cfg.Sessions)
 	}
 	if cfg.Metrics != nil {
-		st = countErrors(st, cfg.Metrics)
+		st = &counted{Store: st, m: cfg.Metrics}
 	}
 	keys := httpapi.NewKeys(cfg.APIKeys, cfg.AdminKey)
-	maxDelay := cfg.MaxDelay
-	if maxDelay <= 0 {
-		maxDelay = DefaultMaxDelay
-	}
-	bodyLimit := cfg.JournalBodyLimit
-	if bodyLimit <= 0 {
-		bodyLimit = DefaultJournalBodyLimit
-	}
-	maxSessions := cfg.Sessions.MaxSessions
-	if maxSessions <= 0 {
-		maxSessions = store.DefaultMaxSessions
-	}
+	// Zero or less: the default.
+	maxDelay := cmp.Or(max(cfg.MaxDelay, 0), DefaultMaxDelay)
+	bodyLimit := cmp.Or(max(cfg.JournalBodyLimit, 0), DefaultJournalBodyLimit)
+	maxSessions := cmp.Or(max(cfg.Sessions.MaxSessions, 0), store.DefaultMaxSessions)
 	s := &Server{contract: cfg.Contract, shape: shape, fields: map[string]bool{}}
 	s.process = &process{
 		live: new(atomic.Pointer[Server]), reloads: new(sync.Mutex), base: shape,
@@ -212,13 +202,13 @@ func New(cfg Config) (*Server, error) {
 		maxDelay: maxDelay,
 		rd:       keys.Redactor,
 		keys:     keys, logger: logger,
-		storeLog: new(storeErrorLog),
+		storeLog:       new(storeErrorLog),
+		requireSession: cfg.RequireSession,
 	}
 	for _, name := range shape.Fields {
 		s.fields[name] = true
 	}
 	s.chaos.maxSessions, s.limiter.maxSessions = maxSessions, maxSessions
-	s.requireSession = cfg.RequireSession
 	if err := s.chaos.set("", cfg.Chaos); err != nil {
 		return nil, fmt.Errorf("mockserver: chaos: %w", err)
 	}
@@ -260,7 +250,7 @@ func New(cfg Config) (*Server, error) {
 		s.seed = &l
 	}
 	s.live.Store(s)
-	go s.admin.get() // ready before anyone opens the dashboard, without delaying start-up
+	go s.admin() // ready before anyone opens the dashboard, without delaying start-up
 	return s, nil
 }
 
@@ -348,7 +338,7 @@ func (s *Server) routes(keys httpapi.Keys) (http.Handler, error) {
 	root.Handle("/openapi.yaml", httpapi.Methods(map[string]http.Handler{"GET": httpapi.NewDocument(s.contract.Raw, s.contract.BasePath)}))
 	adminBase := spec.AdminBasePath()
 	root.Handle(adminBase+"/openapi.yaml", httpapi.Methods(map[string]http.Handler{"GET": httpapi.NewDocument(spec.AdminDocument, adminBase)}))
-	s.admin = &lazyAdmin{build: s.adminRoutes}
+	s.admin = sync.OnceValues(s.adminRoutes)
 	root.Handle(adminBase+"/", httpapi.RequireAdminKey(keys.Admin, keys.API, s.admin))
 	if s.mcp != nil {
 		root.Handle(adminBase+"/mcp", httpapi.RequireAdminKey(keys.Admin, keys.API, s.mcp))
@@ -457,9 +447,3 @@ func isCleanPath(p string) bool {
 
 // Close releases the store.
 func (s *Server) Close() error { return s.store.Close() }
-
-// count returns the number of records in the default session, for health.
-func (s *Server) count(ctx context.Context) (int, error) {
-	l, err := s.store.List(ctx, store.DefaultSession)
-	return l.Len(), err
-}

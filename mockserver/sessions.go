@@ -3,6 +3,7 @@ package mockserver
 import (
 	"net/http"
 	"regexp"
+	"time"
 
 	"github.com/petstore/inventory-kit/mockserver/httpapi"
 	"github.com/petstore/inventory-kit/mockserver/store"
@@ -114,4 +115,18 @@ func (s *Server) checkSession(w http.ResponseWriter, r *http.Request, v []string
 	httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidSession,
 		where+": want one session name of 1 to 64 letters, digits, '.', '_' or '-'")
 	return "", false
+}
+
+// leastUsed returns the session of m, other than keep, whose value used
+// says was used longest ago; "" if m holds no other. The chaos rules, the
+// rate limits and the journal of sessions each keep a bounded number, and
+// drop this one first.
+func leastUsed[V any](m map[string]V, keep string, used func(V) time.Time) string {
+	oldest := ""
+	for name, v := range m {
+		if name != keep && (oldest == "" || used(v).Before(used(m[oldest]))) {
+			oldest = name
+		}
+	}
+	return oldest
 }

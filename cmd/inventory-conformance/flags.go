@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/net/http/httpguts"
+
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
 	"github.com/petstore/inventory-kit/conformance"
 	"github.com/petstore/inventory-kit/spec/exchange"
@@ -117,39 +119,23 @@ func parseHeaders(values []string) (http.Header, error) {
 		name, value, ok := strings.Cut(v, ":")
 		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
 		switch {
-		case !ok || !validHeaderName(name):
+		case !ok || !httpguts.ValidHeaderFieldName(name): // RFC 9110 section 5.1: a token
 			bad = append(bad, fmt.Sprintf("--header number %d: want 'Name: value' with a header name of letters, digits and -", n+1))
-			continue
 		case notHeaders[http.CanonicalHeaderKey(name)] != "":
 			bad = append(bad, fmt.Sprintf("--header %s: %s", name, notHeaders[http.CanonicalHeaderKey(name)]))
-			continue
 		case strings.ContainsAny(value, "\r\n\x00"):
 			bad = append(bad, fmt.Sprintf("--header %s: the value holds a line break or NUL", name))
-			continue
+		default:
+			if h == nil {
+				h = http.Header{}
+			}
+			h.Add(name, value)
 		}
-		if h == nil {
-			h = http.Header{}
-		}
-		h.Add(name, value)
 	}
 	if len(bad) > 0 {
 		return nil, errors.New(strings.Join(bad, "; "))
 	}
 	return h, nil
-}
-
-// validHeaderName reports whether name is an HTTP field name (RFC 9110
-// section 5.1: a token).
-func validHeaderName(name string) bool {
-	if name == "" {
-		return false
-	}
-	for _, c := range name {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", c)) {
-			return false
-		}
-	}
-	return true
 }
 
 // headerSecrets lists the values of the --header values that read as

@@ -11,6 +11,7 @@ package main
 import (
 	"github.com/petstore/inventory-kit/spec/exchange"
 
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -82,10 +83,7 @@ func conform(ctx context.Context, args []string, getenv func(string) string, std
 		// The report paths may come after the mistake, which stops the
 		// parse: read them from the arguments, so that no stale report
 		// survives a bad flag either.
-		key := o.APIKey
-		if key == "" {
-			key = getenv(conformance.KeyVar)
-		}
+		key := cmp.Or(o.APIKey, getenv(conformance.KeyVar))
 		secrets := conformance.NewSecrets(append(headerSecrets(o.Headers), conformance.KeySecret(key))...)
 		errOut := secrets.Writer(stderr)
 		defer errOut.Flush()
@@ -107,7 +105,7 @@ func conform(ctx context.Context, args []string, getenv func(string) string, std
 	out, errOut := secrets.Writer(stdout), secrets.Writer(stderr)
 	defer out.Flush()
 	defer errOut.Flush()
-	reports := newReportFiles(reportPathsOf(o), getenv, out, secrets)
+	reports := newReportFiles(reportFlags{o.JUnit, o.JSONReport, o.Markdown, o.HTML}, getenv, out, secrets)
 	cannot := func(format string, a ...any) int {
 		msg := fmt.Sprintf(format, a...)
 		fmt.Fprintf(errOut, "inventory-conformance: cannot run: %s\n", msg)
@@ -172,7 +170,7 @@ func conform(ctx context.Context, args []string, getenv func(string) string, std
 		InsecureTLS:      o.InsecureTLS,
 		MaxResponseBytes: o.MaxResponseBytes,
 		MaxRunBytes:      o.MaxRunBytes,
-		MaxRetryWait:     o.MaxRetryWait,
+		MaxRetryWait:     cmp.Or(o.MaxRetryWait, time.Nanosecond), // 0: no waiting at all
 		Explore: conformance.ExploreConfig{
 			Off:   o.ExploreSteps == 0 || o.ExploreTime == 0,
 			Steps: max(o.ExploreSteps, 0),
@@ -180,9 +178,6 @@ func conform(ctx context.Context, args []string, getenv func(string) string, std
 			Seed:  o.Seed,
 		},
 		Stderr: errOut,
-	}
-	if o.MaxRetryWait == 0 {
-		cfg.MaxRetryWait = time.Nanosecond // no waiting at all
 	}
 	if o.Verbose {
 		cfg.Trace = out
@@ -251,9 +246,7 @@ func loadContract(file string) (*spec.Contract, string, error) {
 
 // list prints every check the contract gives, with its labels.
 func list(cfg conformance.Config, o options, out, errOut io.Writer, cannot func(string, ...any) int) int {
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = "http://listing.invalid" + cfg.Contract.BasePath
-	}
+	cfg.BaseURL = cmp.Or(cfg.BaseURL, "http://listing.invalid"+cfg.Contract.BasePath)
 	target, err := conformance.NewTarget(cfg)
 	if err != nil {
 		return cannot("%v", err)
@@ -376,11 +369,6 @@ func plain(s string) string {
 
 // reportFlags are the report paths of the flags.
 type reportFlags struct{ junit, json, markdown, html string }
-
-// reportPathsOf returns the report paths of parsed flags.
-func reportPathsOf(o options) reportFlags {
-	return reportFlags{o.JUnit, o.JSONReport, o.Markdown, o.HTML}
-}
 
 // reportPaths finds the report flags in args, in any of the forms the
 // flag package reads (one or two dashes, FILE as the next argument or

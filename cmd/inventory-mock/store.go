@@ -31,9 +31,6 @@ const (
 	storeRedis  = "redis"
 )
 
-// storeUsage is the --store flag's help.
-const storeUsage = "keep state in `STORE`: memory; file:PATH, which survives restarts; or redis://[:PASSWORD@]HOST:PORT/DB, shared by replicas (see mockserver/store/README.md)"
-
 // parseStore reads memory, file:PATH, or a redis:// or rediss:// URL. Its
 // errors never repeat a password the value holds.
 func parseStore(v string) (storeFlag, error) {

@@ -80,11 +80,7 @@ func (h Hosts) Allows(hostport string) bool {
 	if hostport == "" || h.any {
 		return true
 	}
-	host := hostport
-	if hp, _, err := net.SplitHostPort(hostport); err == nil {
-		host = hp
-	}
-	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	host := strings.TrimSuffix(strings.ToLower(strings.Trim(hostOnly(hostport), "[]")), ".")
 	switch {
 	case host == "localhost" || strings.HasSuffix(host, ".localhost"):
 		return true

@@ -83,45 +83,40 @@ type series struct {
 
 // New returns a registry with every collector of the kit registered.
 func New() *Metrics {
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help}, labels)
+	}
+	histogram := func(name, help string, labels ...string) *prometheus.HistogramVec {
+		return prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: name, Help: help, Buckets: Buckets}, labels)
+	}
 	m := &Metrics{reg: prometheus.NewRegistry()}
-	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: Namespace, Name: "requests_total",
-		Help: "Requests answered, by contract operation (none: no operation), status (0: dropped on purpose) and session kind (default or named).",
-	}, []string{"operation", "status", "session"})
-	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Namespace: Namespace, Name: "request_duration_seconds",
-		Help:    "Time from a request's arrival to the end of its answer, by contract operation, latency added on purpose included.",
-		Buckets: Buckets,
-	}, []string{"operation"})
-	m.forced = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: Namespace, Name: "forced_answers_total",
-		Help: "Answers forced instead of served: a Prefer code or example, or a chaos rule's example.",
-	}, []string{"operation"})
-	m.faults = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: Namespace, Name: "faults_total",
-		Help: "Latency and faults applied on purpose (--latency, --fault, PUT /__admin/chaos, Prefer: delay), by fault: latency, status, reset, empty, truncate or slow.",
-	}, []string{"operation", "fault"})
-	m.storeErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: Namespace, Name: "store_errors_total",
-		Help: "Calls to the store engine that failed (a missing record is not a failure), by method.",
-	}, []string{"method"})
-	m.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: Namespace, Name: "contract_reloads_total",
-		Help: "Edits of the spec seen by --watch, by result: loaded, or refused (the contract in force kept serving).",
-	}, []string{"result"})
-	m.exchanges = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: Namespace, Name: "proxy_exchanges_total",
-		Help: "Exchanges the validating proxy passed, by contract operation and the backend's status (0: no answer).",
-	}, []string{"operation", "status"})
-	m.exchangeDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Namespace: Namespace, Name: "proxy_exchange_duration_seconds",
-		Help:    "Time from a request's arrival at the proxy to the end of the backend's answer, by contract operation.",
-		Buckets: Buckets,
-	}, []string{"operation"})
-	m.violations = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: Namespace, Name: "proxy_violations_total",
-		Help: "Contract violations the validating proxy saw, by contract operation and rule (see mockserver/proxy/README.md, Rules).",
-	}, []string{"operation", "rule"})
+	m.requests = counter("requests_total",
+		"Requests answered, by contract operation (none: no operation), status (0: dropped on purpose) and session kind (default or named).",
+		"operation", "status", "session")
+	m.duration = histogram("request_duration_seconds",
+		"Time from a request's arrival to the end of its answer, by contract operation, latency added on purpose included.",
+		"operation")
+	m.forced = counter("forced_answers_total",
+		"Answers forced instead of served: a Prefer code or example, or a chaos rule's example.",
+		"operation")
+	m.faults = counter("faults_total",
+		"Latency and faults applied on purpose (--latency, --fault, PUT /__admin/chaos, Prefer: delay), by fault: latency, status, reset, empty, truncate or slow.",
+		"operation", "fault")
+	m.storeErrors = counter("store_errors_total",
+		"Calls to the store engine that failed (a missing record is not a failure), by method.",
+		"method")
+	m.reloads = counter("contract_reloads_total",
+		"Edits of the spec seen by --watch, by result: loaded, or refused (the contract in force kept serving).",
+		"result")
+	m.exchanges = counter("proxy_exchanges_total",
+		"Exchanges the validating proxy passed, by contract operation and the backend's status (0: no answer).",
+		"operation", "status")
+	m.exchangeDuration = histogram("proxy_exchange_duration_seconds",
+		"Time from a request's arrival at the proxy to the end of the backend's answer, by contract operation.",
+		"operation")
+	m.violations = counter("proxy_violations_total",
+		"Contract violations the validating proxy saw, by contract operation and rule (see mockserver/proxy/README.md, Rules).",
+		"operation", "rule")
 	m.reg.MustRegister(m.requests, m.duration, m.forced, m.faults, m.storeErrors, m.reloads,
 		m.exchanges, m.exchangeDuration, m.violations,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

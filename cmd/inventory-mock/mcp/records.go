@@ -1,12 +1,15 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
+
+	"github.com/petstore/inventory-kit/mockserver/store"
 )
 
 // record returns one record of a session by its key: the admin API's
@@ -30,7 +33,7 @@ func (a *admin) record(ctx context.Context, session string, key int64) (output, 
 		return nil, err
 	}
 	if len(page.Records) == 0 {
-		return nil, fmt.Errorf("no record with %s %d in session %s", info.Record.Key, key, sessionName(session))
+		return nil, fmt.Errorf("no record with %s %d in session %s", info.Record.Key, key, cmp.Or(session, store.DefaultSession))
 	}
 	return page.Records[0], nil
 }

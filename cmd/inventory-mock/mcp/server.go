@@ -66,21 +66,15 @@ const instructions = `This server controls a running inventory-mock: a stateful 
 // not at the mock's start-up.
 func Handler(version string) func(*mockserver.Server) http.Handler {
 	return func(m *mockserver.Server) http.Handler {
-		var (
-			once sync.Once
-			h    http.Handler
-		)
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			once.Do(func() {
-				s := New(m, version)
-				h = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{
-					Stateless:                  true,
-					JSONResponse:               true,
-					DisableLocalhostProtection: true,
-				})
+		h := sync.OnceValue(func() http.Handler {
+			s := New(m, version)
+			return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{
+				Stateless:                  true,
+				JSONResponse:               true,
+				DisableLocalhostProtection: true,
 			})
-			h.ServeHTTP(w, r)
 		})
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h().ServeHTTP(w, r) })
 	}
 }
 

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -128,12 +129,12 @@ func addTools(s *sdk.Server, a *admin) {
 			if _, err := a.call(ctx, http.MethodPost, "/reset", sessionQuery(in.Session), nil); err != nil {
 				return nil, nil, err
 			}
-			return nil, map[string]any{"session": sessionName(in.Session), "reset": true}, nil
+			return nil, map[string]any{"session": cmp.Or(in.Session, store.DefaultSession), "reset": true}, nil
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "drop_session", Annotations: changes("Drop a session", true, true),
 		Description: "Forget a session and its journal; its next use starts from the fixtures. The default session is reset instead."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, in sessionInput) (*sdk.CallToolResult, output, error) {
-			name := sessionName(in.Session)
+			name := cmp.Or(in.Session, store.DefaultSession)
 			if _, err := a.call(ctx, http.MethodDelete, "/sessions/"+url.PathEscape(name), nil, nil); err != nil {
 				return nil, nil, err
 			}
@@ -268,14 +269,6 @@ func (a *admin) clearControl(ctx context.Context, path, session string) (*sdk.Ca
 	}
 	b, err := a.call(ctx, http.MethodGet, path, q, nil)
 	return nil, json.RawMessage(b), err
-}
-
-// sessionName is the session a tool addresses: name, or the default.
-func sessionName(name string) string {
-	if name == "" {
-		return store.DefaultSession
-	}
-	return name
 }
 
 func setString(q url.Values, k, v string) {

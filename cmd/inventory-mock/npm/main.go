@@ -27,6 +27,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -241,17 +242,11 @@ func member(path, name string) ([]byte, error) {
 			return nil, err
 		}
 		defer z.Close()
-		for _, f := range z.File {
-			if f.Name == name {
-				r, err := f.Open()
-				if err != nil {
-					return nil, err
-				}
-				defer r.Close()
-				return io.ReadAll(r)
-			}
+		b, err := fs.ReadFile(z, name)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s holds no %s", path, name)
 		}
-		return nil, fmt.Errorf("%s holds no %s", path, name)
+		return b, err
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
