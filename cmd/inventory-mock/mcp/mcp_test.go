@@ -276,7 +276,7 @@ var toolCases = []toolCase{
 	}},
 	{name: "set a latency that is not one", tool: "set_latency", args: map[string]any{"latency": "fast"}, wantErr: "fast"},
 	{name: "clear chaos", tool: "clear_chaos", check: func(t *testing.T, r result, m http.Handler) {
-		if strings.Contains(r.text, "503") {
+		if strings.Contains(r.text, `"status":503`) {
 			t.Errorf("chaos = %s; want no rule", r.text)
 		}
 		if w := send(m, "PATCH", "/v1/inventory/3", `{"quantity":1}`, nil); w.Code != http.StatusOK {
@@ -305,7 +305,7 @@ var toolCases = []toolCase{
 	}},
 	{name: "get chaos of a bad session", tool: "get_chaos", args: map[string]any{"session": "a b"}, wantErr: "session"},
 	{name: "clear chaos of a session", tool: "clear_chaos", args: map[string]any{"session": "s2"}, check: func(t *testing.T, r result, m http.Handler) {
-		if strings.Contains(r.text, "503") {
+		if strings.Contains(r.text, `"status":503`) {
 			t.Errorf("chaos of s2 = %s; want no rule", r.text)
 		}
 		if w := send(m, "PATCH", "/v1/inventory/3", `{"quantity":1}`, http.Header{"X-Mock-Session": {"s2"}}); w.Code != http.StatusOK {
