@@ -29,28 +29,10 @@ import (
 // Reads never touch the file: the state is held in memory as by Memory,
 // and the file is read only at start. A write is applied in memory to the
 // session's head (the state with every write made so far), queued, and
-// acknowledged only once the file is synced. One goroutine commits the
-// queue: every write queued while the last commit synced goes into the
-// next transaction, so 32 concurrent writers pay for one sync, not 32
-// (group commit). Readers see a write once it is durable.
-//
-// Layout of the file (format 2):
-//
-//	meta/format       fileFormat
-//	meta/fingerprint  the fingerprint of the fixtures and contract (Options.Origin)
-//	meta/created      when the file was made (RFC 3339)
-//	sessions/NAME/c   when the session was created (Unix nanoseconds, 8 bytes), sealed
-//	sessions/NAME/w   writes since it was created or reset (8 bytes), sealed
-//	sessions/NAME/r/ID  a record written in the session (ID: 8 bytes, big-endian, sign bit flipped), sealed
-//
-// A sealed value is a CRC-32C of the session's name, the key and the value,
-// then the value: bbolt checksums its meta pages only, and a value changed
-// on disk (a flipped bit, a torn write) or moved to another key fails its
-// checksum at start. A session holds only the records written in it; the
-// others are the fixtures'. Open stops, serving nothing, on a file that is
-// empty, cut short, made from other fixtures or another contract, of
-// another format, failing bbolt's consistency check, or holding a value
-// that fails its checksum or a record that is not one (Options.Shape).
+// acknowledged only once the file is synced; one goroutine commits every
+// write queued while the last commit synced in one transaction (group
+// commit). Readers see a write once it is durable. The layout (format 2),
+// its checksums and the files Open refuses are in README.md ("file").
 //
 // A commit that fails (a full disk, an I/O error) leaves the file as it
 // was before it; the store then refuses every write, with ErrUnavailable,

@@ -26,49 +26,12 @@ import (
 // Redis keeps records in a Redis server, shared by every mock process
 // that uses the same server, database and key prefix: those processes are
 // one mock. A write on one is read on the others at once, and concurrent
-// writes to one record lose nothing.
-//
-// Every write is a compare-and-set on the server: a Lua script writes the
-// new record only if the stored one is still the one change was given,
-// and otherwise returns the stored one, on which change runs again. The
-// merge and validation stay in Go; the atomicity is the server's.
-//
-// Every read asks the server for the session's version, in one round
-// trip; the records come along only when the version is not the one this
-// process has cached. Versions come from one counter on the server, so a
-// version never names two different states.
-//
-// Keys, under the prefix (DefaultRedisPrefix unless the URL's prefix
-// parameter says otherwise), format 2:
-//
-//	meta        hash: format, fingerprint, records, loaded (when), by (which process)
-//	loading     the lock of the process writing meta (SET NX, 60 s)
-//	clock       the counter versions are drawn from
-//	sessions    sorted set: session name -> last use (server time, ms)
-//	s:NAME      hash: _v version, _w writes, _c created (ms), and
-//	            petId -> record for each record written in the session
-//
-// The fixtures are not stored on the server: every process holds them in
-// memory, from its own --spec, --fixtures or --generate, and meta's
-// fingerprint (a hash of the contract and the records) proves they are
-// the same in every process. A session holds only the records written in
-// it; the others are the fixtures'. A session's hash expires after
-// Options.IdleTimeout unused (the default session's never does), and past
-// Options.MaxSessions the least recently used is dropped. The first
-// process to start on an empty server writes meta, once, under the lock;
-// a process that finds the state of other fixtures or another contract
-// (another fingerprint) refuses to start. If the server comes back empty
-// (it lost its data), meta is written again and every session starts from
-// the fixtures.
-//
-// Records read from the server are checked against Options.Shape: every
-// session's at start (a bad one stops OpenRedis), and at each read those
-// another process wrote since this one last read the session (a bad one
-// answers ErrUnavailable).
-//
-// One Redis server (or a primary with replicas behind Sentinel) is
-// assumed; the scripts name keys they compute, which Redis Cluster does
-// not allow.
+// writes to one record lose nothing: every write is a compare-and-set on
+// the server (a Lua script), while the merge and validation stay in Go.
+// Every read asks the server for the session's version, and gets the
+// records only when it is not the one this process has cached. The key
+// layout (format 2), what is checked at start and why Redis Cluster is not
+// supported are in README.md ("redis").
 type Redis struct {
 	client *redis.Client
 	where  string // the server's URL without its password, for messages
@@ -86,13 +49,8 @@ type Redis struct {
 	// server that restarted, so what was cached before it is dropped.
 	gen atomic.Int64
 
-	mu      sync.Mutex // guards cache, flights and hints
-	cache   map[string]*cached
-	flights map[string]*flight
-	// hints are, per session, the records this process last saw the
-	// server hold: the first guess of a write's compare-and-set. A wrong
-	// guess costs a round trip, never a wrong write.
-	hints map[string]map[int64][]byte
+	mu    sync.Mutex // guards local, and the cache and hints of each
+	local map[string]*local
 
 	writes *batcher // sends the compare-and-sets of concurrent writes together
 
@@ -101,6 +59,31 @@ type Redis struct {
 	stop    chan struct{}
 	stopped chan struct{}
 	once    sync.Once
+}
+
+// A local is what this process keeps of one session.
+type local struct {
+	flight
+	cache *cached // what it last read; nil: nothing
+	// hints are the records this process last saw the server hold: the
+	// first guess of a write's compare-and-set. A wrong guess costs a
+	// round trip, never a wrong write.
+	hints map[int64][]byte
+}
+
+// localOf returns the session's local state, making it if it has none;
+// past MaxSessions, those of the sessions other than the default are
+// forgotten first (reads under way keep their flight). r.mu must be held.
+func (r *Redis) localOf(session string) *local {
+	l := r.local[session]
+	if l == nil {
+		if len(r.local) > r.opts.MaxSessions {
+			maps.DeleteFunc(r.local, func(name string, _ *local) bool { return name != DefaultSession })
+		}
+		l = &local{}
+		r.local[session] = l
+	}
+	return l
 }
 
 // A cached is what this process last read of a session.
@@ -213,9 +196,8 @@ func OpenRedis(ctx context.Context, rawURL string, records []fixtures.Record, op
 		return nil, err
 	}
 	defaults(ro, rawURL)
-	r := &Redis{where: where, prefix: prefix, opts: opts.withDefaults(), cache: map[string]*cached{}, flights: map[string]*flight{},
-		hints: map[string]map[int64][]byte{},
-		stop:  make(chan struct{}), stopped: make(chan struct{})}
+	r := &Redis{where: where, prefix: prefix, opts: opts.withDefaults(), local: map[string]*local{},
+		stop: make(chan struct{}), stopped: make(chan struct{})}
 	r.touchEvery = min(time.Second, r.opts.IdleTimeout/10)
 	r.ids, r.seed = newSeed(records)
 	r.fp = fingerprint(opts.Origin, r.ids, r.seed)
@@ -519,17 +501,7 @@ const fetchTimeout = 5 * time.Second
 func (r *Redis) flightOf(session string) *flight {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	f := r.flights[session]
-	if f == nil {
-		if len(r.flights) > r.opts.MaxSessions {
-			// Forget the flights of sessions other than the default;
-			// reads under way keep theirs.
-			maps.DeleteFunc(r.flights, func(name string, _ *flight) bool { return name != DefaultSession })
-		}
-		f = &flight{}
-		r.flights[session] = f
-	}
-	return f
+	return &r.localOf(session).flight
 }
 
 // fetch reads the session's state from the server, taking the records
@@ -647,7 +619,7 @@ func toInt(v any) (int64, error) {
 func (r *Redis) cached(session string) *cached {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c := r.cache[session]
+	c := r.localOf(session).cache
 	if c == nil || c.gen != r.gen.Load() {
 		return nil
 	}
@@ -662,31 +634,24 @@ func (r *Redis) remember(session string, gen, ver int64, snap *snapshot, touched
 	if gen != r.gen.Load() {
 		return
 	}
-	old := r.cache[session]
+	l := r.localOf(session)
 	c := &cached{gen: gen, ver: ver, snap: snap}
-	if old != nil && old.gen == gen {
-		c.touched = old.touched
-	} else if len(r.cache) > r.opts.MaxSessions {
-		for name := range r.cache { // forget one other than the default
-			if name != DefaultSession {
-				delete(r.cache, name)
-				break
-			}
-		}
+	if l.cache != nil && l.cache.gen == gen {
+		c.touched = l.cache.touched
 	}
 	if touched {
 		c.touched = time.Now()
 	}
-	r.cache[session] = c
+	l.cache = c
 }
 
 func (r *Redis) setTouched(session string, c *cached) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.cache[session] == c {
+	if l := r.localOf(session); l.cache == c {
 		next := *c
 		next.touched = time.Now()
-		r.cache[session] = &next
+		l.cache = &next
 	}
 }
 
@@ -770,11 +735,12 @@ func (r *Redis) Update(ctx context.Context, session string, id int64, change fun
 func (r *Redis) guess(session string, id int64, pos int) []byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if h, ok := r.hints[session][id]; ok {
+	l := r.localOf(session)
+	if h, ok := l.hints[id]; ok {
 		return h
 	}
-	if c := r.cache[session]; c != nil {
-		return r.record(c.snap, pos)
+	if l.cache != nil {
+		return r.record(l.cache.snap, pos)
 	}
 	return r.record(r.seed, pos)
 }
@@ -783,15 +749,11 @@ func (r *Redis) guess(session string, id int64, pos int) []byte {
 func (r *Redis) hint(session string, id int64, rec []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	h := r.hints[session]
-	if h == nil || len(h) >= maxHints {
-		if len(r.hints) > r.opts.MaxSessions {
-			clear(r.hints)
-		}
-		h = map[int64][]byte{}
-		r.hints[session] = h
+	l := r.localOf(session)
+	if l.hints == nil || len(l.hints) >= maxHints {
+		l.hints = map[int64][]byte{}
 	}
-	h[id] = rec
+	l.hints[id] = rec
 }
 
 // wrote updates the cache after a write: the cached records are the
@@ -802,7 +764,8 @@ func (r *Redis) wrote(session string, gen, id int64, pos int, rec []byte, newVer
 	prev, err2 := toInt(prevVer)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c := r.cache[session]
+	l := r.localOf(session)
+	c := l.cache
 	if c == nil || c.gen != gen || gen != r.gen.Load() {
 		return
 	}
@@ -814,7 +777,7 @@ func (r *Redis) wrote(session string, gen, id int64, pos int, rec []byte, newVer
 		ci, i := locate(len(r.ids), pos)
 		next.ver, next.snap = v, c.snap.with(ci, i, rec)
 	}
-	r.cache[session] = &next
+	l.cache = &next
 }
 
 // touching reports whether this process should mark the session used on
