@@ -82,13 +82,14 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 		s.writeStoreError(w, r, err)
 		return
 	}
+	title, version := s.info()
 	b := make([]byte, 0, 256)
 	b = append(b, `{"status":"ok","items":`...)
 	b = strconv.AppendInt(b, int64(l.Len()), 10)
 	b = append(b, `,"contract":{"title":`...)
-	b = spec.AppendString(b, s.title())
+	b = spec.AppendString(b, title)
 	b = append(b, `,"version":`...)
-	b = spec.AppendString(b, s.version())
+	b = spec.AppendString(b, version)
 	b = append(b, `,"sha256":`...)
 	b = spec.AppendString(b, s.digest)
 	b = append(b, `,"loaded":`...)
@@ -98,8 +99,8 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 }
 
 // adminSession returns the session an admin request names: the session
-// query parameter, else the X-Mock-Session header, else the default.
-func (s *Server) adminSession(w http.ResponseWriter, r *http.Request) (string, bool) {
+// query parameter, else the X-Mock-Session header, else none.
+func (s *Server) adminSession(w http.ResponseWriter, r *http.Request, none string) (string, bool) {
 	if q := r.URL.Query().Get("session"); q != "" {
 		if s.rd.Contains(q) { // the admin document's pattern has checked the rest
 			httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidSession, "session: a session name must not hold a key")
@@ -107,12 +108,15 @@ func (s *Server) adminSession(w http.ResponseWriter, r *http.Request) (string, b
 		}
 		return q, true
 	}
-	return s.headerSession(w, r)
+	if v := r.Header[SessionHeader]; len(v) > 0 {
+		return s.checkSession(w, r, v, SessionHeader+" header")
+	}
+	return none, true
 }
 
 // resetSession puts a session back to its fixtures.
 func (s *Server) resetSession(w http.ResponseWriter, r *http.Request, _ *httpapi.Request) {
-	session, ok := s.adminSession(w, r)
+	session, ok := s.adminSession(w, r, store.DefaultSession)
 	if !ok {
 		return
 	}
@@ -213,12 +217,12 @@ func controlAPI[T any](s *Server, c control[T]) (get, set, clear httpapi.Handler
 		return controlView[T]{v, s.scopeOf(session, own, c.withSessions)}
 	}
 	get = func(w http.ResponseWriter, r *http.Request, _ *httpapi.Request) {
-		if session, ok := s.controlSession(w, r); ok {
+		if session, ok := s.adminSession(w, r, ""); ok {
 			httpapi.WriteValue(w, r, http.StatusOK, view(session))
 		}
 	}
 	set = func(w http.ResponseWriter, r *http.Request, in *httpapi.Request) {
-		session, ok := s.controlSession(w, r)
+		session, ok := s.adminSession(w, r, "")
 		if !ok {
 			return
 		}
@@ -238,7 +242,7 @@ func controlAPI[T any](s *Server, c control[T]) (get, set, clear httpapi.Handler
 		httpapi.WriteValue(w, r, http.StatusOK, view(session))
 	}
 	clear = func(w http.ResponseWriter, r *http.Request, _ *httpapi.Request) {
-		if session, ok := s.controlSession(w, r); ok {
+		if session, ok := s.adminSession(w, r, ""); ok {
 			c.clear(session)
 			w.WriteHeader(http.StatusNoContent)
 		}
@@ -302,16 +306,6 @@ func withoutScope(body any) any {
 		delete(m, "sessions")
 	}
 	return body
-}
-
-// controlSession returns the session whose chaos rules or rate limit an
-// admin request is about: the session query parameter, else the
-// X-Mock-Session header; "" for neither: the global ones.
-func (s *Server) controlSession(w http.ResponseWriter, r *http.Request) (string, bool) {
-	if r.URL.Query().Get("session") == "" && len(r.Header[SessionHeader]) == 0 {
-		return "", true
-	}
-	return s.adminSession(w, r)
 }
 
 // wholeNumbers returns v with every number that is a whole number written

@@ -60,34 +60,25 @@ type exampleInfo struct {
 	Status int    `json:"status"`
 }
 
-// title returns the contract's title; "" where it gives none.
-func (s *Server) title() string {
+// info returns the contract's title and version; "" where it gives none.
+func (s *Server) info() (title, version string) {
 	if m := s.contract.Model; m != nil && m.Info != nil {
-		return m.Info.Title
+		return m.Info.Title, m.Info.Version
 	}
-	return ""
-}
-
-// version returns the contract's version; "" where it gives none.
-func (s *Server) version() string {
-	if m := s.contract.Model; m != nil && m.Info != nil {
-		return m.Info.Version
-	}
-	return ""
+	return "", ""
 }
 
 // describeContract returns the handler of GET /__admin/contract. The
 // answer never changes, so it is encoded once.
 func (s *Server) describeContract() httpapi.Handler {
 	info := contractInfo{
-		Title:       s.title(),
-		Version:     s.version(),
 		BasePath:    s.contract.BasePath,
 		Record:      recordInfo{Name: s.shape.Schema.Name, Key: s.shape.Key, Fields: []fieldInfo{}},
 		Operations:  []operationInfo{},
 		Faults:      faults,
 		JournalSize: s.journal.perSession,
 	}
+	info.Title, info.Version = s.info()
 	for _, name := range s.shape.Fields {
 		f := fieldInfo{Name: name, Key: name == s.shape.Key, Writable: s.writable[name] && name != s.shape.Key}
 		if ps := s.shape.Schema.Property(name); ps != nil {

@@ -21,12 +21,7 @@ import (
 // A journal keeps the last requests of each session, for GET
 // /__admin/requests and the dashboard: what was sent and what came back,
 // bodies cut to a limit, and what the mock did on purpose. It never shows
-// a credential: the Authorization, Cookie and Proxy-Authorization headers
-// are left out and configured keys replaced when the journal is read. Its
-// memory is bounded by the number of sessions, the entries per session,
-// the body limit (a list answer is kept whole up to listKept times it) and
-// maxJournalHeaders, and in all by maxBytes: past it, the least recently
-// used sessions' journals are dropped whole.
+// a credential. Its memory bounds are in README.md ("The journal").
 type journal struct {
 	perSession  int // entries kept per session; 0: the journal is off
 	bodyLimit   int // bytes kept of each body
@@ -334,10 +329,14 @@ func (j *journal) add(e *entry) {
 // evictLocked drops the least recently used session's journal, other than
 // keep's. j.mu must be held.
 func (j *journal) evictLocked(keep string) {
-	oldest := leastUsed(j.sessions, keep, func(r *ring) time.Time { return r.used })
-	if r := j.sessions[oldest]; r != nil {
+	j.dropLocked(leastUsed(j.sessions, keep, func(r *ring) time.Time { return r.used }))
+}
+
+// dropLocked drops a session's journal. j.mu must be held.
+func (j *journal) dropLocked(session string) {
+	if r := j.sessions[session]; r != nil {
 		j.bytes -= r.bytes
-		delete(j.sessions, oldest)
+		delete(j.sessions, session)
 	}
 }
 
@@ -412,10 +411,7 @@ func (j *journal) clear(session string) {
 		j.bytes = 0
 		return
 	}
-	if r := j.sessions[session]; r != nil {
-		j.bytes -= r.bytes
-		delete(j.sessions, session)
-	}
+	j.dropLocked(session)
 }
 
 // A journalEntry is an entry as GET /__admin/requests shows it.

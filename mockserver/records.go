@@ -62,7 +62,7 @@ type recordFilter struct {
 //     which is filtered and sorted: a dashboard's request, not an API one
 //     (BenchmarkRecords100k measures each case over 100,000 pets).
 func (s *Server) listRecords(w http.ResponseWriter, r *http.Request, _ *httpapi.Request) {
-	session, ok := s.adminSession(w, r)
+	session, ok := s.adminSession(w, r, store.DefaultSession)
 	if !ok {
 		return
 	}
@@ -472,7 +472,7 @@ func (s *Server) updateRecord() httpapi.Handler {
 	calm.process = &quiet
 	update := calm.operation(op, h)
 	return func(w http.ResponseWriter, r *http.Request, in *httpapi.Request) {
-		session, ok := s.adminSession(w, r)
+		session, ok := s.adminSession(w, r, store.DefaultSession)
 		if !ok {
 			return
 		}

@@ -17,26 +17,14 @@ import (
 // Reload puts the contract c in force in place of the one the mock
 // serves, without a restart and without losing state: the store, the
 // sessions, the journal, the chaos rules and the rate limit stay as they
-// are. c is checked as New checks a contract (its inventory, its Error
-// schemas, the shapes the handlers assume), and every record the store
-// holds, in every session, and the records the default session started
-// with (Config.Reloadable), must be a record of c's record schema as c
-// serves it (see below). If anything fails, the contract in force keeps
-// serving and Reload says why, naming the record and the field where a
-// record does not fit.
-//
-// The new view is built whole, then swapped in atomically: a request in
-// flight finishes with the contract it started with, and the next one
-// gets c, its enum values, bounds and request fields.
-//
-// Records are kept as the store holds them; c decides how they are
-// served. A field c's record schema does not have is left out of every
-// answer but stays in the store, a write included, so that reverting the
-// edit brings it back with its value. A field c adds is absent from a record until written,
-// except where c requires it and gives it a default, which is served in
-// its place (and stored at the record's next write). A required field
-// without a default that some record lacks makes Reload refuse c. The
-// record's key field cannot change: the store keeps records by it.
+// are. c is checked as New checks a contract, and every record the store
+// holds (and those the default session started with, under
+// Config.Reloadable) must be a record of c's record schema as c serves it;
+// if anything fails, the contract in force keeps serving and Reload says
+// why. The new view is built whole, then swapped in atomically: a request
+// in flight finishes with the contract it started with. How records made
+// under one contract are served under another is in README.md ("Spec hot
+// reload"); the record's key field cannot change.
 func (s *Server) Reload(ctx context.Context, c *spec.Contract) error {
 	s.reloads.Lock()
 	defer s.reloads.Unlock()

@@ -1,19 +1,8 @@
 // Package mockserver is the stateful mock of the Pet Store Inventory
 // Service: an http.Handler that serves the contract's operations from a
 // Store, checks the bearer key, validates every request against the
-// contract, and answers every error with the contract's Error body.
-//
-// A request's path is two lists of steps (httpapi.Step), each of which
-// answers the request or hands it on, so that the request passes one file
-// of each layer (build lists the first, routes the second): the Front
-// (package httpapi: the Entry, the access log, the recoverer, and after
-// the answer the journal and the metrics) with the admin guard (the Host
-// header and cross-origin changes, on /__admin/ only), cors (which answers
-// preflights) and cleanPath; then the route table (one pattern per path of
-// the contract) with the journal's capture, addressing, the key check, the
-// session and the rate limit; then the method dispatch, the operation's
-// own steps (operation.go) and its handler (inventory.go), which reads
-// and writes the store (package store).
+// contract, and answers every error with the contract's Error body. The
+// steps a request passes, in order, are in README.md ("The request chain").
 package mockserver
 
 import (
@@ -344,7 +333,8 @@ func (s *Server) routes(keys httpapi.Keys) (http.Handler, error) {
 		root.Handle(adminBase+"/mcp", httpapi.RequireAdminKey(keys.Admin, keys.API, s.mcp))
 	}
 	// The dashboard's page and assets hold no data: served without a key.
-	dash, err := dashboard.New(dashboard.Config{Base: adminBase, Title: s.title(), NotFound: http.HandlerFunc(httpapi.NotFound)})
+	title, _ := s.info()
+	dash, err := dashboard.New(dashboard.Config{Base: adminBase, Title: title, NotFound: http.HandlerFunc(httpapi.NotFound)})
 	if err != nil {
 		return nil, err
 	}

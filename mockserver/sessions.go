@@ -90,17 +90,6 @@ func (s *Server) sessionOf(w http.ResponseWriter, r *http.Request) (string, bool
 	return store.DefaultSession, false, r, true
 }
 
-// headerSession returns the session the X-Mock-Session header names; the
-// default session without one. It answers 400 and reports false for a
-// header that holds no valid name.
-func (s *Server) headerSession(w http.ResponseWriter, r *http.Request) (string, bool) {
-	v := r.Header[SessionHeader]
-	if len(v) == 0 {
-		return store.DefaultSession, true
-	}
-	return s.checkSession(w, r, v, SessionHeader+" header")
-}
-
 // checkSession checks the values one source (where) gave for the session:
 // one name. A name that holds a key is refused without being quoted:
 // session names are shown in logs and the admin API.

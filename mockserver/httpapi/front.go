@@ -160,13 +160,9 @@ func (s *served) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 // then the handler. When the answer is done, also for a handler that
 // panicked, it tells each of After, then writes the access line. A panic
 // is answered 500 with an Error body and logged with its stack (see
-// recovered).
-//
-// The access line (one per request) holds the method, the path (no query
-// string, cut to 256 bytes), the status, the bytes, the duration, the
-// Error code of an error, the session, what was forced or applied on
-// purpose, and the request id. No header and no body reaches the log, and
-// every key Redactor knows is hidden in what does.
+// recovered). The access line holds no header and no body, and every key
+// Redactor knows is hidden in what it holds (mockserver/README.md lists
+// its fields).
 type Front struct {
 	Logger   *slog.Logger
 	Redactor *exchange.Redactor

@@ -1,20 +1,10 @@
 // Package proxy is the validating contract proxy: an http.Handler that
 // forwards every request under the contract's base path to a real
 // backend and its answer back, and checks both against the contract as
-// they pass: the contract's Judge (package spec) names the rule each
-// violation breaks, and spec.Findings groups them. By default it changes nothing that passes; with Enforce it
-// answers a request that breaks the contract 400 without forwarding it,
-// and an answer that breaks the contract 502, both with the contract's
-// Error body.
-//
-// Bodies are streamed: each is checked up to a limit and passes whole
-// past it, with a body-too-large-to-check warning. A backend that cannot
-// be reached is a 502 Error and an upstream-unreachable finding; one that
-// stops sending for the timeout, a 504.
-//
-// Besides the forwarded paths the proxy serves GET /healthz, GET
-// /openapi.yaml and, behind the admin key, GET and DELETE
-// /__admin/violations and, with Config.Metrics, GET /metrics.
+// they pass (the contract's Judge, package spec). By default it changes
+// nothing that passes; with Enforce it answers a request that breaks the
+// contract 400 without forwarding it, and an answer that breaks it 502.
+// What it checks and serves is in README.md.
 package proxy
 
 import (
