@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bufio"
 	"bytes"
 	"compress/flate"
 	"encoding/binary"
@@ -48,8 +49,9 @@ func (l List) Len() int { return l.n }
 func (l List) Size() int { return l.size }
 
 // WriteTo writes the list as a JSON array followed by a newline, in
-// writes of up to writeBufferSize bytes gathered in a pooled buffer: one
-// write for a small list, whatever its chunks.
+// writes of writeBufferSize bytes gathered in a pooled buffer (a chunk
+// larger than that in one): one write for a small list, whatever its
+// chunks.
 func (l List) WriteTo(w io.Writer) (int64, error) {
 	if l.flat != nil && l.size > writeBufferSize && l.size <= maxFlat {
 		n, err := w.Write(l.flatBytes())
@@ -58,58 +60,33 @@ func (l List) WriteTo(w io.Writer) (int64, error) {
 	return l.writeBuffered(w)
 }
 
-// writeBuffered writes the list in writes of up to writeBufferSize.
+// writeBuffered writes the list through a pooled writeBufferSize buffer.
 func (l List) writeBuffered(w io.Writer) (int64, error) {
-	bp := writeBuffers.Get().(*[]byte)
-	defer writeBuffers.Put(bp)
-	buf := (*bp)[:0]
-	var total int64
-	flush := func() error {
-		n, err := w.Write(buf)
-		total += int64(n)
-		buf = buf[:0]
-		return err
-	}
-	put := func(b []byte) error {
-		for len(b) > 0 {
-			if len(buf) == cap(buf) {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
-			n := copy(buf[len(buf):cap(buf)], b)
-			buf, b = buf[:len(buf)+n], b[n:]
-		}
-		return nil
-	}
+	bw := writeBuffers.Get().(*bufio.Writer)
+	bw.Reset(w)
 	sep := bracket
 	for c := range l.chunks.all() {
-		if len(c.data) == 0 {
-			continue
+		if len(c.data) > 0 {
+			bw.Write(sep)
+			bw.Write(c.data)
+			sep = comma
 		}
-		if err := put(sep); err != nil {
-			return total, err
-		}
-		if err := put(c.data); err != nil {
-			return total, err
-		}
-		sep = comma
 	}
 	if l.chunks.len() == 0 || l.n == 0 {
-		if err := put(sep); err != nil {
-			return total, err
-		}
+		bw.Write(sep)
 	}
-	if err := put(closing); err != nil {
-		return total, err
-	}
-	return total, flush()
+	bw.Write(closing)
+	err := bw.Flush() // the first error of any write; what failed stays buffered
+	n := int64(l.size - bw.Buffered())
+	bw.Reset(nil)
+	writeBuffers.Put(bw)
+	return n, err
 }
 
-// writeBufferSize is the most bytes of a list WriteTo writes at once.
+// writeBufferSize is the bytes of a list WriteTo gathers for one write.
 const writeBufferSize = 64 << 10
 
-var writeBuffers = sync.Pool{New: func() any { b := make([]byte, 0, writeBufferSize); return &b }}
+var writeBuffers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, writeBufferSize) }}
 
 var (
 	comma   = []byte{','}
