@@ -353,16 +353,14 @@ func (c *chaos) get(session string) (Chaos, bool) {
 // parseLatency reads 200ms or 50ms-1s.
 func parseLatency(s string, maxDelay time.Duration) (lo, hi time.Duration, err error) {
 	a, b, isRange := strings.Cut(s, "-")
-	if lo, err = time.ParseDuration(strings.TrimSpace(a)); err != nil {
-		return 0, 0, fmt.Errorf("latency %q: want a duration such as 200ms, or a range such as 50ms-1s", s)
+	if !isRange {
+		b = a
 	}
-	hi = lo
-	if isRange {
-		if hi, err = time.ParseDuration(strings.TrimSpace(b)); err != nil {
-			return 0, 0, fmt.Errorf("latency %q: want a duration such as 200ms, or a range such as 50ms-1s", s)
-		}
-	}
+	lo, err1 := time.ParseDuration(strings.TrimSpace(a))
+	hi, err2 := time.ParseDuration(strings.TrimSpace(b))
 	switch {
+	case err1 != nil || err2 != nil:
+		return 0, 0, fmt.Errorf("latency %q: want a duration such as 200ms, or a range such as 50ms-1s", s)
 	case lo < 0 || hi < lo:
 		return 0, 0, fmt.Errorf("latency %q: want 0 <= low <= high", s)
 	case hi > maxDelay:
