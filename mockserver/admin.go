@@ -102,11 +102,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 // query parameter, else the X-Mock-Session header, else none.
 func (s *Server) adminSession(w http.ResponseWriter, r *http.Request, none string) (string, bool) {
 	if q := r.URL.Query().Get("session"); q != "" {
-		if s.rd.Contains(q) { // the admin document's pattern has checked the rest
-			httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidSession, "session: a session name must not hold a key")
-			return "", false
-		}
-		return q, true
+		return s.checkSession(w, r, []string{q}, "session")
 	}
 	if v := r.Header[SessionHeader]; len(v) > 0 {
 		return s.checkSession(w, r, v, SessionHeader+" header")

@@ -106,7 +106,7 @@ func cors(p corsPolicy) httpapi.Step {
 		switch {
 		case r.Header.Get("Origin") == "":
 			return r
-		case underBase(r.URL.Path, p.adminBase) || r.URL.Path == metrics.Path: // the metrics tell what was served: the admin API's rules
+		case httpapi.Under(r.URL.Path, p.adminBase) || r.URL.Path == metrics.Path: // the metrics tell what was served: the admin API's rules
 			c = admin
 		}
 		var next *http.Request
@@ -129,11 +129,6 @@ func preflightDone(w http.ResponseWriter, r *http.Request) *http.Request {
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
-}
-
-// underBase reports whether path is base or under it.
-func underBase(path, base string) bool {
-	return strings.HasPrefix(path, base) && (len(path) == len(base) || path[len(base)] == '/')
 }
 
 // sameOrigin reports whether an Origin header names the host the request

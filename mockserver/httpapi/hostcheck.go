@@ -109,10 +109,7 @@ func AdminGuard(bases []string, hosts Hosts, trusted []string, rd *exchange.Reda
 		}
 	}
 	return func(w http.ResponseWriter, r *http.Request) *http.Request {
-		i := slices.IndexFunc(bases, func(base string) bool {
-			p := r.URL.Path
-			return strings.HasPrefix(p, base) && (len(p) == len(base) || p[len(base)] == '/')
-		})
+		i := slices.IndexFunc(bases, func(base string) bool { return Under(r.URL.Path, base) })
 		if i < 0 {
 			return r
 		}
@@ -137,6 +134,11 @@ func AdminGuard(bases []string, hosts Hosts, trusted []string, rd *exchange.Reda
 		}
 		return r
 	}, nil
+}
+
+// Under reports whether path is base or under it.
+func Under(path, base string) bool {
+	return strings.HasPrefix(path, base) && (len(path) == len(base) || path[len(base)] == '/')
 }
 
 // hostOnly returns the host of a Host header, without its port.

@@ -166,7 +166,7 @@ func (p *Proxy) Findings() *spec.Findings { return p.findings }
 // route forwards the paths under the contract's base path, as they came
 // (no cleaning, no redirect), and serves the rest itself.
 func (p *Proxy) route(w http.ResponseWriter, r *http.Request) {
-	if path := r.URL.Path; p.base == "" || path == p.base || strings.HasPrefix(path, p.base+"/") {
+	if path := r.URL.Path; p.base == "" || httpapi.Under(path, p.base) {
 		p.forward(w, r)
 		return
 	}
