@@ -127,7 +127,7 @@ type limiter struct {
 
 	mu       sync.Mutex // guards global, sessions and buckets
 	global   limit
-	sessions map[string]*sessionLimit // a session's own limit, by session name
+	sessions map[string]*limit // a session's own limit, by session name
 	// buckets are keyed by the SHA-256 of the key and the session: no key
 	// is kept in clear.
 	buckets map[[sha256.Size]byte]*bucket
@@ -139,13 +139,7 @@ type limit struct {
 	cfg   RateLimit
 	every rate.Limit // tokens per second; 0: no limit
 	burst int
-}
-
-// A sessionLimit is the limit of one session, and when it was last set or
-// used: past maxSessions, the least recently used goes.
-type sessionLimit struct {
-	limit
-	used time.Time
+	used  time.Time // a session's: when last set or used; past maxSessions, the least recently used goes
 }
 
 // A bucket is one caller's tokens, under the limit of its session.
@@ -157,7 +151,7 @@ type bucket struct {
 
 func newLimiter(max int, now func() time.Time) *limiter {
 	return &limiter{max: max, maxSessions: store.DefaultMaxSessions, now: now,
-		sessions: map[string]*sessionLimit{}, buckets: map[[sha256.Size]byte]*bucket{}}
+		sessions: map[string]*limit{}, buckets: map[[sha256.Size]byte]*bucket{}}
 }
 
 func newLimit(rl RateLimit) (limit, error) {
@@ -182,11 +176,12 @@ func (l *limiter) set(session string, rl RateLimit) error {
 		l.global = lim
 	} else {
 		if l.sessions[session] == nil && len(l.sessions) >= l.maxSessions {
-			oldest := leastUsed(l.sessions, "", func(s *sessionLimit) time.Time { return s.used })
+			oldest := leastUsed(l.sessions, "", func(s *limit) time.Time { return s.used })
 			delete(l.sessions, oldest)
 			l.dropBucketsLocked(oldest)
 		}
-		l.sessions[session] = &sessionLimit{limit: lim, used: l.now()}
+		lim.used = l.now()
+		l.sessions[session] = &lim
 	}
 	l.dropBucketsLocked(session)
 	l.on.Store(l.global.every != 0 || len(l.sessions) > 0)
@@ -231,7 +226,7 @@ func (l *limiter) get(session string) (RateLimit, bool) {
 	defer l.mu.Unlock()
 	lim, own := l.global, false
 	if s := l.sessions[session]; session != "" && s != nil {
-		lim, own = s.limit, true
+		lim, own = *s, true
 	}
 	rl := lim.cfg
 	if rl.Rate != "" && rl.Burst == 0 {
@@ -256,8 +251,8 @@ func (l *limiter) take(id [sha256.Size]byte, session string) (bool, time.Duratio
 	l.mu.Lock()
 	lim := l.global
 	if s := l.sessions[session]; s != nil {
-		lim = s.limit
 		s.used = now
+		lim = *s
 	}
 	if lim.every == 0 {
 		l.mu.Unlock()
