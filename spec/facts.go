@@ -244,16 +244,10 @@ func (f *Facts) Requires(name string) bool { return slices.Contains(f.Required, 
 // range is not a stated bound).
 func (f *Facts) IntBounds() (lo, hi *big.Int) {
 	if f.Min != nil {
-		lo = CeilRat(f.Min.Value)
-		if f.Min.Exclusive && f.Min.Value.IsInt() {
-			lo.Add(lo, big.NewInt(1))
-		}
+		lo = intAbove(f.Min.Value, f.Min.Exclusive)
 	}
 	if f.Max != nil {
-		hi = FloorRat(f.Max.Value)
-		if f.Max.Exclusive && f.Max.Value.IsInt() {
-			hi.Sub(hi, big.NewInt(1))
-		}
+		hi = intBelow(f.Max.Value, f.Max.Exclusive)
 	}
 	return lo, hi
 }
@@ -337,15 +331,20 @@ func exactRat(f float64) *big.Rat {
 	return r
 }
 
-// FloorRat and CeilRat round r down and up to an integer.
-func FloorRat(r *big.Rat) *big.Int {
-	return new(big.Int).Div(r.Num(), r.Denom()) // Euclidean division by a positive denominator floors
+// intAbove returns the least integer at or above r, or above it where
+// exclusive; intBelow the greatest at or below it, or below it.
+func intAbove(r *big.Rat, exclusive bool) *big.Int {
+	q := intBelow(r, false)
+	if exclusive || !r.IsInt() {
+		q.Add(q, big.NewInt(1))
+	}
+	return q
 }
 
-func CeilRat(r *big.Rat) *big.Int {
-	q := FloorRat(r)
-	if !r.IsInt() {
-		q.Add(q, big.NewInt(1))
+func intBelow(r *big.Rat, exclusive bool) *big.Int {
+	q := new(big.Int).Div(r.Num(), r.Denom()) // Euclidean division by a positive denominator floors
+	if exclusive && r.IsInt() {
+		q.Sub(q, big.NewInt(1))
 	}
 	return q
 }

@@ -120,17 +120,7 @@ func (f *Facts) Grid(safe bool) (Grid, bool) {
 }
 
 func gridBetween(lo, hi *big.Rat, loEx, hiEx bool, step *big.Rat) Grid {
-	l := new(big.Rat).Quo(lo, step)
-	k0 := CeilRat(l)
-	if loEx && l.IsInt() {
-		k0.Add(k0, big.NewInt(1))
-	}
-	h := new(big.Rat).Quo(hi, step)
-	k1 := FloorRat(h)
-	if hiEx && h.IsInt() {
-		k1.Sub(k1, big.NewInt(1))
-	}
-	return Grid{Lo: k0, Hi: k1, Step: step}
+	return Grid{Lo: intAbove(new(big.Rat).Quo(lo, step), loEx), Hi: intBelow(new(big.Rat).Quo(hi, step), hiEx), Step: step}
 }
 
 // Unsure reports whether the integer v is one the contract neither
