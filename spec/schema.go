@@ -330,11 +330,7 @@ func collect(ve *jsonschema.ValidationError, out *[]Problem) {
 	case *kind.MultipleOf:
 		add(field, fmt.Sprintf("%s is not a multiple of %s", FormatRat(k.Got), FormatRat(k.Want)))
 	case *kind.Enum:
-		want := make([]string, len(k.Want))
-		for i, w := range k.Want {
-			want[i] = display(w)
-		}
-		add(field, fmt.Sprintf("%s is not one of %s", display(k.Got), strings.Join(want, ", ")))
+		add(field, fmt.Sprintf("%s is not one of %s", display(k.Got), strings.Join(mapped(k.Want, display), ", ")))
 	case *kind.Format:
 		msg := fmt.Sprintf("%s is not a valid %s", display(k.Got), k.Want)
 		if k.Err != nil {
@@ -368,8 +364,16 @@ func FormatRat(r *big.Rat) string {
 	if r.IsInt() {
 		return r.Num().String()
 	}
-	s := strings.TrimRight(r.FloatString(20), "0")
-	return strings.TrimSuffix(s, ".")
+	return TrimDecimal(r.FloatString(20))
+}
+
+// TrimDecimal drops a decimal's trailing zeros, and its point if nothing
+// follows it.
+func TrimDecimal(s string) string {
+	if !strings.Contains(s, ".") {
+		return s
+	}
+	return strings.TrimSuffix(strings.TrimRight(s, "0"), ".")
 }
 
 // display renders a JSON value for a message: strings quoted, numbers as
