@@ -68,13 +68,7 @@ func (o *Object) Field(name string) *Field {
 }
 
 // Names lists the object's field names in the document's order.
-func (o *Object) Names() []string {
-	names := make([]string, len(o.Fields))
-	for i, f := range o.Fields {
-		names[i] = f.Name
-	}
-	return names
-}
+func (o *Object) Names() []string { return mapped(o.Fields, func(f *Field) string { return f.Name }) }
 
 // Inventory returns the contract's inventory, read once. It fails where
 // the document has no list or no update the rules above recognise.

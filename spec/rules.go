@@ -213,13 +213,7 @@ func NewRuleFilter(patterns []string) (RuleFilter, error) {
 }
 
 // ruleNames lists the rules' names, for a message.
-func ruleNames() string {
-	names := make([]string, len(Rules))
-	for i, r := range Rules {
-		names[i] = r.Name
-	}
-	return strings.Join(names, ", ")
-}
+func ruleNames() string { return strings.Join(mapped(Rules, func(r Rule) string { return r.Name }), ", ") }
 
 // Keeps reports whether the filter keeps the named rule.
 func (f RuleFilter) Keeps(rule string) bool {
