@@ -317,15 +317,11 @@ func (j *Judge) ErrorBody(x *exchange.Exchange) []Violation {
 func (j *Judge) answer(x *exchange.Exchange, op *Operation, resp *Response) []Violation {
 	var vs []Violation
 	whole := readable(x)
-	if resp == nil {
-		vs = append(vs, Violation{Rule: RuleStatus, Path: "status", Message: fmt.Sprintf("status %d is not documented for %s (documented: %s)", x.Status, op.Name(), strings.Join(op.Codes(), ", "))})
-	} else {
-		for _, vi := range classify(op.CheckResponse(x.Status, x.RespHeader, x.RespBody)) {
-			if vi.Rule == RuleResponseBody && !whole {
-				continue // the body was not kept whole: its problems would be the recording's
-			}
-			vs = append(vs, vi)
+	for _, vi := range classify(op.CheckResponse(x.Status, x.RespHeader, x.RespBody)) {
+		if vi.Rule == RuleResponseBody && !whole {
+			continue // the body was not kept whole: its problems would be the recording's
 		}
+		vs = append(vs, vi)
 	}
 	if whole {
 		vs = append(vs, j.envelope.check(x.Status, x.RespHeader.Get("Content-Type"), x.RespBody, resp != nil)...)
@@ -366,15 +362,16 @@ func (j *Judge) answerKey(x *exchange.Exchange, op *Operation, resp *Response) u
 	return m.Sum64()
 }
 
-// classify names the place of each problem Operation.CheckResponse found
-// with a documented response, by the rule the problem carries: a
-// documented header (the field is the header's name), the Content-Type,
-// or the body (a rule of its own, such as integer notation, or
-// response-body).
+// classify names the place of each problem Operation.CheckResponse found,
+// by the rule the problem carries: the status, a documented header (the
+// field is the header's name), the Content-Type, or the body (a rule of
+// its own, such as integer notation, or response-body).
 func classify(ps []Problem) []Violation {
 	vs := make([]Violation, 0, len(ps))
 	for _, p := range ps {
 		switch p.Rule {
+		case RuleStatus:
+			vs = append(vs, Violation{Rule: RuleStatus, Path: "status", Message: p.Message})
 		case RuleResponseHeader:
 			vs = append(vs, Violation{Rule: RuleResponseHeader, Path: "header." + p.Field, Message: p.Message})
 		case RuleResponseType:

@@ -165,7 +165,7 @@ func (o *Operation) Documents(status int) bool { return o.Response(status) != ni
 func (o *Operation) CheckResponse(status int, header http.Header, body []byte) []Problem {
 	r := o.Response(status)
 	if r == nil {
-		return []Problem{{Kind: KindResponse, Message: fmt.Sprintf("status %d is not documented for %s (documented: %s)", status, o.Name(), strings.Join(o.Codes(), ", "))}}
+		return []Problem{{Kind: KindResponse, Rule: RuleStatus, Message: fmt.Sprintf("status %d is not documented for %s (documented: %s)", status, o.Name(), strings.Join(o.Codes(), ", "))}}
 	}
 	var ps []Problem
 	for _, h := range r.Headers {
