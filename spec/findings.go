@@ -52,8 +52,7 @@ type FindingsOptions struct {
 // ones (same operation, rule, side, place and, for the answer, status) are
 // one Finding with a count. It counts the exchanges of each operation too,
 // so a report can tell "checked, no violation" from "not seen", and their
-// answers by status, for coverage. It is safe
-// for concurrent use.
+// answers by status, for coverage. It is safe for concurrent use.
 type Findings struct {
 	opts    FindingsOptions
 	traffic map[string]*atomic.Int64 // exchanges per operation name
@@ -192,7 +191,6 @@ func (f *Findings) Record(x *exchange.Exchange, operation string, vs []Violation
 	}
 }
 
-// count counts one exchange of the named operation.
 func (f *Findings) count(operation string) {
 	if n := f.traffic[operation]; n != nil {
 		n.Add(1)

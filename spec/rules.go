@@ -213,7 +213,9 @@ func NewRuleFilter(patterns []string) (RuleFilter, error) {
 }
 
 // ruleNames lists the rules' names, for a message.
-func ruleNames() string { return strings.Join(mapped(Rules, func(r Rule) string { return r.Name }), ", ") }
+func ruleNames() string {
+	return strings.Join(mapped(Rules, func(r Rule) string { return r.Name }), ", ")
+}
 
 // Keeps reports whether the filter keeps the named rule.
 func (f RuleFilter) Keeps(rule string) bool {

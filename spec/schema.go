@@ -59,10 +59,8 @@ type compiler struct {
 	loading  atomic.Bool
 }
 
-// Bounds of what a document may make the loader build, so that a
-// document cannot take the memory of the machine: a 2.8 MB document with
-// one 200,000-value enum that four schemas reference peaked at 476 MB
-// before them (see the package README for the peak within them).
+// Bounds of what a document may make the loader build, so that it cannot
+// take the memory of the machine (the package README has the figures).
 const (
 	// MaxDocument is the most bytes a document may have, its
 	// referenced files included.
@@ -74,8 +72,8 @@ const (
 	MaxRendered = 8 << 20
 )
 
-// compiled names a schema compiled for a direction: a component or a
-// $ref to one is compiled once, however many operations use it.
+// compiled names a schema compiled for a direction: a $ref is compiled
+// once, however many operations use it.
 type compiled struct {
 	name    string
 	purpose schema_validation.SchemaValidationPurpose
@@ -127,7 +125,6 @@ func (c *compiler) compile(proxy *base.SchemaProxy, purpose schema_validation.Sc
 	return c.build(proxy, purpose)
 }
 
-// build compiles a schema, every time.
 func (c *compiler) build(proxy *base.SchemaProxy, purpose schema_validation.SchemaValidationPurpose) (*Schema, error) {
 	model := proxy.Schema()
 	if model == nil {
@@ -167,7 +164,6 @@ func (s *Schema) Validate(v any) []Problem {
 	return s.validate(v)
 }
 
-// validate is Validate by the JSON Schema validator alone.
 func (s *Schema) validate(v any) []Problem {
 	err := s.compiled.Validate(v)
 	if err == nil {

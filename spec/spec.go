@@ -1,12 +1,7 @@
 // Package spec holds the Pet Store Inventory contract, an OpenAPI 3.0.3
-// document embedded in every binary, and the one place that loads it.
-//
-// Load parses a document with libopenapi, checks it against the OpenAPI
-// schema, and plans the checks of each operation once: its route, its
-// parameters, its request body and its responses, every schema compiled.
-// The mock validates requests with these plans, and the conformance suite
-// and the proxy validate responses with the same ones. A Contract is safe
-// for concurrent use.
+// document embedded in every binary, and the one place that loads it and
+// plans the checks of each operation once (see the package README). A
+// Contract is safe for concurrent use.
 package spec
 
 import (

@@ -19,14 +19,11 @@ import (
 const noOperation = "(no operation)"
 
 // Traffic is the Run of checked traffic, the validating proxy's or a HAR
-// file's: one case per operation of the contract and rule of the Judge
-// (the class is the operation, the name the rule), failed where the
-// operation had violations of error severity of the rule, skipped where
-// the operation saw no traffic, passed otherwise; warnings are the case's
-// output. Requests to no operation are cases of their own. For people,
-// the violations are grouped by rule (Causes, Warnings), each group with
-// its example exchange, and the coverage is what the traffic's answers
-// exercised.
+// file's: one case per operation and rule of the Judge, failed where the
+// operation had violations of error severity of the rule, skipped where it
+// saw no traffic, passed otherwise; warnings are the case's output.
+// Requests to no operation are cases of their own. The violations are
+// grouped by rule (Causes, Warnings), each with its example exchange.
 func Traffic(name string, c *Contract, f *Findings) report.Run {
 	findings := f.List()
 	byOp, unknown := f.Traffic()

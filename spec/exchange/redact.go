@@ -41,7 +41,6 @@ type Secret struct {
 	Var string
 }
 
-// A secret is a Secret as a Redactor searches for it.
 type secret struct {
 	Secret
 	forms []string // the value and its escaped forms
@@ -88,7 +87,6 @@ func NewRedactor(secrets ...Secret) *Redactor {
 
 var shellName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// add adds s unless it is empty or known.
 func (rd *Redactor) add(s Secret) {
 	if s.Value == "" || rd.secretOf(s.Value) != nil {
 		return
@@ -147,8 +145,7 @@ func (rd *Redactor) place() {
 	}
 }
 
-// self reports whether a secret is the placeholder of its own Var: a
-// token that reads "$NAME", shown as it is.
+// self reports whether a secret reads "$" and its own Var, shown as it is.
 func (sc *secret) self() bool { return sc.Var != "" && sc.Value == "$"+sc.Var }
 
 func (rd *Redactor) hidden() string {
@@ -190,8 +187,7 @@ func (rd *Redactor) Remember(x *Exchange) *Redactor { return rd.with(x, true, ""
 // token reads "$name" shows it as the variable again.
 func (rd *Redactor) RememberKey(x *Exchange, name string) *Redactor { return rd.with(x, true, name) }
 
-// with makes the Redactor of For, Remember and RememberKey; key, if not
-// empty, is the Var x's bearer token is shown as.
+// with makes the Redactor of For, Remember and RememberKey.
 func (rd *Redactor) with(x *Exchange, remember bool, key string) *Redactor {
 	out, own := &Redactor{}, credentials(x)
 	if rd != nil {
@@ -236,8 +232,7 @@ func (rd *Redactor) with(x *Exchange, remember bool, key string) *Redactor {
 	return out
 }
 
-// credentials returns the credentials of x's request of at least minOwn
-// bytes.
+// credentials returns x's credentials of at least minOwn bytes.
 func credentials(x *Exchange) []string {
 	var out []string
 	add := func(v string) {
@@ -463,8 +458,7 @@ func (rd *Redactor) redact(s string, before, after int) string {
 	return s
 }
 
-// split returns s redacted in pieces, for a caller that renders secrets
-// itself.
+// split returns s redacted in pieces, for a caller that renders them.
 func (rd *Redactor) split(s string) []piece {
 	ps, ok := rd.pieces(s, edge, edge, 0)
 	switch {
@@ -523,7 +517,6 @@ func (rd *Redactor) headerName(k string) string {
 	return k
 }
 
-// headerValue returns the value v of the header name, redacted.
 func (rd *Redactor) headerValue(name, v string) []piece {
 	k := http.CanonicalHeaderKey(name)
 	scheme, token := authorization(k, v)
@@ -546,7 +539,6 @@ func (rd *Redactor) headerValue(name, v string) []piece {
 	return append(append(ps, piece{text: " "}), rd.credential(token)...)
 }
 
-// credential returns what stands for the credential v.
 func (rd *Redactor) credential(v string) []piece {
 	if sc := rd.secretOf(v); sc != nil {
 		return []piece{{sc.place, sc}}
@@ -755,7 +747,6 @@ func (rd *Redactor) all() []*secret {
 	return rd.secrets
 }
 
-// emit writes the first n bytes held, redacted.
 func (w *RedactingWriter) emit(n int) error {
 	if n == 0 {
 		return nil
