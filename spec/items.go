@@ -72,14 +72,11 @@ func (s *Schema) plainItems() *Schema {
 }
 
 // validateArrayJSON validates body, a JSON array, against s, a plain
-// array schema, one item at a time: each item is decoded and validated
-// alone, so checking a list of many records holds one record decoded at a
-// time rather than the whole list. Its problems are the ones Validate
-// finds on the whole array, each field prefixed with the item's index
+// array schema, one item at a time, so a long list is never held decoded
+// whole; its problems are those Validate finds on the whole array
 // ("[3].status"). It returns false, having decided nothing, where s is no
-// plain array schema or body is not a well-formed JSON array whose items
-// DecodeJSON reads: the caller then decodes the whole body, whose error
-// says what is wrong.
+// plain array schema or body is no well-formed JSON array: the caller then
+// decodes the whole body, whose error says what is wrong.
 func (s *Schema) validateArrayJSON(body []byte) ([]Problem, bool) {
 	items := s.plainItems()
 	if items == nil {

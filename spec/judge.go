@@ -260,10 +260,8 @@ func readable(x *exchange.Exchange) bool {
 // Answer judges what depends on the answer to op alone, whoever sent the
 // request: an answer at all and a whole one, a documented status, the
 // documented headers, Content-Type and body schema, and the Error
-// envelope. name names the operation in the violations. The verdict is a
-// function of the operation, status, Content-Type, documented headers and
-// body, so it is kept for answers seen again (a list polled between
-// writes).
+// envelope; name names the operation. The verdict is kept for answers seen
+// again (a list polled between writes): see answerKey.
 func (j *Judge) Answer(x *exchange.Exchange, op *Operation, name string) []Violation {
 	var vs []Violation
 	add := func(vi ...Violation) { vs = j.kept(vs, name, WhereResponse, vi...) }
@@ -329,9 +327,9 @@ func (j *Judge) answer(x *exchange.Exchange, op *Operation, resp *Response) []Vi
 	return vs
 }
 
-// answerKey hashes what an answer's verdict depends on. Two answers with
-// the same hash get the same verdict; with 64 bits and a few thousand
-// entries a collision is vanishingly unlikely.
+// answerKey hashes what an answer's verdict depends on: the operation,
+// status, Content-Type, documented headers and body. With 64 bits and a
+// few thousand entries a collision is vanishingly unlikely.
 func (j *Judge) answerKey(x *exchange.Exchange, op *Operation, resp *Response) uint64 {
 	var m maphash.Hash
 	m.SetSeed(j.seed)
