@@ -106,7 +106,6 @@ func schemaOf(p *base.SchemaProxy) (*base.Schema, error) {
 	return m, nil
 }
 
-// merge adds the rules of one schema.
 func (f *Facts) merge(m *base.Schema) error {
 	if t := primaryType(m.Type); t != "" {
 		switch {

@@ -149,7 +149,6 @@ func (c *Contract) object(proxy *base.SchemaProxy, purpose schema_validation.Sch
 	return newObject(facts, compiled), nil
 }
 
-// newObject reads an object's fields from its facts and compiled schema.
 func newObject(facts *Facts, compiled *Schema) *Object {
 	o := &Object{Facts: facts, Schema: compiled}
 	for _, name := range facts.Properties {
@@ -175,7 +174,6 @@ func (o *Operation) BodyObject() (*Object, error) {
 	return newObject(facts, o.Body.Schema), nil
 }
 
-// pathField reads the named path parameter of op as a Field.
 func pathField(op *Operation, name string) (*Field, error) {
 	f := &Field{Name: name, Required: true, Facts: &Facts{MaxLength: -1, MaxItems: -1}}
 	for _, p := range op.Params {
@@ -190,7 +188,6 @@ func pathField(op *Operation, name string) (*Field, error) {
 	return f, nil
 }
 
-// factsOfSchema reads the facts of a compiled schema.
 func factsOfSchema(s *Schema) (*Facts, error) {
 	return FactsOf(base.CreateSchemaProxy(s.Model))
 }

@@ -161,7 +161,6 @@ func (j *Judge) Request(x *exchange.Exchange) *RequestVerdict {
 	return v
 }
 
-// add appends a violation of the request side, if the filter keeps its rule.
 func (v *RequestVerdict) add(j *Judge, vi Violation) {
 	v.Violations = j.kept(v.Violations, v.Name, WhereRequest, vi)
 }

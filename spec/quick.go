@@ -140,7 +140,6 @@ func newQuickProp(rules map[string]any) *quickProp {
 	return p
 }
 
-// wholeInt reads a rule's number written as a plain int64.
 func wholeInt(v any) (int64, bool) {
 	n, ok := v.(json.Number)
 	if !ok {

@@ -113,7 +113,6 @@ func (o *Operation) CheckRequest(r *http.Request, pathValue func(string) string,
 	return o.Body.check(r.Header.Get("Content-Type"), body)
 }
 
-// check validates the raw values of one parameter.
 func (p *Param) check(raw []string) []Problem {
 	if p.Schema == nil {
 		return nil
@@ -240,7 +239,6 @@ func primaryType(types []string) string {
 	return ""
 }
 
-// check validates a request body sent with the given Content-Type.
 func (b *Body) check(contentType string, body []byte) (any, []Problem) {
 	if len(body) == 0 {
 		if b.Required {

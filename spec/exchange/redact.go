@@ -164,13 +164,11 @@ func (rd *Redactor) secretOf(v string) *secret {
 }
 
 // For returns a Redactor that hides, besides rd's secrets and the
-// credentials remembered, x's own credentials: the token of its
-// Authorization and Proxy-Authorization headers (the whole value where it
-// has no scheme word), a Basic credential's password, the values of
-// headers and query parameters whose names say they carry a credential,
-// and a password in its URL. They are shown as Redacted unless they are
-// one of rd's secrets; those shorter than 4 bytes only where they are
-// named.
+// credentials remembered, x's own credentials: the token (or bare value)
+// of its Authorization and Proxy-Authorization headers, a Basic password,
+// the values of headers and query parameters whose names say they carry a
+// credential, and a password in its URL. They are shown as Redacted unless
+// they are one of rd's secrets; those under 4 bytes only where named.
 func (rd *Redactor) For(x *Exchange) *Redactor { return rd.with(x, false, "") }
 
 // Remember is For, and remembers x's credentials besides: the Redactors
@@ -180,11 +178,9 @@ func (rd *Redactor) For(x *Exchange) *Redactor { return rd.with(x, false, "") }
 func (rd *Redactor) Remember(x *Exchange) *Redactor { return rd.with(x, true, "") }
 
 // RememberKey is Remember, and shows x's bearer token as $name (as a
-// configured secret of that Var), unless it is one of rd's secrets
-// already: for a proxy, which knows no keys, the token the backend took,
-// so that a curl line replays where $name holds the key. Where the token
-// is shown so, a Redactor For or Remember makes from an exchange whose
-// token reads "$name" shows it as the variable again.
+// configured secret of that Var) unless it is one of rd's secrets: for a
+// proxy, which knows no keys, so that a curl line replays where $name
+// holds the key. A token that reads "$name" is then shown as it is.
 func (rd *Redactor) RememberKey(x *Exchange, name string) *Redactor { return rd.with(x, true, name) }
 
 // with makes the Redactor of For, Remember and RememberKey.
@@ -215,9 +211,8 @@ func (rd *Redactor) with(x *Exchange, remember bool, key string) *Redactor {
 		r.mu.Unlock()
 	}
 	for _, c := range own {
-		// A token a Redactor already hid is no credential: it reads as
-		// hidden again, not as "[SECRET]". One it showed as a variable
-		// ("$NAME") stands for that variable still.
+		// A token a Redactor already hid is no credential; one it showed
+		// as a variable ("$NAME") stands for that variable still.
 		if c == Redacted {
 			continue
 		}
@@ -580,12 +575,10 @@ func (rd *Redactor) namedInURL(raw string) string {
 const minPiece = 4
 
 // Cut returns b redacted and cut to at most n bytes, without a trailing
-// start of a secret of minPiece bytes or more (of a short secret, any start
-// of a token): the bytes a cut left of a secret that went on past it. A
-// shorter start of a long secret is kept: ending on a secret's first
-// letters is what many texts do, and it hides next to nothing. Use it
-// on every text that was cut, also where the cut was made before (a body
-// that ended early: n = len(b)).
+// start of a secret of minPiece bytes or more (of a short secret, any
+// start of a token): what a cut left of a secret. A shorter start of a
+// long secret is kept: many texts end so, and it hides next to nothing.
+// Use it on every text that was cut, also before (n = len(b)).
 func (rd *Redactor) Cut(b []byte, n int) []byte {
 	b = rd.Bytes(b)
 	b = b[:min(len(b), max(n, 0))]
