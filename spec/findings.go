@@ -34,17 +34,14 @@ type FindingsOptions struct {
 	// MaxGroups bounds the groups kept; past it, new groups are counted in
 	// Dropped only. 0: DefaultMaxGroups.
 	MaxGroups int
-	// ExampleLimit is the bytes of each body an example keeps. 0:
-	// DefaultExampleLimit.
+	// ExampleLimit is the bytes of each body an example keeps (0: the default).
 	ExampleLimit int
 	// OnNew, if not nil, is called with each new group, outside any lock.
 	OnNew func(Finding)
 	// KeyVar, if set, is the environment variable a replay reads the API
-	// key from (exchange.APIKeyVar): an example's bearer token is shown as
-	// $KeyVar, so that its curl line replays, unless the answer was 401,
-	// which says the token was not a key (it is hidden as any credential,
-	// and the replay is refused too). For a proxy, which knows the
-	// backend's keys only as the tokens the backend takes.
+	// key from (exchange.APIKeyVar): for a proxy, an example's bearer token
+	// is shown as $KeyVar (Redactor.RememberKey), unless the answer was 401,
+	// which says the token was not a key.
 	KeyVar string
 }
 
