@@ -51,17 +51,8 @@ func (s *Schema) plainItems() *Schema {
 		if err != nil || !ok || len(m) != 2 || m["items"] == nil || s.Model.Items == nil || !s.Model.Items.IsA() {
 			return
 		}
-		switch t := m["type"].(type) {
-		case string:
-			if t != "array" {
-				return
-			}
-		case []any:
-			if len(t) != 1 || t[0] != "array" {
-				return
-			}
-		default:
-			return
+		if t, _ := m["type"].([]any); m["type"] != "array" && (len(t) != 1 || t[0] != "array") {
+			return // a type of array, alone or as the one of a list
 		}
 		items, err := s.compiler.compile(s.Model.Items.A, s.purpose)
 		if err == nil {
