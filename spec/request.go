@@ -3,7 +3,6 @@ package spec
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"mime"
 	"net/http"
 	"regexp"
@@ -123,10 +122,8 @@ func (p *Param) check(raw []string) []Problem {
 			return []Problem{{Kind: KindParameter, Field: p.Name, Message: fmt.Sprintf("%q is not an integer", raw[0])}}
 		}
 		if _, err := strconv.ParseInt(raw[0], 10, p.Schema.bits); err != nil {
-			lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
-			if p.Schema.bits == 32 {
-				lo, hi = math.MinInt32, math.MaxInt32
-			}
+			lo := int64(-1) << (p.Schema.bits - 1) // the range of a signed integer of so many bits
+			hi := -(lo + 1)
 			return []Problem{{Kind: KindParameter, Field: p.Name, Message: fmt.Sprintf("%s is not a valid int%d: must be a whole number from %d to %d", raw[0], p.Schema.bits, lo, hi)}}
 		}
 		return nil
