@@ -122,7 +122,7 @@ func (f *Facts) merge(m *base.Schema) error {
 	}
 	f.Format = cmp.Or(f.Format, m.Format)
 	var values [][]byte
-	for _, n := range m.Enum {
+	for _, n := range append(slices.Clip(m.Enum), m.Const) {
 		if n == nil {
 			continue
 		}
@@ -133,11 +133,7 @@ func (f *Facts) merge(m *base.Schema) error {
 		values = append(values, b)
 	}
 	if m.Const != nil {
-		b, err := enumValue(m.Const.Tag, m.Const.Value)
-		if err != nil {
-			return err
-		}
-		values = [][]byte{b}
+		values = values[len(values)-1:] // const allows its one value
 	}
 	if values != nil {
 		if f.Enum != nil {
