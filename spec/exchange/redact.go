@@ -653,9 +653,8 @@ func (rd *Redactor) JSON(b []byte) ([]byte, bool) {
 	return out.Bytes(), true
 }
 
-// Value returns v, a value decoded from JSON into any, with secrets
-// replaced in every string, member name and json.Number (which becomes a
-// string where it holds one).
+// Value returns v, decoded from JSON, with secrets replaced: MapJSON
+// with String.
 func (rd *Redactor) Value(v any) any { return MapJSON(v, rd.String) }
 
 // MapJSON returns v, a value decoded from JSON into any, with f applied
