@@ -106,7 +106,6 @@ func schemaOf(p *base.SchemaProxy) (*base.Schema, error) {
 	return m, nil
 }
 
-// merge adds the rules of one schema.
 func (f *Facts) merge(m *base.Schema) error {
 	if t := primaryType(m.Type); t != "" {
 		switch {
@@ -123,7 +122,7 @@ func (f *Facts) merge(m *base.Schema) error {
 	}
 	f.Format = cmp.Or(f.Format, m.Format)
 	var values [][]byte
-	for _, n := range m.Enum {
+	for _, n := range append(slices.Clip(m.Enum), m.Const) {
 		if n == nil {
 			continue
 		}
@@ -134,11 +133,7 @@ func (f *Facts) merge(m *base.Schema) error {
 		values = append(values, b)
 	}
 	if m.Const != nil {
-		b, err := enumValue(m.Const.Tag, m.Const.Value)
-		if err != nil {
-			return err
-		}
-		values = [][]byte{b}
+		values = values[len(values)-1:] // const allows its one value
 	}
 	if values != nil {
 		if f.Enum != nil {
@@ -244,16 +239,10 @@ func (f *Facts) Requires(name string) bool { return slices.Contains(f.Required, 
 // range is not a stated bound).
 func (f *Facts) IntBounds() (lo, hi *big.Int) {
 	if f.Min != nil {
-		lo = CeilRat(f.Min.Value)
-		if f.Min.Exclusive && f.Min.Value.IsInt() {
-			lo.Add(lo, big.NewInt(1))
-		}
+		lo = intAbove(f.Min.Value, f.Min.Exclusive)
 	}
 	if f.Max != nil {
-		hi = FloorRat(f.Max.Value)
-		if f.Max.Exclusive && f.Max.Value.IsInt() {
-			hi.Sub(hi, big.NewInt(1))
-		}
+		hi = intBelow(f.Max.Value, f.Max.Exclusive)
 	}
 	return lo, hi
 }
@@ -337,15 +326,20 @@ func exactRat(f float64) *big.Rat {
 	return r
 }
 
-// FloorRat and CeilRat round r down and up to an integer.
-func FloorRat(r *big.Rat) *big.Int {
-	return new(big.Int).Div(r.Num(), r.Denom()) // Euclidean division by a positive denominator floors
+// intAbove returns the least integer at or above r, or above it where
+// exclusive; intBelow the greatest at or below it, or below it.
+func intAbove(r *big.Rat, exclusive bool) *big.Int {
+	q := intBelow(r, false)
+	if exclusive || !r.IsInt() {
+		q.Add(q, big.NewInt(1))
+	}
+	return q
 }
 
-func CeilRat(r *big.Rat) *big.Int {
-	q := FloorRat(r)
-	if !r.IsInt() {
-		q.Add(q, big.NewInt(1))
+func intBelow(r *big.Rat, exclusive bool) *big.Int {
+	q := new(big.Int).Div(r.Num(), r.Denom()) // Euclidean division by a positive denominator floors
+	if exclusive && r.IsInt() {
+		q.Sub(q, big.NewInt(1))
 	}
 	return q
 }

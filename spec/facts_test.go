@@ -18,11 +18,11 @@ func TestFloorCeilRat(t *testing.T) {
 		{"-1/1000", -1, 0},
 	} {
 		r, _ := new(big.Rat).SetString(tt.r)
-		if got := FloorRat(r); got.Int64() != tt.floor {
-			t.Errorf("FloorRat(%s) = %s; want %d", tt.r, got, tt.floor)
+		if got := intBelow(r, false); got.Int64() != tt.floor {
+			t.Errorf("intBelow(%s) = %s; want %d", tt.r, got, tt.floor)
 		}
-		if got := CeilRat(r); got.Int64() != tt.ceil {
-			t.Errorf("CeilRat(%s) = %s; want %d", tt.r, got, tt.ceil)
+		if got := intAbove(r, false); got.Int64() != tt.ceil {
+			t.Errorf("intAbove(%s) = %s; want %d", tt.r, got, tt.ceil)
 		}
 	}
 }

@@ -34,17 +34,14 @@ type FindingsOptions struct {
 	// MaxGroups bounds the groups kept; past it, new groups are counted in
 	// Dropped only. 0: DefaultMaxGroups.
 	MaxGroups int
-	// ExampleLimit is the bytes of each body an example keeps. 0:
-	// DefaultExampleLimit.
+	// ExampleLimit is the bytes of each body an example keeps (0: the default).
 	ExampleLimit int
 	// OnNew, if not nil, is called with each new group, outside any lock.
 	OnNew func(Finding)
 	// KeyVar, if set, is the environment variable a replay reads the API
-	// key from (exchange.APIKeyVar): an example's bearer token is shown as
-	// $KeyVar, so that its curl line replays, unless the answer was 401,
-	// which says the token was not a key (it is hidden as any credential,
-	// and the replay is refused too). For a proxy, which knows the
-	// backend's keys only as the tokens the backend takes.
+	// key from (exchange.APIKeyVar): for a proxy, an example's bearer token
+	// is shown as $KeyVar (Redactor.RememberKey), unless the answer was 401,
+	// which says the token was not a key.
 	KeyVar string
 }
 
@@ -52,8 +49,7 @@ type FindingsOptions struct {
 // ones (same operation, rule, side, place and, for the answer, status) are
 // one Finding with a count. It counts the exchanges of each operation too,
 // so a report can tell "checked, no violation" from "not seen", and their
-// answers by status, for coverage. It is safe
-// for concurrent use.
+// answers by status, for coverage. It is safe for concurrent use.
 type Findings struct {
 	opts    FindingsOptions
 	traffic map[string]*atomic.Int64 // exchanges per operation name
@@ -192,7 +188,6 @@ func (f *Findings) Record(x *exchange.Exchange, operation string, vs []Violation
 	}
 }
 
-// count counts one exchange of the named operation.
 func (f *Findings) count(operation string) {
 	if n := f.traffic[operation]; n != nil {
 		n.Add(1)

@@ -159,7 +159,6 @@ func propertyModel(m *base.Schema, name string) *base.Schema {
 	return nil
 }
 
-// itemsModel returns the schema of m's items, or nil.
 func itemsModel(m *base.Schema) *base.Schema {
 	if m.Items != nil && m.Items.IsA() && m.Items.A != nil {
 		return m.Items.A.Schema()

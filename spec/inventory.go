@@ -68,13 +68,7 @@ func (o *Object) Field(name string) *Field {
 }
 
 // Names lists the object's field names in the document's order.
-func (o *Object) Names() []string {
-	names := make([]string, len(o.Fields))
-	for i, f := range o.Fields {
-		names[i] = f.Name
-	}
-	return names
-}
+func (o *Object) Names() []string { return mapped(o.Fields, func(f *Field) string { return f.Name }) }
 
 // Inventory returns the contract's inventory, read once. It fails where
 // the document has no list or no update the rules above recognise.
@@ -155,7 +149,6 @@ func (c *Contract) object(proxy *base.SchemaProxy, purpose schema_validation.Sch
 	return newObject(facts, compiled), nil
 }
 
-// newObject reads an object's fields from its facts and compiled schema.
 func newObject(facts *Facts, compiled *Schema) *Object {
 	o := &Object{Facts: facts, Schema: compiled}
 	for _, name := range facts.Properties {
@@ -181,7 +174,6 @@ func (o *Operation) BodyObject() (*Object, error) {
 	return newObject(facts, o.Body.Schema), nil
 }
 
-// pathField reads the named path parameter of op as a Field.
 func pathField(op *Operation, name string) (*Field, error) {
 	f := &Field{Name: name, Required: true, Facts: &Facts{MaxLength: -1, MaxItems: -1}}
 	for _, p := range op.Params {
@@ -196,7 +188,6 @@ func pathField(op *Operation, name string) (*Field, error) {
 	return f, nil
 }
 
-// factsOfSchema reads the facts of a compiled schema.
 func factsOfSchema(s *Schema) (*Facts, error) {
 	return FactsOf(base.CreateSchemaProxy(s.Model))
 }

@@ -51,17 +51,8 @@ func (s *Schema) plainItems() *Schema {
 		if err != nil || !ok || len(m) != 2 || m["items"] == nil || s.Model.Items == nil || !s.Model.Items.IsA() {
 			return
 		}
-		switch t := m["type"].(type) {
-		case string:
-			if t != "array" {
-				return
-			}
-		case []any:
-			if len(t) != 1 || t[0] != "array" {
-				return
-			}
-		default:
-			return
+		if t, _ := m["type"].([]any); m["type"] != "array" && (len(t) != 1 || t[0] != "array") {
+			return // a type of array, alone or as the one of a list
 		}
 		items, err := s.compiler.compile(s.Model.Items.A, s.purpose)
 		if err == nil {
@@ -72,14 +63,11 @@ func (s *Schema) plainItems() *Schema {
 }
 
 // validateArrayJSON validates body, a JSON array, against s, a plain
-// array schema, one item at a time: each item is decoded and validated
-// alone, so checking a list of many records holds one record decoded at a
-// time rather than the whole list. Its problems are the ones Validate
-// finds on the whole array, each field prefixed with the item's index
+// array schema, one item at a time, so a long list is never held decoded
+// whole; its problems are those Validate finds on the whole array
 // ("[3].status"). It returns false, having decided nothing, where s is no
-// plain array schema or body is not a well-formed JSON array whose items
-// DecodeJSON reads: the caller then decodes the whole body, whose error
-// says what is wrong.
+// plain array schema or body is no well-formed JSON array: the caller then
+// decodes the whole body, whose error says what is wrong.
 func (s *Schema) validateArrayJSON(body []byte) ([]Problem, bool) {
 	items := s.plainItems()
 	if items == nil {

@@ -262,7 +262,6 @@ func fieldPath(segs []string) string {
 	return b.String()
 }
 
-// isIndex reports whether a path segment is an array index: digits only.
 func isIndex(s string) bool {
 	return s != "" && strings.Trim(s, "0123456789") == ""
 }

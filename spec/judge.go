@@ -161,7 +161,6 @@ func (j *Judge) Request(x *exchange.Exchange) *RequestVerdict {
 	return v
 }
 
-// add appends a violation of the request side, if the filter keeps its rule.
 func (v *RequestVerdict) add(j *Judge, vi Violation) {
 	v.Violations = j.kept(v.Violations, v.Name, WhereRequest, vi)
 }
@@ -260,10 +259,8 @@ func readable(x *exchange.Exchange) bool {
 // Answer judges what depends on the answer to op alone, whoever sent the
 // request: an answer at all and a whole one, a documented status, the
 // documented headers, Content-Type and body schema, and the Error
-// envelope. name names the operation in the violations. The verdict is a
-// function of the operation, status, Content-Type, documented headers and
-// body, so it is kept for answers seen again (a list polled between
-// writes).
+// envelope; name names the operation. The verdict is kept for answers seen
+// again (a list polled between writes): see answerKey.
 func (j *Judge) Answer(x *exchange.Exchange, op *Operation, name string) []Violation {
 	var vs []Violation
 	add := func(vi ...Violation) { vs = j.kept(vs, name, WhereResponse, vi...) }
@@ -317,15 +314,11 @@ func (j *Judge) ErrorBody(x *exchange.Exchange) []Violation {
 func (j *Judge) answer(x *exchange.Exchange, op *Operation, resp *Response) []Violation {
 	var vs []Violation
 	whole := readable(x)
-	if resp == nil {
-		vs = append(vs, Violation{Rule: RuleStatus, Path: "status", Message: fmt.Sprintf("status %d is not documented for %s (documented: %s)", x.Status, op.Name(), strings.Join(op.Codes(), ", "))})
-	} else {
-		for _, vi := range classify(op.CheckResponse(x.Status, x.RespHeader, x.RespBody)) {
-			if vi.Rule == RuleResponseBody && !whole {
-				continue // the body was not kept whole: its problems would be the recording's
-			}
-			vs = append(vs, vi)
+	for _, vi := range classify(op.CheckResponse(x.Status, x.RespHeader, x.RespBody)) {
+		if vi.Rule == RuleResponseBody && !whole {
+			continue // the body was not kept whole: its problems would be the recording's
 		}
+		vs = append(vs, vi)
 	}
 	if whole {
 		vs = append(vs, j.envelope.check(x.Status, x.RespHeader.Get("Content-Type"), x.RespBody, resp != nil)...)
@@ -333,9 +326,9 @@ func (j *Judge) answer(x *exchange.Exchange, op *Operation, resp *Response) []Vi
 	return vs
 }
 
-// answerKey hashes what an answer's verdict depends on. Two answers with
-// the same hash get the same verdict; with 64 bits and a few thousand
-// entries a collision is vanishingly unlikely.
+// answerKey hashes what an answer's verdict depends on: the operation,
+// status, Content-Type, documented headers and body. With 64 bits and a
+// few thousand entries a collision is vanishingly unlikely.
 func (j *Judge) answerKey(x *exchange.Exchange, op *Operation, resp *Response) uint64 {
 	var m maphash.Hash
 	m.SetSeed(j.seed)
@@ -366,15 +359,16 @@ func (j *Judge) answerKey(x *exchange.Exchange, op *Operation, resp *Response) u
 	return m.Sum64()
 }
 
-// classify names the place of each problem Operation.CheckResponse found
-// with a documented response, by the rule the problem carries: a
-// documented header (the field is the header's name), the Content-Type,
-// or the body (a rule of its own, such as integer notation, or
-// response-body).
+// classify names the place of each problem Operation.CheckResponse found,
+// by the rule the problem carries: the status, a documented header (the
+// field is the header's name), the Content-Type, or the body (a rule of
+// its own, such as integer notation, or response-body).
 func classify(ps []Problem) []Violation {
 	vs := make([]Violation, 0, len(ps))
 	for _, p := range ps {
 		switch p.Rule {
+		case RuleStatus:
+			vs = append(vs, Violation{Rule: RuleStatus, Path: "status", Message: p.Message})
 		case RuleResponseHeader:
 			vs = append(vs, Violation{Rule: RuleResponseHeader, Path: "header." + p.Field, Message: p.Message})
 		case RuleResponseType:

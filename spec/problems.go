@@ -38,12 +38,15 @@ func (p Problem) String() string {
 }
 
 // Join renders problems as one line, separated by "; ".
-func Join(ps []Problem) string {
-	s := make([]string, len(ps))
-	for i, p := range ps {
-		s[i] = p.String()
+func Join(ps []Problem) string { return strings.Join(mapped(ps, Problem.String), "; ") }
+
+// mapped returns f of each of xs.
+func mapped[T, U any](xs []T, f func(T) U) []U {
+	out := make([]U, len(xs))
+	for i, x := range xs {
+		out[i] = f(x)
 	}
-	return strings.Join(s, "; ")
+	return out
 }
 
 // describeDocumentError renders an error found while checking the document

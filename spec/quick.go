@@ -100,18 +100,16 @@ func newQuickProp(rules map[string]any) *quickProp {
 		case k == "format" && p.typ == "integer" && v == "int64":
 		case k == "format" && p.typ == "integer" && v == "int32":
 			p.min, p.max = max(p.min, math.MinInt32), min(p.max, math.MaxInt32)
-		case k == "minimum" && p.typ == "integer":
+		case (k == "minimum" || k == "maximum") && p.typ == "integer":
 			n, ok := wholeInt(v)
-			if !ok {
+			switch {
+			case !ok:
 				return nil
+			case k == "minimum":
+				p.min = max(p.min, n)
+			default:
+				p.max = min(p.max, n)
 			}
-			p.min = max(p.min, n)
-		case k == "maximum" && p.typ == "integer":
-			n, ok := wholeInt(v)
-			if !ok {
-				return nil
-			}
-			p.max = min(p.max, n)
 		case k == "enum":
 			vals, ok := v.([]any)
 			if !ok {
@@ -142,7 +140,6 @@ func newQuickProp(rules map[string]any) *quickProp {
 	return p
 }
 
-// wholeInt reads a rule's number written as a plain int64.
 func wholeInt(v any) (int64, bool) {
 	n, ok := v.(json.Number)
 	if !ok {

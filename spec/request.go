@@ -3,7 +3,6 @@ package spec
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"mime"
 	"net/http"
 	"regexp"
@@ -113,7 +112,6 @@ func (o *Operation) CheckRequest(r *http.Request, pathValue func(string) string,
 	return o.Body.check(r.Header.Get("Content-Type"), body)
 }
 
-// check validates the raw values of one parameter.
 func (p *Param) check(raw []string) []Problem {
 	if p.Schema == nil {
 		return nil
@@ -124,10 +122,8 @@ func (p *Param) check(raw []string) []Problem {
 			return []Problem{{Kind: KindParameter, Field: p.Name, Message: fmt.Sprintf("%q is not an integer", raw[0])}}
 		}
 		if _, err := strconv.ParseInt(raw[0], 10, p.Schema.bits); err != nil {
-			lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
-			if p.Schema.bits == 32 {
-				lo, hi = math.MinInt32, math.MaxInt32
-			}
+			lo := int64(-1) << (p.Schema.bits - 1) // the range of a signed integer of so many bits
+			hi := -(lo + 1)
 			return []Problem{{Kind: KindParameter, Field: p.Name, Message: fmt.Sprintf("%s is not a valid int%d: must be a whole number from %d to %d", raw[0], p.Schema.bits, lo, hi)}}
 		}
 		return nil
@@ -240,7 +236,6 @@ func primaryType(types []string) string {
 	return ""
 }
 
-// check validates a request body sent with the given Content-Type.
 func (b *Body) check(contentType string, body []byte) (any, []Problem) {
 	if len(body) == 0 {
 		if b.Required {

@@ -165,7 +165,7 @@ func (o *Operation) Documents(status int) bool { return o.Response(status) != ni
 func (o *Operation) CheckResponse(status int, header http.Header, body []byte) []Problem {
 	r := o.Response(status)
 	if r == nil {
-		return []Problem{{Kind: KindResponse, Message: fmt.Sprintf("status %d is not documented for %s (documented: %s)", status, o.Name(), strings.Join(o.Codes(), ", "))}}
+		return []Problem{{Kind: KindResponse, Rule: RuleStatus, Message: fmt.Sprintf("status %d is not documented for %s (documented: %s)", status, o.Name(), strings.Join(o.Codes(), ", "))}}
 	}
 	var ps []Problem
 	for _, h := range r.Headers {
@@ -213,11 +213,7 @@ func (o *Operation) CheckResponse(status int, header http.Header, body []byte) [
 // Codes lists the documented response codes as the document writes them,
 // such as 200, 4XX or default.
 func (o *Operation) Codes() []string {
-	codes := make([]string, len(o.Responses))
-	for i, r := range o.Responses {
-		codes[i] = r.Code
-	}
-	return codes
+	return mapped(o.Responses, func(r *Response) string { return r.Code })
 }
 
 // Name names the operation: its operationId, or its method and path, such

@@ -214,11 +214,7 @@ func NewRuleFilter(patterns []string) (RuleFilter, error) {
 
 // ruleNames lists the rules' names, for a message.
 func ruleNames() string {
-	names := make([]string, len(Rules))
-	for i, r := range Rules {
-		names[i] = r.Name
-	}
-	return strings.Join(names, ", ")
+	return strings.Join(mapped(Rules, func(r Rule) string { return r.Name }), ", ")
 }
 
 // Keeps reports whether the filter keeps the named rule.

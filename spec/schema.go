@@ -59,10 +59,8 @@ type compiler struct {
 	loading  atomic.Bool
 }
 
-// Bounds of what a document may make the loader build, so that a
-// document cannot take the memory of the machine: a 2.8 MB document with
-// one 200,000-value enum that four schemas reference peaked at 476 MB
-// before them (see the package README for the peak within them).
+// Bounds of what a document may make the loader build, so that it cannot
+// take the memory of the machine (the package README has the figures).
 const (
 	// MaxDocument is the most bytes a document may have, its
 	// referenced files included.
@@ -74,8 +72,8 @@ const (
 	MaxRendered = 8 << 20
 )
 
-// compiled names a schema compiled for a direction: a component or a
-// $ref to one is compiled once, however many operations use it.
+// compiled names a schema compiled for a direction: a $ref is compiled
+// once, however many operations use it.
 type compiled struct {
 	name    string
 	purpose schema_validation.SchemaValidationPurpose
@@ -127,7 +125,6 @@ func (c *compiler) compile(proxy *base.SchemaProxy, purpose schema_validation.Sc
 	return c.build(proxy, purpose)
 }
 
-// build compiles a schema, every time.
 func (c *compiler) build(proxy *base.SchemaProxy, purpose schema_validation.SchemaValidationPurpose) (*Schema, error) {
 	model := proxy.Schema()
 	if model == nil {
@@ -167,7 +164,6 @@ func (s *Schema) Validate(v any) []Problem {
 	return s.validate(v)
 }
 
-// validate is Validate by the JSON Schema validator alone.
 func (s *Schema) validate(v any) []Problem {
 	err := s.compiled.Validate(v)
 	if err == nil {
@@ -330,11 +326,7 @@ func collect(ve *jsonschema.ValidationError, out *[]Problem) {
 	case *kind.MultipleOf:
 		add(field, fmt.Sprintf("%s is not a multiple of %s", FormatRat(k.Got), FormatRat(k.Want)))
 	case *kind.Enum:
-		want := make([]string, len(k.Want))
-		for i, w := range k.Want {
-			want[i] = display(w)
-		}
-		add(field, fmt.Sprintf("%s is not one of %s", display(k.Got), strings.Join(want, ", ")))
+		add(field, fmt.Sprintf("%s is not one of %s", display(k.Got), strings.Join(mapped(k.Want, display), ", ")))
 	case *kind.Format:
 		msg := fmt.Sprintf("%s is not a valid %s", display(k.Got), k.Want)
 		if k.Err != nil {
@@ -368,8 +360,16 @@ func FormatRat(r *big.Rat) string {
 	if r.IsInt() {
 		return r.Num().String()
 	}
-	s := strings.TrimRight(r.FloatString(20), "0")
-	return strings.TrimSuffix(s, ".")
+	return TrimDecimal(r.FloatString(20))
+}
+
+// TrimDecimal drops a decimal's trailing zeros, and its point if nothing
+// follows it.
+func TrimDecimal(s string) string {
+	if !strings.Contains(s, ".") {
+		return s
+	}
+	return strings.TrimSuffix(strings.TrimRight(s, "0"), ".")
 }
 
 // display renders a JSON value for a message: strings quoted, numbers as

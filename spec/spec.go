@@ -1,12 +1,7 @@
 // Package spec holds the Pet Store Inventory contract, an OpenAPI 3.0.3
-// document embedded in every binary, and the one place that loads it.
-//
-// Load parses a document with libopenapi, checks it against the OpenAPI
-// schema, and plans the checks of each operation once: its route, its
-// parameters, its request body and its responses, every schema compiled.
-// The mock validates requests with these plans, and the conformance suite
-// and the proxy validate responses with the same ones. A Contract is safe
-// for concurrent use.
+// document embedded in every binary, and the one place that loads it and
+// plans the checks of each operation once (see the package README). A
+// Contract is safe for concurrent use.
 package spec
 
 import (
@@ -82,13 +77,11 @@ type Operation struct {
 // Callers must not modify it.
 var Shared = sync.OnceValues(func() (*Contract, error) { return load(Document, false) })
 
-// Admin returns the admin API's document, loaded once per process. Loading
-// it compiles every schema of a document three times the contract's size:
-// it is most of the mock's start-up, so the mock loads it when its admin
-// API is first used, and routes /__admin/ with AdminBasePath until then.
-func Admin() (*Contract, error) { return admin() }
-
-var admin = sync.OnceValues(func() (*Contract, error) { return load(AdminDocument, false) }) // checked by a test, as Shared
+// Admin returns the admin API's document, loaded once per process and not
+// checked, as Shared. Loading it is most of the mock's start-up, so the
+// mock loads it when its admin API is first used, and routes /__admin/
+// with AdminBasePath until then.
+var Admin = sync.OnceValues(func() (*Contract, error) { return load(AdminDocument, false) })
 
 // AdminBasePath returns the BasePath Admin's document has, read from its
 // first server alone, once per process, in a fraction of a millisecond
@@ -116,12 +109,9 @@ var AdminBasePath = sync.OnceValue(func() string {
 // checks of every operation and component schema. It fails with every
 // problem it found, so a broken document stops start-up with a message
 // rather than a mock that half works.
-func Load(doc []byte) (*Contract, error) {
-	return load(doc, true)
-}
+func Load(doc []byte) (*Contract, error) { return load(doc, true) }
 
-// load is Load, checking the document against the OpenAPI schema where
-// check is set.
+// load is Load, the check against the OpenAPI schema made where check is.
 func load(doc []byte, check bool) (*Contract, error) {
 	if len(doc) > MaxDocument {
 		return nil, fmt.Errorf("spec: the document has %d bytes, more than the %d MiB the mock loads", len(doc), MaxDocument>>20)
@@ -202,18 +192,12 @@ func load(doc []byte, check bool) (*Contract, error) {
 	return c, nil
 }
 
-// checkDocument checks a document against the OpenAPI schema, with every
-// problem it finds.
 func checkDocument(document libopenapi.Document) error {
 	ok, verrs := schema_validation.ValidateOpenAPIDocument(document)
 	if ok {
 		return nil
 	}
-	msgs := make([]string, 0, len(verrs))
-	for _, ve := range verrs {
-		msgs = append(msgs, describeDocumentError(ve))
-	}
-	return fmt.Errorf("spec: not a valid OpenAPI document:\n  %s", strings.Join(msgs, "\n  "))
+	return fmt.Errorf("spec: not a valid OpenAPI document:\n  %s", strings.Join(mapped(verrs, describeDocumentError), "\n  "))
 }
 
 // serverPath returns the path part of a server URL, with its variables

@@ -19,14 +19,11 @@ import (
 const noOperation = "(no operation)"
 
 // Traffic is the Run of checked traffic, the validating proxy's or a HAR
-// file's: one case per operation of the contract and rule of the Judge
-// (the class is the operation, the name the rule), failed where the
-// operation had violations of error severity of the rule, skipped where
-// the operation saw no traffic, passed otherwise; warnings are the case's
-// output. Requests to no operation are cases of their own. For people,
-// the violations are grouped by rule (Causes, Warnings), each group with
-// its example exchange, and the coverage is what the traffic's answers
-// exercised.
+// file's: one case per operation and rule of the Judge, failed where the
+// operation had violations of error severity of the rule, skipped where it
+// saw no traffic, passed otherwise; warnings are the case's output.
+// Requests to no operation are cases of their own. The violations are
+// grouped by rule (Causes, Warnings), each with its example exchange.
 func Traffic(name string, c *Contract, f *Findings) report.Run {
 	findings := f.List()
 	byOp, unknown := f.Traffic()
@@ -164,15 +161,8 @@ func failureOf(g Finding, rd *exchange.Redactor) report.Failure {
 	}
 	got := "no answer"
 	if e.Status != 0 {
-		got = fmt.Sprintf("%d %s, Content-Type %s", e.Status, http.StatusText(e.Status), exchange.Quote(http.Header(e.Response.Headers).Get("Content-Type")))
-		switch {
-		case e.Response.Bytes == 0 && e.Response.Body == "":
-			got += "\n(empty body)"
-		case e.Response.Truncated || len(e.Response.Body) > 600:
-			got += fmt.Sprintf("\n%s ... (%d bytes in all)", exchange.Printable(rd.Cut([]byte(e.Response.Body), 600)), e.Response.Bytes)
-		default:
-			got += "\n" + exchange.Printable([]byte(e.Response.Body))
-		}
+		got = fmt.Sprintf("%d %s, Content-Type %s\n%s", e.Status, http.StatusText(e.Status), exchange.Quote(http.Header(e.Response.Headers).Get("Content-Type")),
+			exchange.Shown(rd, []byte(e.Response.Body), e.Response.Bytes, e.Response.Truncated))
 	}
 	return report.Failure{Title: title, Request: exchange.Curl(x, rd), Got: got, Problems: []string{g.Message}, Detail: describeAll([]Finding{g}), Count: g.Count}
 }
@@ -194,16 +184,12 @@ func tally(gs []Finding) (errs, warns, requests int64) {
 	return errs, warns, requests
 }
 
-// count says how many violations a list of groups holds.
+// count says how many violations a list of groups of errors holds.
 func count(gs []Finding) string {
-	var n int64
-	for _, g := range gs {
-		n += g.Count
-	}
+	n, _, _ := tally(gs)
 	return fmt.Sprintf("%d violations in %d groups: %s", n, len(gs), gs[0].Message)
 }
 
-// describeAll renders groups, one block each.
 func describeAll(gs []Finding) string {
 	var b strings.Builder
 	for _, g := range gs {
@@ -231,7 +217,6 @@ func describe(b *strings.Builder, g Finding, indent string) {
 	}
 }
 
-// oneLine shows the start of a body on one line.
 func oneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > n {

@@ -12,11 +12,6 @@ import (
 	"unicode/utf8"
 )
 
-// The one generator of values from a schema's facts. Generate draws
-// staging-like records from it; the suite writes its n-th choices
-// (ValueFor), the values at and past a field's bounds (Facts.Grid), and the
-// exploration's draws, half of them where bugs gather (Grid.Specials).
-
 // A Grid is the numbers a field takes that the suite writes: Step times
 // every integer from Lo to Hi. Step is the schema's multipleOf (for an
 // integer field, the smallest whole multiple of it), else 1, else, where
@@ -33,18 +28,17 @@ func (g Grid) Value(k *big.Int) *big.Rat {
 
 // pick returns the value at offset off from the grid's start, wrapping.
 func (g Grid) pick(off int64) *big.Rat {
-	span := new(big.Int).Sub(g.Hi, g.Lo)
-	span.Add(span, big.NewInt(1))
-	k := new(big.Int).Mod(big.NewInt(off), span)
+	k := new(big.Int).Mod(big.NewInt(off), g.size())
 	return g.Value(k.Add(k, g.Lo))
 }
 
 // Size returns how many values the grid holds, capped at the largest
 // int64.
-func (g Grid) Size() int64 {
+func (g Grid) Size() int64 { return ClampInt64(g.size()) }
+
+func (g Grid) size() *big.Int {
 	n := new(big.Int).Sub(g.Hi, g.Lo)
-	n.Add(n, big.NewInt(1))
-	return ClampInt64(n)
+	return n.Add(n, big.NewInt(1))
 }
 
 // bounds returns the field's range: the stated bounds (format ranges
@@ -59,8 +53,7 @@ func bounds(f *Facts, safe bool) (lo, hi *big.Rat, loEx, hiEx bool) {
 		hi, hiEx = f.Max.Value, f.Max.Exclusive
 	}
 	if f.Type == "integer" {
-		// A side with a stated bound, tightened by the format's range; a
-		// format alone is not a bound the suite writes to.
+		// A format alone is not a bound the suite writes to.
 		stLo, stHi := f.IntBounds()
 		lo, hi, loEx, hiEx = nil, nil, false, false
 		if stLo != nil {
@@ -103,7 +96,6 @@ func (f *Facts) Grid(safe bool) (Grid, bool) {
 	step := big.NewRat(1, 1)
 	switch {
 	case f.MultipleOf != nil && f.Type == "integer":
-		// Whole multiples of p/q are the multiples of p.
 		step = new(big.Rat).SetInt(new(big.Int).Abs(f.MultipleOf.Num()))
 	case f.MultipleOf != nil:
 		step = new(big.Rat).Abs(f.MultipleOf)
@@ -120,17 +112,7 @@ func (f *Facts) Grid(safe bool) (Grid, bool) {
 }
 
 func gridBetween(lo, hi *big.Rat, loEx, hiEx bool, step *big.Rat) Grid {
-	l := new(big.Rat).Quo(lo, step)
-	k0 := CeilRat(l)
-	if loEx && l.IsInt() {
-		k0.Add(k0, big.NewInt(1))
-	}
-	h := new(big.Rat).Quo(hi, step)
-	k1 := FloorRat(h)
-	if hiEx && h.IsInt() {
-		k1.Sub(k1, big.NewInt(1))
-	}
-	return Grid{Lo: k0, Hi: k1, Step: step}
+	return Grid{Lo: intAbove(new(big.Rat).Quo(lo, step), loEx), Hi: intBelow(new(big.Rat).Quo(hi, step), hiEx), Step: step}
 }
 
 // Unsure reports whether the integer v is one the contract neither
@@ -193,9 +175,8 @@ func ratEqual(s string, r *big.Rat) bool {
 	return ok && v.Cmp(r) == 0
 }
 
-// Accepts reports whether v is valid for the field: checked against the
-// field's compiled schema where the suite knows it, else against the
-// pattern, enum and lengths read.
+// Accepts reports whether v is valid for the field: by its compiled
+// schema where there is one, else by the pattern and lengths read.
 func (f *Field) Accepts(v json.RawMessage) bool {
 	if f.Schema != nil {
 		d, err := DecodeJSON(v)
@@ -215,8 +196,7 @@ func (f *Field) Accepts(v json.RawMessage) bool {
 	return true
 }
 
-// candidate renders the n-th value of the suite's choice for f, before it
-// is checked: from the enum, the grid, the format, the pattern.
+// candidate renders the n-th value of the suite's choice for f, unchecked.
 func candidate(f *Field, cur json.RawMessage, n int) json.RawMessage {
 	switch {
 	case len(f.Enum) > 0:
@@ -410,7 +390,6 @@ func (g Grid) Specials() []*big.Int {
 	return out
 }
 
-// JSONString renders s as a JSON string.
 func JSONString(s string) json.RawMessage {
 	b, _ := json.Marshal(s)
 	return b
@@ -426,8 +405,7 @@ func sameJSON(a, b json.RawMessage) bool {
 	return SameJSON(va, vb)
 }
 
-// A Probe is a value for a field, with what it is in words that name the
-// field.
+// A Probe is a value for a field, with what it is in words naming the field.
 type Probe struct {
 	Value json.RawMessage
 	What  string
@@ -504,8 +482,7 @@ func (f *Field) Invalid() []Probe {
 		}
 	}
 	if g, ok := f.Grid(true); ok && f.MultipleOf != nil && g.Lo.Cmp(g.Hi) < 0 {
-		// Between the two lowest values allowed: within the bounds, off the
-		// multipleOf.
+		// Between the two lowest values allowed: off the multipleOf.
 		var v *big.Rat
 		switch {
 		case f.Type == "number":

@@ -84,18 +84,23 @@ func (x *Exchange) Got(rd *Redactor) string {
 	case x.Err != "":
 		fmt.Fprintf(&b, " (%s)", rd.String(x.Err))
 	}
-	body := rd.Bytes(x.RespBody)
 	size := max(x.RespSize, int64(len(x.RespBody)))
+	b.WriteString("\n          " + Shown(rd, rd.Bytes(x.RespBody), size, size > int64(len(x.RespBody))))
+	return b.String()
+}
+
+// Shown renders a body for a message, on one line: "(empty body)", the
+// body, or where it was cut or is long, its start (what the cut left of a
+// secret hidden by rd) and its whole size.
+func Shown(rd *Redactor, body []byte, size int64, cut bool) string {
 	const show = 600
 	switch {
-	case size == 0:
-		b.WriteString("\n          (empty body)")
-	case len(body) > show || size > int64(len(x.RespBody)):
-		fmt.Fprintf(&b, "\n          %s ... (%d bytes in all)", Printable(rd.Cut(body, show)), size)
-	default:
-		fmt.Fprintf(&b, "\n          %s", Printable(body))
+	case size == 0 && len(body) == 0:
+		return "(empty body)"
+	case cut || len(body) > show:
+		return fmt.Sprintf("%s ... (%d bytes in all)", Printable(rd.Cut(body, show)), size)
 	}
-	return b.String()
+	return Printable(body)
 }
 
 // Printable renders b for a message on one line: invalid UTF-8 becomes

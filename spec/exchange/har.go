@@ -166,7 +166,6 @@ func object(dec *json.Decoder, member func(key string) error) error {
 	return delim(dec, '}')
 }
 
-// delim reads one delimiter token, which must be want.
 func delim(dec *json.Decoder, want json.Delim) error {
 	tok, err := dec.Token()
 	if err == io.EOF {
@@ -186,7 +185,6 @@ func skip(dec *json.Decoder) error {
 	return dec.Decode(&v)
 }
 
-// entry converts a decoded entry, decoding base64 bodies.
 func (e *harEntry) entry(i int) (*HAREntry, error) {
 	x := Exchange{Method: strings.ToUpper(e.Request.Method), URL: e.Request.URL, Status: e.Response.Status,
 		Header: harHeader(e.Request.Headers), RespHeader: harHeader(e.Response.Headers),
@@ -242,7 +240,6 @@ func cutSize(n int, recorded int64, cut bool) int64 {
 	return max(recorded, int64(n)+1)
 }
 
-// decodeText decodes a HAR body text.
 func decodeText(text, encoding string) ([]byte, error) {
 	switch strings.ToLower(encoding) {
 	case "":
@@ -327,11 +324,9 @@ func IsPreflight(method string, h http.Header) bool {
 
 // A HARWriter writes exchanges to a HAR 1.2 file one entry at a time, as
 // they happen; the file is a whole document once Close has run. All is
-// redacted with the Redactor's Remember; an Authorization header keeps
-// its scheme word ("Bearer [REDACTED]"). A cut answer is written as what
-// arrived (status, headers, the body's bytes) with _failure and _error; an
-// exchange without an answer with status 0 and _error, as browsers write
-// one. It is safe for concurrent use.
+// redacted with the Redactor's Remember. A cut answer is written as what
+// arrived with _failure and _error; one without an answer with status 0
+// and _error, as browsers write it. It is safe for concurrent use.
 type HARWriter struct {
 	rd *Redactor
 
@@ -367,7 +362,6 @@ func (h *HARWriter) Write(x *Exchange) error {
 	return h.err
 }
 
-// errClosed is the error of a HARWriter used after Close.
 var errClosed = errors.New("exchange: HAR writer is closed")
 
 // Close ends the document and flushes it. It does not close the
@@ -386,7 +380,6 @@ func (h *HARWriter) Close() error {
 	return nil
 }
 
-// entry renders x as a HAR entry with its secrets redacted.
 func (h *HARWriter) entry(x *Exchange) harEntry {
 	rd := h.rd.Remember(x)
 	ms := float64(x.Elapsed) / float64(time.Millisecond)

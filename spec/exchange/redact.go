@@ -41,7 +41,6 @@ type Secret struct {
 	Var string
 }
 
-// A secret is a Secret as a Redactor searches for it.
 type secret struct {
 	Secret
 	forms []string // the value and its escaped forms
@@ -88,7 +87,6 @@ func NewRedactor(secrets ...Secret) *Redactor {
 
 var shellName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// add adds s unless it is empty or known.
 func (rd *Redactor) add(s Secret) {
 	if s.Value == "" || rd.secretOf(s.Value) != nil {
 		return
@@ -147,8 +145,7 @@ func (rd *Redactor) place() {
 	}
 }
 
-// self reports whether a secret is the placeholder of its own Var: a
-// token that reads "$NAME", shown as it is.
+// self reports whether a secret reads "$" and its own Var, shown as it is.
 func (sc *secret) self() bool { return sc.Var != "" && sc.Value == "$"+sc.Var }
 
 func (rd *Redactor) hidden() string {
@@ -167,13 +164,11 @@ func (rd *Redactor) secretOf(v string) *secret {
 }
 
 // For returns a Redactor that hides, besides rd's secrets and the
-// credentials remembered, x's own credentials: the token of its
-// Authorization and Proxy-Authorization headers (the whole value where it
-// has no scheme word), a Basic credential's password, the values of
-// headers and query parameters whose names say they carry a credential,
-// and a password in its URL. They are shown as Redacted unless they are
-// one of rd's secrets; those shorter than 4 bytes only where they are
-// named.
+// credentials remembered, x's own credentials: the token (or bare value)
+// of its Authorization and Proxy-Authorization headers, a Basic password,
+// the values of headers and query parameters whose names say they carry a
+// credential, and a password in its URL. They are shown as Redacted unless
+// they are one of rd's secrets; those under 4 bytes only where named.
 func (rd *Redactor) For(x *Exchange) *Redactor { return rd.with(x, false, "") }
 
 // Remember is For, and remembers x's credentials besides: the Redactors
@@ -183,15 +178,12 @@ func (rd *Redactor) For(x *Exchange) *Redactor { return rd.with(x, false, "") }
 func (rd *Redactor) Remember(x *Exchange) *Redactor { return rd.with(x, true, "") }
 
 // RememberKey is Remember, and shows x's bearer token as $name (as a
-// configured secret of that Var), unless it is one of rd's secrets
-// already: for a proxy, which knows no keys, the token the backend took,
-// so that a curl line replays where $name holds the key. Where the token
-// is shown so, a Redactor For or Remember makes from an exchange whose
-// token reads "$name" shows it as the variable again.
+// configured secret of that Var) unless it is one of rd's secrets: for a
+// proxy, which knows no keys, so that a curl line replays where $name
+// holds the key. A token that reads "$name" is then shown as it is.
 func (rd *Redactor) RememberKey(x *Exchange, name string) *Redactor { return rd.with(x, true, name) }
 
-// with makes the Redactor of For, Remember and RememberKey; key, if not
-// empty, is the Var x's bearer token is shown as.
+// with makes the Redactor of For, Remember and RememberKey.
 func (rd *Redactor) with(x *Exchange, remember bool, key string) *Redactor {
 	out, own := &Redactor{}, credentials(x)
 	if rd != nil {
@@ -219,9 +211,8 @@ func (rd *Redactor) with(x *Exchange, remember bool, key string) *Redactor {
 		r.mu.Unlock()
 	}
 	for _, c := range own {
-		// A token a Redactor already hid is no credential: it reads as
-		// hidden again, not as "[SECRET]". One it showed as a variable
-		// ("$NAME") stands for that variable still.
+		// A token a Redactor already hid is no credential; one it showed
+		// as a variable ("$NAME") stands for that variable still.
 		if c == Redacted {
 			continue
 		}
@@ -236,8 +227,7 @@ func (rd *Redactor) with(x *Exchange, remember bool, key string) *Redactor {
 	return out
 }
 
-// credentials returns the credentials of x's request of at least minOwn
-// bytes.
+// credentials returns x's credentials of at least minOwn bytes.
 func credentials(x *Exchange) []string {
 	var out []string
 	add := func(v string) {
@@ -463,8 +453,7 @@ func (rd *Redactor) redact(s string, before, after int) string {
 	return s
 }
 
-// split returns s redacted in pieces, for a caller that renders secrets
-// itself.
+// split returns s redacted in pieces, for a caller that renders them.
 func (rd *Redactor) split(s string) []piece {
 	ps, ok := rd.pieces(s, edge, edge, 0)
 	switch {
@@ -523,7 +512,6 @@ func (rd *Redactor) headerName(k string) string {
 	return k
 }
 
-// headerValue returns the value v of the header name, redacted.
 func (rd *Redactor) headerValue(name, v string) []piece {
 	k := http.CanonicalHeaderKey(name)
 	scheme, token := authorization(k, v)
@@ -546,7 +534,6 @@ func (rd *Redactor) headerValue(name, v string) []piece {
 	return append(append(ps, piece{text: " "}), rd.credential(token)...)
 }
 
-// credential returns what stands for the credential v.
 func (rd *Redactor) credential(v string) []piece {
 	if sc := rd.secretOf(v); sc != nil {
 		return []piece{{sc.place, sc}}
@@ -588,12 +575,10 @@ func (rd *Redactor) namedInURL(raw string) string {
 const minPiece = 4
 
 // Cut returns b redacted and cut to at most n bytes, without a trailing
-// start of a secret of minPiece bytes or more (of a short secret, any start
-// of a token): the bytes a cut left of a secret that went on past it. A
-// shorter start of a long secret is kept: ending on a secret's first
-// letters is what many texts do, and it hides next to nothing. Use it
-// on every text that was cut, also where the cut was made before (a body
-// that ended early: n = len(b)).
+// start of a secret of minPiece bytes or more (of a short secret, any
+// start of a token): what a cut left of a secret. A shorter start of a
+// long secret is kept: many texts end so, and it hides next to nothing.
+// Use it on every text that was cut, also before (n = len(b)).
 func (rd *Redactor) Cut(b []byte, n int) []byte {
 	b = rd.Bytes(b)
 	b = b[:min(len(b), max(n, 0))]
@@ -668,9 +653,8 @@ func (rd *Redactor) JSON(b []byte) ([]byte, bool) {
 	return out.Bytes(), true
 }
 
-// Value returns v, a value decoded from JSON into any, with secrets
-// replaced in every string, member name and json.Number (which becomes a
-// string where it holds one).
+// Value returns v, decoded from JSON, with secrets replaced: MapJSON
+// with String.
 func (rd *Redactor) Value(v any) any { return MapJSON(v, rd.String) }
 
 // MapJSON returns v, a value decoded from JSON into any, with f applied
@@ -755,7 +739,6 @@ func (rd *Redactor) all() []*secret {
 	return rd.secrets
 }
 
-// emit writes the first n bytes held, redacted.
 func (w *RedactingWriter) emit(n int) error {
 	if n == 0 {
 		return nil
