@@ -51,7 +51,11 @@ func loadContract(o *options) (*spec.Contract, error) {
 	if file == "" {
 		return spec.Shared()
 	}
-	c, err := loadSpecFile(file, o.SpecRefsOutside)
+	doc, err := readSpec(file, o.SpecRefsOutside)
+	var c *spec.Contract
+	if err == nil {
+		c, err = spec.Load(doc)
+	}
 	var named *fs.PathError // its message names the file already
 	switch {
 	case errors.As(err, &named):
