@@ -156,10 +156,7 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 		return err
 	}
 	tuneGC(lookupEnv, 0, 0)
-	upstream := p.To
-	if u, err := url.Parse(p.To); err == nil {
-		upstream = u.Redacted()
-	}
+	upstream := redactedURL(p.To) // a URL: proxy.New refuses one that is not
 	hosts, err := httpapi.NewHosts(adminHosts(o))
 	if err != nil {
 		return err
