@@ -143,11 +143,9 @@ func load(ctx context.Context, addr string, clients int, d time.Duration, next f
 		err      error
 	}
 	parts := make([]partial, clients)
-	var start sync.WaitGroup
-	start.Add(1)
+	start := make(chan struct{}) // closed once deadline is set
 	var wg sync.WaitGroup
-	var begin time.Time
-	deadline := time.Now().Add(d)
+	var deadline time.Time
 	for i := range clients {
 		wg.Add(1)
 		go func() {
@@ -155,7 +153,7 @@ func load(ctx context.Context, addr string, clients int, d time.Duration, next f
 			p := &parts[i]
 			p.lat = make([]time.Duration, 0, 4096)
 			c := conns[i]
-			start.Wait()
+			<-start
 			for n := 0; ; n++ {
 				t0 := time.Now()
 				if !t0.Before(deadline) || ctx.Err() != nil {
@@ -181,13 +179,11 @@ func load(ctx context.Context, addr string, clients int, d time.Duration, next f
 			}
 		}()
 	}
-	begin = time.Now()
+	begin := time.Now()
 	deadline = begin.Add(d)
-	start.Done()
+	close(start)
 	wg.Wait()
-	elapsed := time.Since(begin)
-	var r result
-	r.elapsed = elapsed
+	r := result{elapsed: time.Since(begin)}
 	for i, p := range parts {
 		r.latencies = append(r.latencies, p.lat...)
 		r.failures += p.failures

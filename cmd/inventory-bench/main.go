@@ -4,12 +4,7 @@
 //
 //	go run ./cmd/inventory-bench
 //
-// Both servers run as child processes: the mock is the real inventory-mock
-// binary (built with go build unless --mock names one), logging as users
-// run it, to /dev/null; the baseline is this binary's hidden "baseline"
-// mode. Rounds alternate between them, and the report gives medians and the
-// ratio mock/baseline for requests per second and p50 and p99 latency, then
-// the mock's start-up time and resident memory. See --help.
+// See --help and README.md.
 package main
 
 import (

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/petstore/inventory-kit/cmd/internal/cli"
 	"github.com/petstore/inventory-kit/mockserver/store/redistest"
 )
 
@@ -110,20 +111,8 @@ func (s *server) stop() {
 	}
 }
 
-// rss returns the child's resident memory in bytes, from /proc/PID/status.
-func (s *server) rss() (int64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(s.cmd.Process.Pid) + "/status")
-	if err != nil {
-		return 0, err
-	}
-	_, v, ok := strings.Cut(string(b), "\nVmRSS:")
-	if !ok {
-		return 0, fmt.Errorf("no VmRSS in /proc/%d/status", s.cmd.Process.Pid)
-	}
-	v, _, _ = strings.Cut(v, "\n")
-	kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-	return kb << 10, err
-}
+// rss returns the child's resident memory in bytes.
+func (s *server) rss() (int64, error) { return cli.RSS(strconv.Itoa(s.cmd.Process.Pid)) }
 
 // cpu returns the CPU time, user and system, the child has used so far,
 // from /proc/PID/stat (in clock ticks of 10ms: USER_HZ is 100 on Linux).

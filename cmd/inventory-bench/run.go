@@ -320,7 +320,7 @@ func (b *bench) scenario(ctx context.Context, s scenario) error {
 		rpsRatios = append(rpsRatios, m.rps()/bs.rps())
 		p99Ratios = append(p99Ratios, float64(m.percentile(0.99))/float64(bs.percentile(0.99)))
 		fmt.Fprintf(b.out, "  round %d   %s %s   %s %s   ratio rps %.2f p99 %.2f", round+1,
-			mockName, describe(m), baseName, describe(bs), rpsRatios[round], p99Ratios[round])
+			mockName, describeFigures(medians([]result{m})), baseName, describeFigures(medians([]result{bs})), rpsRatios[round], p99Ratios[round])
 		if s.proxy {
 			fmt.Fprintf(b.out, " p50 %+.2fms", float64(m.percentile(0.50)-bs.percentile(0.50))/float64(time.Millisecond))
 		}
@@ -517,10 +517,6 @@ func verdict(has, met bool, target string) string {
 		return " (target " + target + ": met)"
 	}
 	return " (target " + target + ": MISSED)"
-}
-
-func describe(r result) string {
-	return describeFigures(figures{rps: r.rps(), p50: r.percentile(0.50), p99: r.percentile(0.99), cpu: r.cpuPerRequest()})
 }
 
 func describeFigures(f figures) string {

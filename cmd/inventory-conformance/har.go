@@ -125,15 +125,13 @@ func runHAR(ctx context.Context, args []string, getenv func(string) string, stdo
 		return cannot("%v", err)
 	}
 	defer in.Close()
-	var jsonl *os.File
+	opts := spec.FindingsOptions{Redactor: conformance.KeyRedactor(o.APIKey)}
 	if o.ReportJSONL != "" {
-		if jsonl, err = createReport(o.ReportJSONL); err != nil {
+		jsonl, err := cli.CreateReport(o.ReportJSONL)
+		if err != nil {
 			return cannot("--report-jsonl: %v", err)
 		}
 		defer jsonl.Close()
-	}
-	opts := spec.FindingsOptions{Redactor: conformance.KeyRedactor(o.APIKey)}
-	if jsonl != nil {
 		opts.JSONL = jsonl
 	}
 	findings := spec.NewFindings(contract, opts)
@@ -203,14 +201,6 @@ func harScope(m exchange.HARMapping) string {
 		return m.Base.Redacted()
 	}
 	return m.BasePath
-}
-
-// createReport makes a report file, and its directory.
-func createReport(path string) (*os.File, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o770); err != nil {
-		return nil, err
-	}
-	return os.Create(path)
 }
 
 // harUsage writes the HAR check's help.

@@ -35,8 +35,7 @@ import (
 	"github.com/petstore/inventory-kit/spec/report"
 )
 
-// version is set at build time with -ldflags "-X main.version=..."; empty:
-// cli.Version reads the build information.
+// version is set at build time with -ldflags "-X main.version=...".
 var version = ""
 
 // memoryLimit is the heap Go's collector is asked to stay under, unless
@@ -117,8 +116,6 @@ func conform(ctx context.Context, args []string, getenv func(string) string, std
 	if o.List {
 		reports = reportFiles{secrets: secrets} // --list runs nothing: it writes no report, and tells GitHub nothing
 	}
-	// Before anything else can fail, replace any old report: a stale green
-	// one must never survive a run that stops short.
 	if err := reports.stale(); err != nil {
 		fmt.Fprintf(errOut, "inventory-conformance: cannot run: %v\n", err)
 		return cli.ExitCannotRun
@@ -325,9 +322,7 @@ func summaryLine(oc conformance.Outcome) string {
 	return fmt.Sprintf("%d passed, %d failed, %d skipped before the interrupt", n["passed"], n["failed"], n["skipped"])
 }
 
-// reportFiles are the reports of a run: the files, the JSON report, and
-// GitHub's step summary and annotations where the run is a GitHub
-// Actions job.
+// reportFiles are the reports of a run, GitHub's included.
 type reportFiles struct {
 	out     report.Outputs
 	json    string
@@ -343,9 +338,8 @@ func newReportFiles(paths reportFlags, getenv func(string) string, w io.Writer, 
 }
 
 // stale replaces every report file with one saying the run did not
-// finish: called before anything else can fail, so that a stale green
-// report never survives a run that stops short. It appends and annotates
-// nothing.
+// finish, before anything else can fail: a stale green report must never
+// survive a run that stops short. It appends and annotates nothing.
 func (r reportFiles) stale() error {
 	return conformance.WriteCannotRun(r.out.Files(), r.json, "the run did not finish (it stopped before writing its report)", r.secrets.Redactor())
 }

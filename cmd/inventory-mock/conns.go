@@ -16,43 +16,27 @@ import (
 // room for a Redis store's pool.
 const defaultMaxConns = 512
 
-// Under pressure (pressureShare of the cap open or more), connections
-// idle for pressureIdle are closed when another one arrives, instead of
-// after the server's idle timeout (120 s).
+// Under pressure (pressureShare of the cap open or more), a new connection
+// closes those idle for pressureIdle; one whose request has been arriving
+// for slowAfter is slow (a LAN client sends one in milliseconds).
 const (
 	pressureShare = 0.75
 	pressureIdle  = 5 * time.Second
+	slowAfter     = time.Second
 )
 
-// slowAfter is how long a request may take to arrive, headers and body,
-// before a connection that comes at the cap closes it rather than an idle
-// one: a client on this machine or a LAN sends a request in milliseconds,
-// so one still arriving after a second is slow, on purpose or not.
-const slowAfter = time.Second
-
-// A connLimiter is a listener that serves at most max connections at once.
-// A connection that arrives at the cap makes room by closing one other
-// (shed): the one whose request has been arriving longest if that is
-// slowAfter or more, else the one idle longest (between two requests),
-// else the one whose request has been arriving longest; a connection whose
-// request has arrived whole and is being answered is never closed. Only
-// where every connection is being answered does the new one wait for a free
-// place. One that arrives past three quarters of the cap closes those idle
-// for pressureIdle or longer too. So a crowd of clients that send their
-// headers or bodies a byte at a time cannot keep the places: each new
-// connection takes the place of the oldest of them, and a request sent at
-// a normal pace is read and answered before its turn comes.
-//
-// The server tells it each connection's state through track, its
-// ConnState hook, and through arrived, its handler middleware, when a
-// request's body has been read. Its memory is bounded by max: one entry per
-// open connection.
+// A connLimiter is a listener that serves at most max connections at once,
+// making room at the cap by closing one other (shed), as README.md,
+// Connections and timeouts, says: a crowd of clients that send a byte at a
+// time cannot keep the places. The server tells it each connection's state
+// through track, its ConnState hook, and through serving when a request's
+// body has been read. Its memory is bounded by max: one entry per open
+// connection.
 type connLimiter struct {
 	net.Listener
-	slots chan struct{} // one token per open connection
-	done  chan struct{} // closed by Close
-
-	closeOnce sync.Once // closes done
+	slots     chan struct{} // one token per open connection
+	done      chan struct{} // closed by Close
+	closeOnce sync.Once
 
 	mu    sync.Mutex // guards conns and the connState they point to
 	conns map[net.Conn]*connState
@@ -71,7 +55,6 @@ type connState struct {
 	answering int
 }
 
-// limitConns returns ln serving at most max connections.
 func limitConns(ln net.Listener, max int) *connLimiter {
 	return &connLimiter{Listener: ln, slots: make(chan struct{}, max), done: make(chan struct{}),
 		conns: map[net.Conn]*connState{}, pressureIdle: pressureIdle, slowAfter: slowAfter}
@@ -114,8 +97,7 @@ func (l *connLimiter) Close() error {
 	return l.Listener.Close()
 }
 
-// track is the server's ConnState hook: it keeps each open connection's
-// state, and since when.
+// track is the server's ConnState hook.
 func (l *connLimiter) track(c net.Conn, state http.ConnState) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -132,11 +114,10 @@ func (l *connLimiter) track(c net.Conn, state http.ConnState) {
 	}
 }
 
-// connKey is the context key of the connection a request came on.
 type connKey struct{}
 
 // connContext is the server's ConnContext hook: it puts the connection in
-// the context of its requests, for arrived.
+// the context of its requests, for serving.
 func connContext(ctx context.Context, c net.Conn) context.Context {
 	return context.WithValue(ctx, connKey{}, c)
 }
@@ -170,7 +151,6 @@ type arrival struct {
 	marked bool // counted in answering; only the handler's goroutine reads or writes it
 }
 
-// mark counts the request as arrived whole.
 func (a *arrival) mark() {
 	if a.marked {
 		return
@@ -213,8 +193,10 @@ func (b *arrivingBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// shed closes one connection to make room, as connLimiter says, if there
-// is one it may close.
+// shed closes one connection to make room, if there is one it may close:
+// the one whose request has been arriving longest if that is slowAfter or
+// more, else the one idle longest, else the oldest arriving one; never one
+// being answered.
 func (l *connLimiter) shed() {
 	now := time.Now()
 	var arriving, idle net.Conn // the oldest of each

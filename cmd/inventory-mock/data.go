@@ -33,8 +33,7 @@ func chaosOf(o *options) (mockserver.Chaos, error) {
 	return c, nil
 }
 
-// data is what the mock serves: the contract, what a record is, and the
-// records, checked against the one set of rules.
+// data is what the mock serves.
 type data struct {
 	contract *spec.Contract
 	shape    *fixtures.Shape
@@ -43,15 +42,17 @@ type data struct {
 	unknown  []string // fixture fields the record schema does not have, left out
 }
 
-// loadContract loads the document --spec names, the files it refers to
-// bundled in (readSpec), or the embedded contract (once per process) where
-// there is none.
+// loadContract loads --spec (readSpec), or the embedded contract.
 func loadContract(o *options) (*spec.Contract, error) {
 	file := o.Spec
 	if file == "" {
 		return spec.Shared()
 	}
-	c, err := loadSpecFile(file, o.SpecRefsOutside)
+	doc, err := readSpec(file, o.SpecRefsOutside)
+	var c *spec.Contract
+	if err == nil {
+		c, err = spec.Load(doc)
+	}
 	var named *fs.PathError // its message names the file already
 	switch {
 	case errors.As(err, &named):
@@ -62,10 +63,8 @@ func loadContract(o *options) (*spec.Contract, error) {
 	return c, nil
 }
 
-// load reads the contract and the data set the options name. Every data
-// source, embedded, a file, generated or a live backend's list, is checked
-// against the record schema and the mock's own bounds; a failure names the
-// source.
+// load reads the contract and the data set the options name, checked
+// against the record schema and the mock's own bounds.
 func load(ctx context.Context, o *options) (*data, error) {
 	contract, err := loadContract(o)
 	if err != nil {

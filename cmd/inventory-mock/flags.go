@@ -84,29 +84,21 @@ func newParser(o *options) *cli.Parser {
 }
 
 func init() {
-	cli.NamedTypes["apikey"] = func(v string) (any, error) {
-		// Taken whole (a comma is part of the key). An empty key is
-		// refused, set or left empty: it is what --api-key "$UNSET_SECRET"
-		// gives, and the published development key would serve anyone.
-		if v = strings.TrimSpace(v); v == "" {
-			return nil, errors.New("an empty API key; give a key, or leave the setting out to accept the development key")
+	// A key is taken whole (a comma is part of it), and refused empty, set
+	// or left empty: it is what --api-key "$UNSET_SECRET" gives, and the
+	// published development key would serve anyone; an empty admin key
+	// would make any API key admin.
+	key := func(empty string) cli.Check {
+		return func(v string) (any, error) {
+			if v = strings.TrimSpace(v); v == "" {
+				return nil, errors.New(empty)
+			}
+			return v, nil
 		}
-		return v, nil
 	}
-	cli.NamedTypes["adminkey"] = func(v string) (any, error) {
-		// Empty would mean "any API key is admin", which a secret that
-		// did not arrive must not turn on silently.
-		if v = strings.TrimSpace(v); v == "" {
-			return nil, errors.New("an empty admin key; give a key, or leave the setting out to let any API key use /__admin/")
-		}
-		return v, nil
-	}
-	cli.NamedTypes["upstreamkey"] = func(v string) (any, error) {
-		if v = strings.TrimSpace(v); v == "" {
-			return nil, errors.New("an empty key; give the backend's API key, or leave the setting out")
-		}
-		return v, nil
-	}
+	cli.NamedTypes["apikey"] = key("an empty API key; give a key, or leave the setting out to accept the development key")
+	cli.NamedTypes["adminkey"] = key("an empty admin key; give a key, or leave the setting out to let any API key use /__admin/")
+	cli.NamedTypes["upstreamkey"] = key("an empty key; give the backend's API key, or leave the setting out")
 	// Origins as browsers send them in the Origin header
 	// (mockserver.NormalizeOrigin); the admin API's never "*".
 	cli.NamedTypes["origin"] = func(v string) (any, error) { return mockserver.NormalizeOrigin(v) }

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"time"
 
@@ -29,16 +26,6 @@ func serveMetrics(addr string, m *metrics.Metrics, logger *slog.Logger) (stop fu
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", httpapi.Methods(map[string]http.Handler{"GET": m.Handler()}))
 	mux.HandleFunc("/", httpapi.NotFound)
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("--metrics-addr: %w", err)
-	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 16 << 10}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logger.Warn("metrics listener stopped", "error", err)
-		}
-	}()
-	logger.Info("serving metrics without a key", "url", "http://"+ln.Addr().String()+"/metrics")
-	return func() { srv.Close() }, nil
+	return serveAside(srv, "--metrics-addr", addr, "metrics", "serving metrics without a key", "/metrics", logger)
 }

@@ -30,17 +30,23 @@ func servePprof(addr string, args []string, logger *slog.Logger) (stop func(), e
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return serveAside(&http.Server{Handler: mux}, "--pprof", addr, "pprof", "serving profiles", "/debug/pprof/", logger)
+}
+
+// serveAside serves srv on its own listener at addr, given by flag, until
+// stop; it logs served, with the URL of path, and a stop before that as
+// name's.
+func serveAside(srv *http.Server, flag, addr, name, served, path string, logger *slog.Logger) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("--pprof: %w", err)
+		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
-	srv := &http.Server{Handler: mux}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logger.Warn("pprof listener stopped", "error", err)
+			logger.Warn(name+" listener stopped", "error", err)
 		}
 	}()
-	logger.Info("serving profiles", "url", "http://"+ln.Addr().String()+"/debug/pprof/")
+	logger.Info(served, "url", "http://"+ln.Addr().String()+path)
 	return func() { srv.Close() }, nil
 }
 

@@ -7,8 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
-	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -102,7 +100,7 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 	}()
 	var jsonl io.Writer
 	if p.ReportJSONL != "" {
-		f, err := create(p.ReportJSONL)
+		f, err := cli.CreateReport(p.ReportJSONL)
 		if err != nil {
 			return fmt.Errorf("--report-jsonl: %w", err)
 		}
@@ -113,7 +111,7 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 		if r.path == "" {
 			continue
 		}
-		f, err := create(r.path) // now, so that a path that cannot be written stops start-up
+		f, err := cli.CreateReport(r.path) // now, so that a path that cannot be written stops start-up
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.flag, err)
 		}
@@ -124,7 +122,7 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 	}})
 	var har *exchange.HARWriter
 	if p.HAROut != "" {
-		f, err := create(p.HAROut)
+		f, err := cli.CreateReport(p.HAROut)
 		if err != nil {
 			return fmt.Errorf("--har-out: %w", err)
 		}
@@ -158,10 +156,7 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 		return err
 	}
 	tuneGC(lookupEnv, 0, 0)
-	upstream := p.To
-	if u, err := url.Parse(p.To); err == nil {
-		upstream = u.Redacted()
-	}
+	upstream := redactedURL(p.To) // a URL: proxy.New refuses one that is not
 	hosts, err := httpapi.NewHosts(adminHosts(o))
 	if err != nil {
 		return err
@@ -250,12 +245,4 @@ func finishProxy(p *proxyOptions, contract *spec.Contract, findings *spec.Findin
 		return cli.Failed(errors.New(run.Coverage.Gate()))
 	}
 	return nil
-}
-
-// create makes a report file, and its directory.
-func create(path string) (*os.File, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
-	}
-	return os.Create(path)
 }

@@ -32,8 +32,7 @@ var version = ""
 // more than the line itself; a person watching the log does not see 20 ms.
 const logWindow = 20 * time.Millisecond
 
-// run starts the mock, or the proxy, and serves until ctx is done (a
-// cli.Run).
+// run is a cli.Run.
 func run(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) error {
 	return runReady(ctx, args, lookupEnv, os.Stdin, stdout, stderr, nil)
 }
@@ -175,11 +174,9 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 // serve listens on o.addr, with TLS as o says, and serves h until ctx is
 // done, then shuts down gracefully: requests in flight finish, for
 // --shutdown-grace at most; those still in flight then are cut, logged
-// and returned, and the stop is no error. listening
-// gets the server's URL once it accepts connections, and ready, if not
-// nil, its address. With --pprof, Go's profiles are served too, and with
-// --metrics-addr the metrics. The mock and the proxy mode serve through
-// it.
+// and returned, and the stop is no error, so the exit status stays the
+// run's. listening gets the server's URL once it accepts connections, and
+// ready, if not nil, its address.
 func serve(ctx context.Context, o *options, h http.Handler, logs slog.Handler, ready func(addr string), listening func(url string)) (cut []cutRequest, err error) {
 	logger := slog.New(logs)
 	if o.Pprof != "" {
@@ -256,8 +253,6 @@ func serve(ctx context.Context, o *options, h http.Handler, logs slog.Handler, r
 	if !errors.Is(err, context.DeadlineExceeded) {
 		return nil, err
 	}
-	// Past the grace: the requests still in flight are cut, and said so;
-	// the stop itself went as asked, so the exit status stays the run's.
 	cut = flights.list()
 	for _, c := range cut {
 		logger.Warn("request cut at shutdown: still in flight after --shutdown-grace", "method", c.Method, "path", c.Path, "ran", c.Ran.Round(time.Millisecond), "grace", o.ShutdownGrace)

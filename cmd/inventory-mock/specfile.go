@@ -35,15 +35,15 @@ func readSpec(file string, outside bool) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !refersToFiles(doc) {
-		return doc, nil
-	}
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkRefs(abs, doc, outside); err != nil {
+	switch files, err := checkRefs(abs, doc, outside); {
+	case err != nil:
 		return nil, err
+	case !files:
+		return doc, nil
 	}
 	cfg := &datamodel.DocumentConfiguration{
 		BasePath:            filepath.Dir(abs),
@@ -82,8 +82,9 @@ func readBounded(file string, max int64) ([]byte, error) {
 // checkRefs follows the $refs to files from the spec at abs (its text
 // doc), and from the files they name, and checks that each is in the
 // spec's folder or below (unless outside) and that all of them together
-// stay within spec.MaxDocument bytes.
-func checkRefs(abs string, doc []byte, outside bool) error {
+// stay within spec.MaxDocument bytes. It reports whether doc refers to
+// another file at all.
+func checkRefs(abs string, doc []byte, outside bool) (files bool, err error) {
 	root := filepath.Dir(abs)
 	total := int64(len(doc))
 	seen := map[string]bool{abs: true}
@@ -99,6 +100,7 @@ func checkRefs(abs string, doc []byte, outside bool) error {
 			if target == "" || strings.HasPrefix(target, "http://") || strings.HasPrefix(target, "https://") {
 				continue
 			}
+			files = true
 			path := filepath.Clean(filepath.Join(filepath.Dir(cur.path), filepath.FromSlash(target)))
 			if filepath.IsAbs(target) {
 				path = filepath.Clean(target)
@@ -108,11 +110,11 @@ func checkRefs(abs string, doc []byte, outside bool) error {
 			}
 			seen[path] = true
 			if rel, err := filepath.Rel(root, path); !outside && (err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator))) {
-				return fmt.Errorf("spec: %s refers to %s, outside the spec's folder %s; what a spec refers to is served at /openapi.yaml: move it into the folder, or allow it with --spec-refs-outside", filepath.Base(cur.path), target, root)
+				return false, fmt.Errorf("spec: %s refers to %s, outside the spec's folder %s; what a spec refers to is served at /openapi.yaml: move it into the folder, or allow it with --spec-refs-outside", filepath.Base(cur.path), target, root)
 			}
 			text, err := readBounded(path, spec.MaxDocument-total)
 			if errors.Is(err, errTooLarge) {
-				return err
+				return false, err
 			} else if err != nil {
 				continue // the bundler says which $ref cannot be resolved
 			}
@@ -123,25 +125,5 @@ func checkRefs(abs string, doc []byte, outside bool) error {
 			}{path, text})
 		}
 	}
-	return nil
-}
-
-// refersToFiles reports whether a document has a $ref to another file.
-func refersToFiles(doc []byte) bool {
-	for _, m := range fileRef.FindAllSubmatch(doc, -1) {
-		if target := string(m[1]); !strings.HasPrefix(target, "http://") && !strings.HasPrefix(target, "https://") {
-			return true
-		}
-	}
-	return false
-}
-
-// loadSpecFile loads the contract in file, its referenced files bundled
-// in.
-func loadSpecFile(file string, outside bool) (*spec.Contract, error) {
-	doc, err := readSpec(file, outside)
-	if err != nil {
-		return nil, err
-	}
-	return spec.Load(doc)
+	return files, nil
 }

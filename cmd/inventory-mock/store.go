@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -87,8 +85,7 @@ const redisStartTimeout = 30 * time.Second
 // have been made from the same records and contract, and its records must
 // be records of d's shape.
 func openStore(ctx context.Context, f storeFlag, d *data, opts store.Options, logger *slog.Logger) (store.Store, error) {
-	sum := sha256.Sum256(d.contract.Raw)
-	opts.Origin, opts.Logger, opts.Shape = "contract sha256:"+hex.EncodeToString(sum[:]), logger, d.shape
+	opts.Origin, opts.Logger, opts.Shape = "contract sha256:"+digest(d.contract.Raw), logger, d.shape
 	switch f.kind {
 	case storeFile:
 		return store.OpenFile(f.path, d.records, opts)

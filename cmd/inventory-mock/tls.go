@@ -25,22 +25,15 @@ import (
 // returns, for --tls-cert-out, the self-signed certificate as PEM; serve
 // writes it once it listens.
 func tlsConfig(o *options) (*tls.Config, []byte, error) {
-	var cert tls.Certificate
-	var err error
+	var certPEM []byte
+	cert, err := tls.Certificate{}, error(nil)
 	if o.TLSSelfSigned {
-		cert, err = selfSigned()
-	} else {
-		cert, err = tls.LoadX509KeyPair(o.TLSCert, o.TLSKey)
-	}
-	if err != nil {
-		if o.TLSSelfSigned {
+		if cert, err = selfSigned(); err != nil {
 			return nil, nil, fmt.Errorf("--tls-self-signed: %w", err)
 		}
-		return nil, nil, fmt.Errorf("--tls-cert, --tls-key: %w", err)
-	}
-	var certPEM []byte
-	if o.TLSSelfSigned {
 		certPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]})
+	} else if cert, err = tls.LoadX509KeyPair(o.TLSCert, o.TLSKey); err != nil {
+		return nil, nil, fmt.Errorf("--tls-cert, --tls-key: %w", err)
 	}
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}}, certPEM, nil
 }

@@ -43,9 +43,7 @@ type upstream struct {
 	whole   time.Duration      // --fixtures-timeout: the whole load
 }
 
-// newUpstream checks the --fixtures-from address and makes the client
-// that talks to it, with the TLS settings and timeout of the --upstream-*
-// flags.
+// newUpstream checks the --fixtures-from address and makes its client.
 func newUpstream(o *options) (*upstream, error) {
 	s, p := &o.Staging, &o.Proxy
 	u, err := url.Parse(s.FixturesFrom)
@@ -77,12 +75,9 @@ func redactedURL(raw string) string {
 	return "(not a URL)"
 }
 
-// records lists the backend's records: GET on the contract's list
-// operation, with the key, then every record checked against the shape,
-// as a --fixtures file is. It fails, with a message that says what the
-// backend did and never holds the key, if the backend cannot be reached,
-// refuses the key, answers anything but a JSON list of records, or sends
-// more than the limit.
+// records lists the backend's records with the key, each checked against
+// the shape as a --fixtures file is. Its errors say what the backend did,
+// and never hold the key.
 func (u *upstream) records(ctx context.Context, shape *fixtures.Shape) (records []fixtures.Record, unknown []string, source string, err error) {
 	target := *u.base
 	target.Path += shape.List.Path

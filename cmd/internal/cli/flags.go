@@ -26,9 +26,6 @@ import (
 //
 // Kong parses the command line; the environment is read here, through the
 // lookupEnv given to Parse, so that tests need not set the process's.
-// Messages are worded as the kit's commands always worded them: a flag
-// with two dashes and its value, a variable with its value, and what the
-// flag takes.
 type Parser struct {
 	k     *kong.Kong
 	flags []*kong.Flag      // by name, as help lists them

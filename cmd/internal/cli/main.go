@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 )
 
@@ -68,4 +69,12 @@ func Main(name string, run Run) {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 	}
 	os.Exit(Code(err))
+}
+
+// CreateReport makes a report file, and its directory.
+func CreateReport(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	return os.Create(path)
 }
