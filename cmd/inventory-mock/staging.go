@@ -13,17 +13,17 @@ import (
 // records from a live backend, the spec reloaded when it changes, a rate
 // limit, and metrics.
 type stagingOptions struct {
-	FixturesFrom string `name:"fixtures-from" env:"INVENTORY_MOCK_FIXTURES_FROM" placeholder:"URL" help:"serve the records of the backend at this URL, its base path included, such as https://staging.example.com/v1: listed once at start-up with --upstream-api-key, each checked against the spec (TLS: the --upstream-* flags)"`
+	FixturesFrom    string        `name:"fixtures-from" env:"INVENTORY_MOCK_FIXTURES_FROM" placeholder:"URL" help:"serve the records of the backend at this URL, its base path included, such as https://staging.example.com/v1: listed once at start-up with --upstream-api-key, each checked against the spec (TLS: the --upstream-* flags)"`
+	FixturesTimeout time.Duration `name:"fixtures-timeout" env:"INVENTORY_MOCK_FIXTURES_TIMEOUT" default:"${fixtures_timeout}" placeholder:"DURATION" help:"--fixtures-from: give up when the whole list has not arrived within this duration"`
 	// The backend's key, not the mock's, so not INVENTORY_MOCK_*. Refused
 	// empty on the command line; its variable set to "" counts as not
 	// set, so that --fixtures-from says the key is missing, and a mock
 	// without --fixtures-from does not care.
-	FixturesTimeout time.Duration `name:"fixtures-timeout" env:"INVENTORY_MOCK_FIXTURES_TIMEOUT" default:"${fixtures_timeout}" placeholder:"DURATION" help:"--fixtures-from: give up when the whole list has not arrived within this duration"`
-	UpstreamKey     string        `name:"upstream-api-key" env:"INVENTORY_UPSTREAM_API_KEY" type:"upstreamkey" placeholder:"KEY" help:"the backend's API key for --fixtures-from; never printed (better in the variable: ps shows a command line)"`
-	Watch           bool          `name:"watch" env:"INVENTORY_MOCK_WATCH" help:"reload the --spec file when it, or a file next to it, changes: no restart, records kept; an edit that does not load is logged and the spec in force keeps serving"`
-	RateLimit       string        `name:"rate-limit" env:"INVENTORY_MOCK_RATE_LIMIT" placeholder:"RATE" help:"let each API key and session send requests at this RATE, N/s or N/m, with :BURST at once, such as 10/s or 600/m:50; past it, 429 with Retry-After; PUT /__admin/rate-limit changes it"`
-	Metrics         bool          `name:"metrics" env:"INVENTORY_MOCK_METRICS" default:"true" help:"serve Prometheus metrics at GET /metrics, behind the admin key; --metrics=false turns them off"`
-	MetricsAddr     string        `name:"metrics-addr" env:"INVENTORY_MOCK_METRICS_ADDR" placeholder:"HOST:PORT" help:"also serve the metrics at http://host:port/metrics without a key, for a scraper that cannot send one"`
+	UpstreamKey string `name:"upstream-api-key" env:"INVENTORY_UPSTREAM_API_KEY" type:"upstreamkey" placeholder:"KEY" help:"the backend's API key for --fixtures-from; never printed (better in the variable: ps shows a command line)"`
+	Watch       bool   `name:"watch" env:"INVENTORY_MOCK_WATCH" help:"reload the --spec file when it, or a file next to it, changes: no restart, records kept; an edit that does not load is logged and the spec in force keeps serving"`
+	RateLimit   string `name:"rate-limit" env:"INVENTORY_MOCK_RATE_LIMIT" placeholder:"RATE" help:"let each API key and session send requests at this RATE, N/s or N/m, with :BURST at once, such as 10/s or 600/m:50; past it, 429 with Retry-After; PUT /__admin/rate-limit changes it"`
+	Metrics     bool   `name:"metrics" env:"INVENTORY_MOCK_METRICS" default:"true" help:"serve Prometheus metrics at GET /metrics, behind the admin key; --metrics=false turns them off"`
+	MetricsAddr string `name:"metrics-addr" env:"INVENTORY_MOCK_METRICS_ADDR" placeholder:"HOST:PORT" help:"also serve the metrics at http://host:port/metrics without a key, for a scraper that cannot send one"`
 
 	limit mockserver.RateLimit // RateLimit, parsed
 	m     *metrics.Metrics     // the run's, from newMetrics; nil: none

@@ -195,7 +195,7 @@ func (rd *Redactor) with(x *Exchange, remember bool, key string) *Redactor {
 	}
 	if key != "" {
 		for _, v := range x.Header.Values("Authorization") {
-			if scheme, token := authorization("Authorization", v); strings.EqualFold(scheme, "Bearer") && len(token) >= minOwn {
+			if scheme, token := authorization(v); strings.EqualFold(scheme, "Bearer") && len(token) >= minOwn {
 				out.add(Secret{Value: token, Var: key})
 			}
 		}
@@ -238,7 +238,7 @@ func credentials(x *Exchange) []string {
 	for name, vs := range x.Header {
 		name = http.CanonicalHeaderKey(name)
 		for _, v := range vs {
-			switch scheme, token := authorization(name, v); {
+			switch scheme, token := authorization(v); {
 			case name != "Authorization" && name != "Proxy-Authorization":
 				if name != "Www-Authenticate" && secretName(name) {
 					add(v)
@@ -267,7 +267,8 @@ func credentials(x *Exchange) []string {
 	return out
 }
 
-func authorization(name, v string) (scheme, token string) {
+// authorization splits an Authorization value into its scheme and token.
+func authorization(v string) (scheme, token string) {
 	scheme, token, _ = strings.Cut(strings.TrimSpace(v), " ")
 	return scheme, strings.TrimSpace(token)
 }
@@ -514,7 +515,7 @@ func (rd *Redactor) headerName(k string) string {
 
 func (rd *Redactor) headerValue(name, v string) []piece {
 	k := http.CanonicalHeaderKey(name)
-	scheme, token := authorization(k, v)
+	scheme, token := authorization(v)
 	switch {
 	case strings.TrimSpace(v) == "":
 		return []piece{{text: v}}
