@@ -303,10 +303,13 @@ func (t *Target) ExpectUnchanged(ctx context.Context, after *Exchange, want Reco
 }
 
 // PathFor fills every path parameter of o with id.
-func PathFor(o *spec.Operation, id int64) string {
+func PathFor(o *spec.Operation, id int64) string { return pathWith(o, strconv.FormatInt(id, 10)) }
+
+// pathWith fills every path parameter of o with id.
+func pathWith(o *spec.Operation, id string) string {
 	p := o.Path
 	for _, name := range o.PathParams() {
-		p = strings.ReplaceAll(p, "{"+name+"}", strconv.FormatInt(id, 10))
+		p = strings.ReplaceAll(p, "{"+name+"}", id)
 	}
 	return p
 }

@@ -38,16 +38,13 @@ type worker struct {
 // A sequenceRun is one sequence as it runs: the records written to, what
 // each step sent, and, where it failed, how.
 type sequenceRun struct {
-	orig  map[int64]Record // records written to, as they were
-	lines []string         // one per step
-	step  []*Exchange      // the current step's exchanges
-	// What the current step did: the records it wrote to, each with
-	// whether the write was accepted; whether it sent anything that could
-	// write; the unknown identifiers it reserved.
-	addressed map[int64]bool
-	wrote     bool
-	reserved  []int64
-	last      int64 // the record the sequence last wrote to; 0 and !hasLast: none
+	orig      map[int64]Record // records written to, as they were
+	lines     []string         // one per step
+	step      []*Exchange      // the current step's exchanges
+	addressed map[int64]bool   // the records the current step wrote to: was the write accepted
+	wrote     bool             // the current step sent anything that could write
+	reserved  []int64          // the unknown identifiers the current step reserved
+	last      int64            // the record the sequence last wrote to, where hasLast
 	hasLast   bool
 
 	length int
@@ -118,9 +115,8 @@ func (w *worker) sequence(rt *rapid.T) {
 }
 
 // actions are the steps a sequence draws from; rapid draws each key
-// alike, so a step listed twice is drawn twice as often. Writes are
-// drawn most: the bugs real backends have need a sequence of them. Each
-// does nothing while the worker is idle (idleFor).
+// alike, so a step listed twice is drawn twice as often: the bugs real
+// backends have need a sequence of writes.
 func (w *worker) actions() map[string]func(*rapid.T) {
 	a := map[string]func(*rapid.T){
 		"":                  w.check,
@@ -141,7 +137,7 @@ func (w *worker) actions() map[string]func(*rapid.T) {
 	}
 	for name, step := range a {
 		a[name] = func(rt *rapid.T) {
-			if !w.e.idleFor(w) { // the budget is spent, or another worker's failure is being shrunk
+			if !w.e.idleFor(w) {
 				step(rt)
 			}
 		}
@@ -158,9 +154,8 @@ func (w *worker) load(rt *rapid.T, run *sequenceRun) {
 	run.lines, run.step = nil, nil // the loading list is not a step
 }
 
-// judgeList reads the list and judges it: a list of records, one per
-// identifier, that equals the model (judge). After a step, it also keeps
-// the rules every response keeps.
+// judgeList reads the list and judges it against the model; after a
+// step, also by the rules every response keeps.
 func (w *worker) judgeList(rt *rapid.T, afterRestore bool) {
 	e, t := w.e, w.e.t
 	n := e.lists.enter()
@@ -181,9 +176,7 @@ func (w *worker) judgeList(rt *rapid.T, afterRestore bool) {
 }
 
 // judge fails on the first way ix differs from the model, naming the
-// cause by what the step did to that record: an accepted write not
-// stored, a rejected one that changed it, a write elsewhere that changed
-// it, or a change no request of the step asked for.
+// cause by what the step did to that record (README: the causes).
 func (w *worker) judge(rt *rapid.T, x *Exchange, ix *Index, since uint64, afterRestore bool) {
 	e, run := w.e, w.run
 	ms := slices.DeleteFunc(e.reg.judge(w.n, ix, since), func(m mismatch) bool {
@@ -320,6 +313,23 @@ func (w *worker) begin(what string) bool {
 	return true
 }
 
+// beginWrite begins a step, described by what, that writes to record id,
+// one of the worker's (begin, writing).
+func (w *worker) beginWrite(id int64, what string) bool {
+	if !w.begin(what) {
+		return false
+	}
+	w.writing(id)
+	return true
+}
+
+// update sends r, a write to record id, and records the answer (wrote).
+func (w *worker) update(id int64, r Request) *Exchange {
+	x := w.send(r)
+	w.wrote(id, x)
+	return x
+}
+
 // writing notes that the step writes to record id, one of the worker's:
 // the worker is busy until its next list is judged, and the record's
 // value before the sequence is kept for the restore.
@@ -434,13 +444,7 @@ func (w *worker) check(rt *rapid.T) {
 }
 
 // problemsText joins problems' words, the first maxExamples of them.
-func problemsText(ps []Problem) string {
-	ts := texts(ps)
-	if len(ts) > maxExamples {
-		ts = append(ts[:maxExamples:maxExamples], fmt.Sprintf("and %d more", len(ps)-maxExamples))
-	}
-	return strings.Join(ts, "; ")
-}
+func problemsText(ps []Problem) string { return examples(texts(ps), "; ") }
 
 // list: a plain list with the key; the invariant compares it.
 func (w *worker) list(rt *rapid.T) {
@@ -570,8 +574,9 @@ func drawValue(rt *rapid.T, f *spec.Field) []byte {
 	return f.ValueFor(nil, rapid.IntRange(0, 50).Draw(rt, f.Name))
 }
 
-// write: a valid update of one of the worker's records, sometimes sent
-// twice; 200 with the values sent, and the model takes the answer.
+// The steps (README: Stateful exploration) follow.
+
+// write: a valid update, sometimes sent twice; the model takes the answer.
 func (w *worker) write(rt *rapid.T) {
 	e := w.e
 	id, cur, ok := w.drawWriteID(rt)
@@ -580,10 +585,9 @@ func (w *worker) write(rt *rapid.T) {
 	}
 	b := w.drawValidBody(rt, cur)
 	twice := rapid.Bool().Draw(rt, "twice")
-	if !w.begin(fmt.Sprintf("update %s %d: %s", e.t.inv.Key, id, b.Name) + map[bool]string{true: ", twice"}[twice]) {
+	if !w.beginWrite(id, fmt.Sprintf("update %s %d: %s", e.t.inv.Key, id, b.Name)+map[bool]string{true: ", twice"}[twice]) {
 		return
 	}
-	w.writing(id)
 	var first Record
 	for range map[bool]int{false: 1, true: 2}[twice] {
 		x := w.send(e.t.Update(id, b.Raw))
@@ -609,14 +613,9 @@ func (w *worker) expectWritten(rt *rapid.T, id int64, x *Exchange, b Body, atOnc
 	return r
 }
 
-// writeAtOnce: two to four valid updates of one of the worker's records,
-// sent at the same moment on connections of their own, as several clients
-// of a real backend do; each answers 200 with the values sent, and the
-// next list shows the record as one of the answers (the one applied last)
-// left it. A backend that reads, computes and writes a record without
-// holding it (a lost update: a stock set as an adjustment by the
-// difference, a cache written after the database) fails here, which
-// writes one after another never show.
+// writeAtOnce: two to four valid updates of one record sent at once. A
+// backend that reads, computes and writes a record without holding it (a
+// lost update) fails here, which writes one after another never show.
 func (w *worker) writeAtOnce(rt *rapid.T) {
 	e := w.e
 	id, cur, ok := w.drawWriteID(rt)
@@ -629,10 +628,9 @@ func (w *worker) writeAtOnce(rt *rapid.T) {
 		bodies[i] = w.drawValidBody(rt, cur)
 		names[i] = bodies[i].Name
 	}
-	if !w.begin(fmt.Sprintf("update %s %d %d times at once: %s", e.t.inv.Key, id, len(bodies), strings.Join(names, "; "))) {
+	if !w.beginWrite(id, fmt.Sprintf("update %s %d %d times at once: %s", e.t.inv.Key, id, len(bodies), strings.Join(names, "; "))) {
 		return
 	}
-	w.writing(id)
 	xs, _ := e.t.UpdateAtOnce(e.ctx, id, bodies)
 	written := make([]Record, 0, len(xs))
 	for i, x := range xs {
@@ -644,9 +642,7 @@ func (w *worker) writeAtOnce(rt *rapid.T) {
 	e.reg.setEither(id, written)
 }
 
-// writeInvalid: a body the schema forbids, as often as not right after a
-// write to the same record; 400 with an Error body, and the invariant
-// checks nothing changed.
+// writeInvalid: a body the schema forbids; 400, and nothing changes.
 func (w *worker) writeInvalid(rt *rapid.T) {
 	e := w.e
 	id, cur, ok := w.drawWriteID(rt)
@@ -654,19 +650,14 @@ func (w *worker) writeInvalid(rt *rapid.T) {
 		return
 	}
 	b := rapid.SampledFrom(e.t.InvalidBodies(cur)).Draw(rt, "invalid body")
-	if !w.begin(fmt.Sprintf("update %s %d with %s (invalid)", e.t.inv.Key, id, b.Name)) {
-		return
+	if w.beginWrite(id, fmt.Sprintf("update %s %d with %s (invalid)", e.t.inv.Key, id, b.Name)) {
+		x := w.update(id, e.t.Update(id, b.Raw))
+		w.expect(rt, x, ExpectInvalidBody.Problems(x))
 	}
-	w.writing(id)
-	x := w.send(e.t.Update(id, b.Raw))
-	w.wrote(id, x)
-	w.expect(rt, x, ExpectInvalidBody.Problems(x))
 }
 
-// writeSilent: a body the contract is silent on (numbers past its
-// unstated bounds, drawn where bugs gather, 5.0, an extra field, a field
-// twice, another content type); 200 (the model takes the answer) or 400
-// (nothing changes).
+// writeSilent: a body the contract is silent on; 200 (the model takes the
+// answer) or 400 (nothing changes).
 func (w *worker) writeSilent(rt *rapid.T) {
 	e := w.e
 	id, cur, ok := w.drawWriteID(rt)
@@ -682,14 +673,12 @@ func (w *worker) writeSilent(rt *rapid.T) {
 		bodies = []Body{{Name: "a valid body sent as " + ct, Raw: e.t.Harmless(cur), Kind: Silent, ContentType: ct}}
 	}
 	b := rapid.SampledFrom(bodies).Draw(rt, "silent body")
-	if !w.begin(fmt.Sprintf("update %s %d with %s (the contract is silent)", e.t.inv.Key, id, b.Name)) {
+	if !w.beginWrite(id, fmt.Sprintf("update %s %d with %s (the contract is silent)", e.t.inv.Key, id, b.Name)) {
 		return
 	}
-	w.writing(id)
 	r := e.t.Update(id, b.Raw)
 	r.ContentType = b.ContentType
-	x := w.send(r)
-	w.wrote(id, x)
+	x := w.update(id, r)
 	w.expect(rt, x, ExpectSilentBody(b).Problems(x))
 	if x.Status < 300 { // accepted: the model takes the answer
 		rec, ps := writtenProblems(x, e.t.inv.Key, id, nil)
@@ -717,8 +706,7 @@ func (w *worker) silentInts(cur Record) []Body {
 	return bs
 }
 
-// writeUnknown: a valid update of an identifier nobody lists; 404, and the
-// invariant checks no record appeared.
+// writeUnknown: a valid update of an identifier nobody lists; 404.
 func (w *worker) writeUnknown(rt *rapid.T) {
 	e := w.e
 	id, ok := w.drawUnknownID(rt, true)
@@ -734,12 +722,10 @@ func (w *worker) writeUnknown(rt *rapid.T) {
 	w.expect(rt, x, ExpectUnknown.Problems(x))
 }
 
-// malformedID: an identifier that is not one; 400 or 404 (it addresses no
-// record) with an Error body. Without --allow-mutations it carries no
-// body, so a target that reads identifiers loosely (abc as 1) has no
-// values to write anywhere. With it, the body is one of the worker's
-// records' own values; should the target write them to another record,
-// the invariant finds the change.
+// malformedID: an identifier that is not one; 400 or 404. Without
+// --allow-mutations it carries no body, so a target that reads
+// identifiers loosely (abc as 1) has no values to write anywhere; with
+// it, the body is a worker's record's own values.
 func (w *worker) malformedID(rt *rapid.T) {
 	e := w.e
 	if e.t.first == nil || len(e.t.first.Order) == 0 {
@@ -780,9 +766,7 @@ var BadCredentials = []credential{
 	{"another scheme (Basic with the key)", func(key string) string { return "Basic " + key }},
 }
 
-// badCredential: any operation with a credential that is missing or
-// invalid, on a listed, unknown or malformed identifier, with a harmless
-// or malformed body; 401 before anything else.
+// badCredential: any operation with a bad credential; 401.
 func (w *worker) badCredential(rt *rapid.T) {
 	e := w.e
 	t := e.t
@@ -824,9 +808,7 @@ func (w *worker) badCredential(rt *rapid.T) {
 			id = rapid.SampledFrom(t.MalformedIDs()).Draw(rt, "malformed id")
 			malformed = true
 		}
-		for _, name := range op.PathParams() {
-			path = strings.ReplaceAll(path, "{"+name+"}", id)
-		}
+		path = pathWith(op, id)
 		what = " on " + id
 	}
 	if hasCur {
@@ -878,9 +860,8 @@ func (w *worker) badCredential(rt *rapid.T) {
 	w.expect(rt, x, ExpectAuth.Problems(x))
 }
 
-// callOperation: any reading operation with the key; a documented status,
-// no 5xx (501 where no shape is given), a valid body, and where it
-// answers a record, the model's.
+// callOperation: any reading operation with the key; where it answers a
+// record, the model's.
 func (w *worker) callOperation(rt *rapid.T) {
 	e := w.e
 	t := e.t

@@ -304,8 +304,9 @@ func kindName(k jsontext.Kind) string {
 	return "no JSON value"
 }
 
-// examples renders the first maxExamples of ids, and how many more.
-func examples[T any](ids []T) string {
+// examples renders the first maxExamples of ids, and how many more,
+// joined by sep.
+func examples[T any](ids []T, sep string) string {
 	var parts []string
 	for i, id := range ids {
 		if i == maxExamples {
@@ -314,5 +315,5 @@ func examples[T any](ids []T) string {
 		}
 		parts = append(parts, fmt.Sprint(id))
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(parts, sep)
 }

@@ -79,7 +79,7 @@ func (t *Target) results(r types.Report, info RunInfo, o RunOptions, left []repo
 	if info.Mutations {
 		mode = "writes allowed, none made"
 		if ids := t.writtenIDs(); len(ids) > 0 {
-			mode = fmt.Sprintf("wrote to %s %s (%s)", t.inv.Key, examples(ids), report.Plural(len(ids), "record"))
+			mode = fmt.Sprintf("wrote to %s %s (%s)", t.inv.Key, examples(ids, ", "), report.Plural(len(ids), "record"))
 			if len(left) > 0 {
 				mode += fmt.Sprintf(", %d left changed (listed below)", len(left))
 			} else {

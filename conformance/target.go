@@ -277,7 +277,7 @@ func (t *Target) prepare(ctx context.Context) error {
 		diffs = listDiff(t.first, ix, inv.Key)
 	}
 	if len(diffs) > 0 {
-		t.unstable = "the target does not hold its records still: two lists with no write between them differ (" + examples(diffs) + ")"
+		t.unstable = "the target does not hold its records still: two lists with no write between them differ (" + examples(diffs, ", ") + ")"
 		t.unstableX = y
 	}
 	return nil
