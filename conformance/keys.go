@@ -24,8 +24,7 @@ const maxKeyOutput = 64 << 10
 
 // A keySource gives the API key: the configured one, or the one a key
 // command (--api-key-command) prints, run again when the target answers
-// 401 to a key that worked before. Every key it gives is added to the
-// secrets before it is used.
+// 401 to a key that worked before; added to the secrets before it is used.
 type keySource struct {
 	command string
 	timeout time.Duration
@@ -38,14 +37,12 @@ type keySource struct {
 	refreshed time.Time // when the command last ran after a 401
 }
 
-// current returns the key and its generation.
 func (k *keySource) current() (string, int) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.key, k.gen
 }
 
-// fetch runs the command for a key.
 func (k *keySource) fetch(ctx context.Context) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
