@@ -20,8 +20,7 @@ import (
 
 // A worker runs sequences of the exploration, one at a time, on records
 // of its own: of the sequences rapid draws from the run's seed, those
-// whose number is the worker's modulo the number of workers, so the same
-// seed gives each worker the same sequences.
+// whose number is the worker's modulo the number of workers.
 type worker struct {
 	e        *explorer
 	n        int
@@ -224,11 +223,9 @@ func (w *worker) judge(rt *rapid.T, x *Exchange, ix *Index, since uint64, afterR
 }
 
 // failChanged fails on a list x that shows record m.id otherwise than the
-// model, with cause c, unless a later list shows it as the model has it:
-// then reads lag writes, a stale read (Records.staleRead). While shrinking,
-// the cause is stale-read where the failure first found was one, without
-// waiting again; the rule is the same for both, so shrinking keeps to the
-// failure.
+// model, with cause c, or stale-read where a later list shows it as the
+// model has it (staleRead). While shrinking, the cause is the first
+// failure's stale-read without waiting again: the rule is the same.
 func (w *worker) failChanged(rt *rapid.T, c Cause, rule string, x *Exchange, m mismatch, problem string) {
 	e := w.e
 	if e.shrinking(w) {
@@ -253,9 +250,8 @@ func (w *worker) failChanged(rt *rapid.T, c Cause, rule string, x *Exchange, m m
 	w.fail(rt, c, rule, x, problem)
 }
 
-// restore puts back every record the sequence wrote to, when it ends. The
-// next sequence's first list checks that it worked; the last one's is
-// checked when the exploration ends.
+// restore puts back every record the sequence wrote to, when it ends; the
+// next list checks it.
 func (w *worker) restore(rt *rapid.T, run *sequenceRun) {
 	e := w.e
 	var failed []string
@@ -423,8 +419,7 @@ func (w *worker) expect(rt *rapid.T, x *Exchange, ps []Problem) {
 
 // check is the invariant, run after every step: each response of the
 // step keeps the rules every response keeps, and a fresh list equals the
-// model (read after write, no other record changed, rejected writes
-// changed nothing, no record appeared or vanished).
+// model.
 func (w *worker) check(rt *rapid.T) {
 	e, run := w.e, w.run
 	if run == nil || len(run.lines) == 0 || run.step == nil && run.addressed == nil {
@@ -486,10 +481,8 @@ func (w *worker) drawListedID(rt *rapid.T) (int64, bool) {
 }
 
 // drawUnknownID draws a valid identifier the model does not hold, half
-// the time one where bugs gather (a power of two and its neighbours,
-// 2^31, 2^53, the largest int64, the ends of the stated bounds), and
-// reserves it for the worker where a write is sent to it. It returns
-// false where the draw hit a held one.
+// the time one where bugs gather, and reserves it for the worker where a
+// write is sent to it. It returns false where the draw hit a held one.
 func (w *worker) drawUnknownID(rt *rapid.T, reserve bool) (int64, bool) {
 	e := w.e
 	lo := cmp.Or(e.t.inv.ID.Lowest(), big.NewInt(-1<<63))
@@ -523,10 +516,8 @@ func (w *worker) drawUnknownID(rt *rapid.T, reserve bool) (int64, bool) {
 	return id, true
 }
 
-// drawValidBody draws a valid update body for record cur: each writable
-// field cur has within its bounds or enum, optional fields sometimes left
-// out, and never an optional field cur lacks (no update could take it
-// away again).
+// drawValidBody draws a valid update body for record cur, optional fields
+// sometimes left out, never one cur lacks (no update could take it away).
 func (w *worker) drawValidBody(rt *rapid.T, cur Record) Body {
 	t := w.e.t
 	inv := t.inv
@@ -551,9 +542,7 @@ func (w *worker) drawValidBody(rt *rapid.T, cur Record) Body {
 }
 
 // drawValue draws a valid value of a field: from its enum, or its grid of
-// numbers (bounds and multipleOf), half the time one where bugs gather
-// (the ends of the grid, powers of two and their neighbours), or the
-// suite's choices for the rest.
+// numbers, half the time one where bugs gather, or the suite's choices.
 func drawValue(rt *rapid.T, f *spec.Field) []byte {
 	switch {
 	case len(f.Enum) > 0:

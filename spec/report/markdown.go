@@ -239,16 +239,10 @@ func mdBlock(s, lang string) string {
 		s = s[:cut] + fmt.Sprintf(" ... (%d bytes in all)", len(s))
 	}
 	s = blockText(s)
-	run, longest := 0, 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
+	fence := "```"
+	for strings.Contains(s, fence) {
+		fence += "`"
 	}
-	fence := strings.Repeat("`", max(3, longest+1))
 	return fence + lang + "\n" + strings.TrimRight(s, "\n") + "\n" + fence + "\n"
 }
 
