@@ -10,9 +10,8 @@ import (
 
 // ahead holds the requests of the read-only checks, sent before the checks
 // run, Config.Workers at a time, and their answers: Ginkgo runs checks one
-// after the other, so against a target far away the waits of the checks
-// that only read would add up. Each check still judges its own answer,
-// taken from here once; one whose request is not here sends it as usual.
+// after the other, so against a target far away their waits would add up.
+// Each check still judges its own answer, taken from here once.
 type ahead struct {
 	mu     sync.Mutex // guards reqs and got
 	reqs   []Request

@@ -222,10 +222,8 @@ func (c *Client) paused() time.Time {
 }
 
 // roundTrip makes one attempt of req and records it in x, reading at most
-// limit bytes of the body and counting them against the run's cap. Only
-// the list's 2xx answer may be long: any other answer (an Error, one
-// record) is read up to ItemMaxBytes, whatever limit says, since its
-// status is known before its body is read.
+// limit bytes of the body. Only the list's 2xx answer may be long: any
+// other is read up to ItemMaxBytes.
 func (c *Client) roundTrip(req *http.Request, x *Exchange, limit int64) {
 	start := time.Now()
 	x.Failure, x.Err, x.Cause = "", "", nil
@@ -248,9 +246,7 @@ func (c *Client) roundTrip(req *http.Request, x *Exchange, limit int64) {
 }
 
 // readBody reads at most limit bytes of the body into x, and no more than
-// the run has left, within the run's budget of bytes in flight. A body
-// that ends early is a cut answer; one that is longer is cut at the cap
-// and marked capped.
+// the run has left, within the run's budget of bytes in flight.
 func (c *Client) readBody(ctx context.Context, resp *http.Response, limit int64, x *Exchange) {
 	left := c.cfg.MaxRunBytes - c.read.Load()
 	if left <= 0 {
@@ -294,8 +290,7 @@ func (c *Client) trace(x *Exchange) {
 // A budget bounds the response bytes all requests in flight read at once
 // (decompressed): twice the largest cap, so that eight workers cannot each
 // hold a cap at once. A read takes its buffer's size from the budget as
-// the buffer grows, and gives it back when the body is read; the exchange
-// then holds the body (a capped one only its first 4 KiB).
+// the buffer grows, and gives it back when the body is read.
 //
 // Reads grow freely in the budget's first half. One read at a time, the
 // one holding big, may grow into the second half: the others wait for big

@@ -78,13 +78,10 @@ func retryAfter(v string, now time.Time) time.Duration {
 
 // byteSize renders n bytes as MiB or KiB where exact.
 func byteSize(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
+	for i, unit := range []string{"GiB", "MiB", "KiB"} {
+		if shift := 30 - 10*i; n >= 1<<shift && n%(1<<shift) == 0 {
+			return fmt.Sprintf("%d %s", n>>shift, unit)
+		}
 	}
 	return fmt.Sprintf("%d bytes", n)
 }

@@ -188,12 +188,10 @@ func (r *exploreResult) Summary() string {
 }
 
 // Explore runs the state machine against the target within
-// Config.Explore's budget, Workers sequences at once, each worker on
-// records of its own. Without Config.AllowMutations it sends only
-// requests a conforming target rejects and that carry the record's own
-// values (bad credentials, malformed identifiers) besides reads; with it,
-// every record a sequence writes is restored when the sequence ends, and
-// checked when the exploration ends.
+// Config.Explore's budget. Without Config.AllowMutations it sends only
+// reads and requests a conforming target rejects (README: Safety); with
+// it, every record a sequence writes is restored when the sequence ends,
+// and checked when the exploration ends.
 func (t *Target) Explore(ctx context.Context) *exploreResult {
 	cfg := t.cfg.Explore
 	res := &exploreResult{Seed: cfg.Seed, Budget: cfg.Time}

@@ -151,11 +151,9 @@ type mismatch struct {
 }
 
 // judge compares ix, a list worker w sent when the registry's version was
-// since, with the model: w's own records and reserved identifiers always,
-// the others' where their owner was not busy since, and records no one
-// owns always. Where writes sent at once left w's record one of several,
-// the list decides which: the model takes it. It returns the mismatches
-// in identifier order.
+// since, with the model (but records whose owner was busy since), and
+// returns the mismatches in identifier order. Where writes sent at once
+// left w's record one of several, the list decides which.
 func (r *registry) judge(w int, ix *Index, since uint64) []mismatch {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -144,8 +144,8 @@ func (w *worker) actions() map[string]func(*rapid.T) {
 	return a
 }
 
-// load lists the records and judges the list against the model: the
-// previous sequence's restore put every record back.
+// load judges the list against the model: the previous sequence's
+// restore put every record back.
 func (w *worker) load(rt *rapid.T, run *sequenceRun) {
 	w.judgeList(rt, true)
 	w.restored = nil
@@ -352,8 +352,7 @@ func (w *worker) wrote(id int64, x *Exchange) {
 	}
 }
 
-// touchWith records want as the values to put record id back to: a
-// record that changed where no step of the worker wrote to it.
+// touchWith records want as the values to put record id back to.
 func (w *worker) touchWith(id int64, want Record) {
 	if want.IsZero() {
 		return
@@ -395,7 +394,7 @@ func (w *worker) fail(rt *rapid.T, c Cause, rule string, x *Exchange, problem st
 	rt.Fatalf("%s", rule)
 }
 
-// stepCurls records the curl lines of the step's exchanges on its line.
+// stepCurls adds the curl lines of the step's exchanges to its line.
 func (w *worker) stepCurls() {
 	run := w.run
 	if len(run.lines) == 0 || len(run.step) == 0 {
@@ -451,10 +450,9 @@ func (w *worker) list(rt *rapid.T) {
 	w.expect(rt, x, ExpectList.Problems(x))
 }
 
-// drawWriteID draws the worker's record a step writes to, and returns it
-// with its value in the model: as often as not the one the sequence last
-// wrote to (bugs hide in repeated calls on one record), else any of its
-// own.
+// drawWriteID draws the worker's record a step writes to, with its value
+// in the model: as often as not the one the sequence last wrote to (bugs
+// hide in repeated calls on one record).
 func (w *worker) drawWriteID(rt *rapid.T) (int64, Record, bool) {
 	if len(w.own) == 0 {
 		return 0, Record{}, false
@@ -589,9 +587,9 @@ func (w *worker) write(rt *rapid.T) {
 	}
 }
 
-// expectWritten judges x, the answer to b, a valid update of record id
-// (writtenProblems). Of writes sent at once, an answer without the
-// values sent is a lost or mixed update. It returns the record answered.
+// expectWritten judges x, the answer to b, a valid update of record id,
+// and returns the record answered. Of writes sent at once, an answer
+// without the values sent is a lost or mixed update.
 func (w *worker) expectWritten(rt *rapid.T, id int64, x *Exchange, b Body, atOnce bool) Record {
 	w.wrote(id, x)
 	r, ps := writtenProblems(x, w.e.t.inv.Key, id, b.Sets)

@@ -74,8 +74,7 @@ func (k *keySource) refresh(ctx context.Context, gen int) (string, int, bool) {
 }
 
 // run runs the command with the shell and takes its output, trimmed, as
-// the key. What it prints on stderr is shown only where it fails, with
-// every secret hidden.
+// the key; its stderr is shown, redacted, only where it fails.
 func (k *keySource) run(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, k.timeout)
 	defer cancel()

@@ -107,9 +107,8 @@ const (
 )
 
 // writtenProblems judges the answer x to a valid update of record id (its
-// identifier named key) that set sets: 200 (ExpectUpdated) and the
-// record, with its identifier and every value sent. It returns the record
-// answered, its ID id.
+// identifier named key) that set sets: 200 and the record, with its
+// identifier and every value sent, which it returns.
 func writtenProblems(x *Exchange, key string, id int64, sets Values) (Record, []Problem) {
 	if ps := ExpectUpdated.Problems(x); len(ps) > 0 {
 		return Record{ID: id}, ps

@@ -4,6 +4,7 @@ import (
 	"github.com/petstore/inventory-kit/spec/exchange"
 
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -278,21 +279,7 @@ func DecodeList(ctx context.Context, body []byte, key string) (*Index, error) {
 
 // kindName names a JSON value's kind as a schema's type does.
 func kindName(k jsontext.Kind) string {
-	switch k {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case '0':
-		return "number"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	return "no JSON value"
+	return cmp.Or(map[jsontext.Kind]string{'{': "object", '[': "array", '"': "string", '0': "number", 't': "boolean", 'f': "boolean", 'n': "null"}[k], "no JSON value")
 }
 
 // examples renders the first maxExamples of ids, and how many more,

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"io"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -50,16 +51,10 @@ func HeaderSecret(name, value string) exchange.Secret {
 // INVENTORY_HEADER_<NAME>, every character but a letter or digit an
 // underscore.
 func HeaderVar(name string) string {
-	return "INVENTORY_HEADER_" + strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z':
-			return r - 'a' + 'A'
-		case r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-			return r
-		}
-		return '_'
-	}, name)
+	return "INVENTORY_HEADER_" + strings.ToUpper(notAlnum.ReplaceAllLiteralString(name, "_"))
 }
+
+var notAlnum = regexp.MustCompile(`[^A-Za-z0-9]`)
 
 // KeyRedactor returns the redactor of an API key.
 func KeyRedactor(key string) *exchange.Redactor { return exchange.NewRedactor(KeySecret(key)) }
@@ -102,7 +97,7 @@ func (s *Secrets) Writer(w io.Writer) *Output {
 }
 
 // An Output writes through the redactor of the secrets known at the
-// time: a secret learned later is hidden in what is written after.
+// time.
 type Output struct {
 	mu  sync.Mutex // guards cur and serialises writes
 	w   io.Writer

@@ -31,9 +31,8 @@ const (
 	DefaultMaxRunBytes      = 2 << 30  // 2 GiB decompressed over a run
 	DefaultMaxRetryWait     = 30 * time.Second
 	// DefaultWorkers is how many requests the suite has in flight at
-	// once where it may: the exploration's workers and the read-only
-	// checks' requests sent ahead. Against a target 30 ms away, 8 keep a
-	// run of the whole suite under 20 s.
+	// once where it may: against a target 30 ms away, 8 keep a run of the
+	// whole suite under 20 s.
 	DefaultWorkers = 8
 	// ItemMaxBytes caps answers that are one record or an Error: 1 MiB.
 	ItemMaxBytes = 1 << 20
