@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -145,5 +144,3 @@ func (c *capped) Write(p []byte) (int, error) {
 	}
 	return c.b.Write(p)
 }
-
-var _ io.Writer = (*capped)(nil)

@@ -116,15 +116,8 @@ func (r Record) Diff(o Record) []string {
 	maps.Copy(names, b)
 	var out []string
 	for _, n := range slices.Sorted(maps.Keys(names)) {
-		x, ok := a[n]
-		if !ok {
-			x = "(absent)"
-		}
-		y, ok := b[n]
-		if !ok {
-			y = "(absent)"
-		}
-		if x != y {
+		// A present value is never "": canonical renders at least a byte.
+		if x, y := cmp.Or(a[n], "(absent)"), cmp.Or(b[n], "(absent)"); x != y {
 			out = append(out, fmt.Sprintf("%s: %s → %s", exchange.Printable([]byte(n)), x, y))
 		}
 	}
