@@ -10,9 +10,8 @@ import (
 
 // ahead holds the requests of the read-only checks, sent before the checks
 // run, Config.Workers at a time, and their answers: Ginkgo runs checks one
-// after the other, so against a target far away the waits of the checks
-// that only read would add up. Each check still judges its own answer,
-// taken from here once; one whose request is not here sends it as usual.
+// after the other, so against a target far away their waits would add up.
+// Each check still judges its own answer, taken from here once.
 type ahead struct {
 	mu     sync.Mutex // guards reqs and got
 	reqs   []Request
@@ -26,10 +25,9 @@ func aheadKey(r Request) string {
 }
 
 // Ahead registers r, the first request of a check with these labels that
-// only reads (or sends what a conforming target refuses, carrying the
-// record's own values), to be sent before the checks run; it returns r.
-// A check that --label-filter leaves out is not sent. Call it while
-// registering checks; a mutating check must not.
+// only reads (or sends what a conforming target refuses), to be sent
+// before the checks run, unless --label-filter leaves the check out; it
+// returns r. Call it while registering checks; a mutating check must not.
 func (c *Client) Ahead(labels []string, r Request) Request {
 	c.ahead.mu.Lock()
 	defer c.ahead.mu.Unlock()
@@ -80,10 +78,8 @@ func (a *ahead) take(r Request) *Exchange {
 }
 
 // A listCache keeps the last list a check read with List while no request
-// that could write was sent since: checks that only read the records (are
-// the identifiers unique, in which order) share one list. Every request
-// other than a GET or HEAD, whatever its answer, makes the next List a
-// new one.
+// that could write (no GET or HEAD) was sent since: checks that only read
+// the records share one list.
 type listCache struct {
 	mu  sync.Mutex // guards x, ix and gen
 	x   *Exchange
@@ -91,8 +87,7 @@ type listCache struct {
 	gen uint64 // Client.writes when x was sent
 }
 
-// get returns the list kept, if no request that could write was sent
-// since it was: if writes, the requests sent that could write, is as then.
+// get returns the list kept, if writes (Client.writes) is as then.
 func (c *listCache) get(writes uint64) (*Exchange, *Index) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -102,7 +97,6 @@ func (c *listCache) get(writes uint64) (*Exchange, *Index) {
 	return c.x, c.ix
 }
 
-// put keeps a list sent when writes was gen.
 func (c *listCache) put(x *Exchange, ix *Index, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

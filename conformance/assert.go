@@ -22,15 +22,13 @@ import (
 // Names of the report entries the suite adds. Tools reading the JSON report
 // can select on them.
 const (
-	entryObservation   = "observation"    // where the contract is silent, what the target chose
-	entryWarning       = "warning"        // what only HTTP's RFCs require
-	entryRestoreFailed = "restore failed" // a record that could not be put back
-	entryCause         = "cause"          // what the contract wanted and what came instead, for grouping failures
-	entryNotJudged     = "not judged"     // why a check was skipped: the target gave it nothing to judge
-	EntryExploration   = "exploration"    // what the exploration did
-	// EntryExploreThin says the exploration made too few steps to mean
-	// much (exploreResult.Thin): an observation that fails nothing.
-	EntryExploreThin = "exploration too short"
+	entryObservation   = "observation"           // where the contract is silent, what the target chose
+	entryWarning       = "warning"               // what only HTTP's RFCs require
+	entryRestoreFailed = "restore failed"        // a record that could not be put back
+	entryCause         = "cause"                 // what the contract wanted and what came instead, for grouping failures
+	entryNotJudged     = "not judged"            // why a check was skipped: the target gave it nothing to judge
+	EntryExploration   = "exploration"           // what the exploration did
+	EntryExploreThin   = "exploration too short" // too few steps to mean much (exploreResult.Thin): fails nothing
 )
 
 // A warning is what only an RFC requires: it names the section.
@@ -39,7 +37,6 @@ type warning struct {
 	RFC  string // such as "RFC 9110 section 11.6.1"
 }
 
-// String renders the warning with its RFC.
 func (w warning) String() string { return w.Text + " (" + w.RFC + ")" }
 
 // Observe records what the target chose where the contract is silent.
@@ -135,8 +132,8 @@ func (t *Target) FailWith(x *Exchange, want string, problems []Problem) {
 }
 
 // List lists the records with the key and decodes them, failing the check
-// if the answer is not a valid list. A list read while no request that
-// could write was sent since is read again from the last one.
+// if the answer is not a valid list. While no request that could write was
+// sent since the last list, that one is taken again.
 func (t *Target) List(ctx context.Context) (*Index, *Exchange) {
 	ginkgo.GinkgoHelper()
 	if t.listBroken != "" {
@@ -168,8 +165,7 @@ func (t *Target) DecodeRecord(x *Exchange) Record {
 }
 
 // NotJudged skips the check because the target gave it nothing to
-// judge, saying why; the summary counts the checks skipped for each
-// reason, read from the report entry, never from the message.
+// judge, saying why (a report entry the summary counts).
 func NotJudged(why string) {
 	ginkgo.GinkgoHelper()
 	ginkgo.AddReportEntry(entryNotJudged, why, ginkgo.ReportEntryVisibilityNever)
@@ -188,8 +184,8 @@ func (t *Target) RequirePet() int64 {
 }
 
 // RequireStable skips the check when the target does not hold its records
-// still: what a request did to them cannot be told apart from what
-// happens to them anyway. One check fails for that.
+// still: what a request did to them cannot be told from what happens to
+// them anyway.
 func (t *Target) RequireStable() {
 	if t.unstable != "" {
 		NotJudged(t.unstable)
@@ -303,18 +299,20 @@ func (t *Target) ExpectUnchanged(ctx context.Context, after *Exchange, want Reco
 }
 
 // PathFor fills every path parameter of o with id.
-func PathFor(o *spec.Operation, id int64) string {
+func PathFor(o *spec.Operation, id int64) string { return pathWith(o, strconv.FormatInt(id, 10)) }
+
+// pathWith fills every path parameter of o with id.
+func pathWith(o *spec.Operation, id string) string {
 	p := o.Path
 	for _, name := range o.PathParams() {
-		p = strings.ReplaceAll(p, "{"+name+"}", strconv.FormatInt(id, 10))
+		p = strings.ReplaceAll(p, "{"+name+"}", id)
 	}
 	return p
 }
 
 // UpdateAtOnce sends an update of record id with each of bodies at the
-// same moment, on connections of their own, as several clients of a real
-// backend do, and returns the exchanges in bodies' order and when the
-// last was answered.
+// same moment, as several clients do, and returns the exchanges in
+// bodies' order and when the last was answered.
 func (t *Target) UpdateAtOnce(ctx context.Context, id int64, bodies []Body) ([]*Exchange, time.Time) {
 	xs := make([]*Exchange, len(bodies))
 	var wg sync.WaitGroup

@@ -16,14 +16,9 @@ type BodyKind int
 
 // Kinds of body.
 const (
-	// Valid: the schema allows it and the values lie where the suite
-	// expects them accepted (Facts.SafeRange): 200 and the values stored.
-	Valid BodyKind = iota
-	// Invalid: the schema forbids it: 400 with an Error body, nothing stored.
-	Invalid
-	// Silent: the contract neither allows nor forbids it plainly: 200 or
-	// 400 are both right, and the suite records which.
-	Silent
+	Valid   BodyKind = iota // the schema allows it, values where the suite expects them accepted: 200, stored
+	Invalid                 // the schema forbids it: 400 with an Error body, nothing stored
+	Silent                  // the contract neither allows nor forbids it plainly: 200 or 400, recorded
 )
 
 func (k BodyKind) String() string {
@@ -37,34 +32,19 @@ type Body struct {
 	Raw         []byte // nil: no body at all
 	Kind        BodyKind
 	ContentType string // empty: application/json
-	// Sets holds, for a Valid body, the record fields it sets and their
-	// values; the answer and the following list must show them.
-	Sets Values
+	Sets        Values // of a Valid body, the record fields it sets: the answer and the following list must show them
 }
 
-// Bodies builds what the checks send to the update, from the contract's
-// inventory: the request (Update, ItemPath); valid bodies (Harmless,
-// Write, AtBounds; ValidBody for another operation); bodies the schema
-// forbids (InvalidBodies) or is silent on (SilentBodies); identifiers
-// that are none (MalformedIDs); and the record whose bodies name the
-// checks at registration (Prototype). Timestamps and ReturnsRecord say
-// what the contract makes of a record.
+// Bodies builds what the checks send, from the contract's inventory.
 type Bodies struct{ inv *spec.Inventory }
 
 // writable lists the update body's fields that the record also carries:
 // the values a write sets and a list shows.
 func (b Bodies) writable() []*spec.Field {
-	var fs []*spec.Field
-	for _, f := range b.inv.Body.Fields {
-		if b.inv.Record.Field(f.Name) != nil && f.Name != b.inv.Key {
-			fs = append(fs, f)
-		}
-	}
-	return fs
+	return slices.DeleteFunc(slices.Clone(b.inv.Body.Fields), func(f *spec.Field) bool { return b.inv.Record.Field(f.Name) == nil || f.Name == b.inv.Key })
 }
 
-// ItemPath is the update path of a record: the update's path with the
-// identifier filled in.
+// ItemPath is the update's path of record id.
 func (b Bodies) ItemPath(id string) string {
 	return strings.ReplaceAll(b.inv.Update.Path, "{"+b.inv.Key+"}", id)
 }
@@ -74,7 +54,6 @@ func (b Bodies) Update(id int64, body []byte) Request {
 	return Request{Method: b.inv.Update.Method, Path: b.ItemPath(strconv.FormatInt(id, 10)), Body: body}
 }
 
-// encodeObject renders fields in the order given.
 func encodeObject(names []string, values map[string]json.RawMessage) []byte {
 	var b strings.Builder
 	b.WriteByte('{')
@@ -111,9 +90,9 @@ func (b Bodies) baseValues(cur Record) ([]string, map[string]json.RawMessage) {
 	return names, vals
 }
 
-// Prototype returns a record with a valid value in every field, which
-// registration uses to name the bodies the checks will send: the bodies
-// built for it name every case any record can have.
+// Prototype returns a record with a valid value in every field: the
+// bodies built for it name every case any record can have, which names
+// the checks at registration.
 func (b Bodies) Prototype() Record {
 	vals := map[string]json.RawMessage{}
 	for _, f := range b.inv.Record.Fields {
@@ -167,26 +146,18 @@ func (b Bodies) without(cur Record, field string) []byte {
 
 // fieldsOf lists the update body's fields of the JSON types given.
 func (b Bodies) fieldsOf(types ...string) []*spec.Field {
-	var fs []*spec.Field
-	for _, f := range b.inv.Body.Fields {
-		if slices.Contains(types, f.Type) {
-			fs = append(fs, f)
-		}
-	}
-	return fs
+	return slices.DeleteFunc(slices.Clone(b.inv.Body.Fields), func(f *spec.Field) bool { return !slices.Contains(types, f.Type) })
 }
 
-// Named returns the body of bodies named name, and whether there is one.
-// Checks are registered by the names of the bodies built for the
-// Prototype; at run time the body of that name is built for the record as
-// it is, and a record may not have it (a field it lacks).
+// Named returns the body of bodies named name, and whether there is one:
+// checks are registered by the names of the Prototype's bodies, and a
+// record may lack one (a field it lacks).
 func Named(bodies []Body, name string) (Body, bool) {
-	for _, b := range bodies {
-		if b.Name == name {
-			return b, true
-		}
+	i := slices.IndexFunc(bodies, func(b Body) bool { return b.Name == name })
+	if i < 0 {
+		return Body{}, false
 	}
-	return Body{}, false
+	return bodies[i], true
 }
 
 // InvalidBodies lists update bodies the schema forbids, each with a name
@@ -238,10 +209,9 @@ func (b Bodies) AtBounds(cur Record) []Body {
 }
 
 // SilentBodies lists update bodies the contract neither allows nor forbids
-// plainly: integers where no bound is stated, 5.0 for an integer,
-// an unknown field, a field given twice. A target may accept or reject each.
-// A probe of a field cur lacks is left out: an accepted one would add a
-// value the record never had.
+// plainly: integers where no bound is stated, 5.0 for an integer, an
+// unknown field, a field given twice. A probe of a field cur lacks is left
+// out: an accepted one would add a value the record never had.
 func (b Bodies) SilentBodies(cur Record) []Body {
 	var bs []Body
 	for _, f := range b.fieldsOf("integer") {
@@ -289,8 +259,7 @@ func (b Bodies) valueOf(cur Record, field string) (json.RawMessage, bool) {
 	return v, ok
 }
 
-// MalformedIDs lists path values that are not a valid identifier, with
-// why. None can address a record.
+// MalformedIDs lists path values that are not a valid identifier.
 func (b Bodies) MalformedIDs() []string {
 	ids := []string{"abc", "1.5"}
 	if b.inv.ID.Type == "integer" {
@@ -304,10 +273,9 @@ func (b Bodies) MalformedIDs() []string {
 	return ids
 }
 
-// ValidBody returns a request body for op that its schema accepts, the
-// n-th of the suite's choices, and whether the suite could build one: the
-// fields the schema requires (and optional ones up to its minProperties),
-// each with a valid value, checked against the compiled schema.
+// ValidBody returns a request body for op that its schema accepts (the
+// required fields, and optional ones up to its minProperties), the n-th
+// of the suite's choices, and whether the suite could build one.
 func (b Bodies) ValidBody(op *spec.Operation, n int) ([]byte, bool) {
 	body, err := op.BodyObject()
 	if err != nil || body == nil {

@@ -11,13 +11,9 @@ import (
 )
 
 // A Cause names what a failure is about, so that the summary groups the
-// checks one defect breaks under one line, whatever status or value each
-// of them saw. It is the name of the rule the failure breaks, one of the
-// constants of spec's rule registry: a rule of the contract's Judge
-// (spec.Rules), or one of the suite's own (spec.SuiteRules), for what
-// only the suite's sequences of calls show. The checks record it
-// (FailBecause, FailWith and the oracle's expectations each
-// give one); the summary never reads it out of a message.
+// checks one defect breaks under one line: the name of the rule the
+// failure breaks in spec's rule registry (spec.Rules, spec.SuiteRules).
+// The checks record it; the summary never reads it out of a message.
 type Cause string
 
 // Text says what the cause means.
@@ -29,18 +25,16 @@ func (c Cause) Text() string {
 }
 
 // A causeEntry is the report entry a failed check adds: the cause it
-// breaks and the detail it saw. The summary reads the value back
-// (causeOf), never its text.
+// breaks and the detail it saw.
 type causeEntry struct {
 	Cause  Cause  `json:"cause"`
 	Detail string `json:"detail"`
 }
 
-// String renders the entry as the JSON report shows it.
 func (e causeEntry) String() string { return string(e.Cause) + " | " + e.Detail }
 
-// Because records why the check fails: the cause and the detail seen.
-// FailBecause, FailWith and Expect record it themselves.
+// Because records why the check fails: the cause and the detail seen
+// (FailBecause, FailWith and Expect record it themselves).
 func (t *Target) Because(c Cause, detail string) {
 	ginkgo.AddReportEntry(entryCause, causeEntry{Cause: c, Detail: detail}, ginkgo.ReportEntryVisibilityNever)
 }

@@ -27,11 +27,6 @@ import (
 // exchange (--verbose). Once the run stops (Target.Halt) it sends nothing
 // but restores, and those only while the target answers. It is safe for
 // concurrent use.
-//
-// Its surface: Send records one exchange; Ahead registers a read-only
-// check's request to send before the checks run (Send then answers it
-// from there); Key is the key in use; BytesRead is the response bytes
-// read so far.
 type Client struct {
 	cfg      Config
 	base     *url.URL
@@ -50,16 +45,13 @@ type Client struct {
 
 	waitMu sync.Mutex    // guards spent and pausedTo
 	spent  time.Duration // the run's time paused on 429 answers, counted once however many requests waited
-	// pausedTo is when the target's rate limit lets requests go again:
-	// a 429 pauses every request of the run, not only its own, so that
-	// concurrent workers back off together instead of each spending the
-	// allowance.
+	// pausedTo is when requests may go again: a 429 pauses every request
+	// of the run, so that concurrent workers back off together.
 	pausedTo time.Time
 
 	traceMu sync.Mutex // serialises writes to cfg.Trace
 }
 
-// newClient builds the client of cfg (defaults filled in) for contract.
 func newClient(cfg Config, contract *spec.Contract, inv *spec.Inventory, base *url.URL, stop *stopper) (*Client, error) {
 	c := &Client{cfg: cfg, base: base, http: cfg.Client, contract: contract, inv: inv, secrets: cfg.Secrets, stop: stop, answers: spec.NewAnswers(contract), inFlight: newBudget(cfg.MaxResponseBytes)}
 	c.keys = &keySource{key: cfg.APIKey, command: cfg.KeyCommand, timeout: max(cfg.Timeout, 30*time.Second), secrets: cfg.Secrets}
@@ -87,7 +79,6 @@ func (c *Client) Send(ctx context.Context, r Request) *Exchange {
 	return c.send(ctx, r)
 }
 
-// send makes the request; see Send.
 func (c *Client) send(ctx context.Context, r Request) *Exchange {
 	x := &Exchange{Exchange: exchange.Exchange{Time: time.Now(), Method: r.Method, URL: c.base.String() + r.Path, Header: http.Header{}, Body: r.Body, BodySize: int64(len(r.Body))}, secrets: c.secrets}
 	path, _, _ := strings.Cut(r.Path, "?")
@@ -192,7 +183,6 @@ func (c *Client) send(ctx context.Context, r Request) *Exchange {
 	return x
 }
 
-// waited returns how long the run has waited on 429 answers.
 func (c *Client) waited() time.Duration {
 	c.waitMu.Lock()
 	defer c.waitMu.Unlock()
@@ -225,7 +215,6 @@ func (c *Client) pause(now time.Time, d time.Duration) (time.Time, bool) {
 	return c.pausedTo, true
 }
 
-// paused returns when the run's requests may go again after a 429.
 func (c *Client) paused() time.Time {
 	c.waitMu.Lock()
 	defer c.waitMu.Unlock()
@@ -233,10 +222,8 @@ func (c *Client) paused() time.Time {
 }
 
 // roundTrip makes one attempt of req and records it in x, reading at most
-// limit bytes of the body and counting them against the run's cap. Only
-// the list's 2xx answer may be long: any other answer (an Error, one
-// record) is read up to ItemMaxBytes, whatever limit says, since its
-// status is known before its body is read.
+// limit bytes of the body. Only the list's 2xx answer may be long: any
+// other is read up to ItemMaxBytes.
 func (c *Client) roundTrip(req *http.Request, x *Exchange, limit int64) {
 	start := time.Now()
 	x.Failure, x.Err, x.Cause = "", "", nil
@@ -259,9 +246,7 @@ func (c *Client) roundTrip(req *http.Request, x *Exchange, limit int64) {
 }
 
 // readBody reads at most limit bytes of the body into x, and no more than
-// the run has left, within the run's budget of bytes in flight. A body
-// that ends early is a cut answer; one that is longer is cut at the cap
-// and marked capped.
+// the run has left, within the run's budget of bytes in flight.
 func (c *Client) readBody(ctx context.Context, resp *http.Response, limit int64, x *Exchange) {
 	left := c.cfg.MaxRunBytes - c.read.Load()
 	if left <= 0 {
@@ -293,7 +278,6 @@ func (c *Client) readBody(ctx context.Context, resp *http.Response, limit int64,
 	}
 }
 
-// trace writes the exchange to the verbose trace, if there is one.
 func (c *Client) trace(x *Exchange) {
 	if c.cfg.Trace == nil {
 		return
@@ -306,8 +290,7 @@ func (c *Client) trace(x *Exchange) {
 // A budget bounds the response bytes all requests in flight read at once
 // (decompressed): twice the largest cap, so that eight workers cannot each
 // hold a cap at once. A read takes its buffer's size from the budget as
-// the buffer grows, and gives it back when the body is read; the exchange
-// then holds the body (a capped one only its first 4 KiB).
+// the buffer grows, and gives it back when the body is read.
 //
 // Reads grow freely in the budget's first half. One read at a time, the
 // one holding big, may grow into the second half: the others wait for big
@@ -326,7 +309,6 @@ func newBudget(maxRead int64) *budget {
 	return &budget{cap: maxRead + 1, big: make(chan struct{}, 1)}
 }
 
-// size is the budget's bytes in all.
 func (b *budget) size() int64 { return 2 * b.cap }
 
 // read reads r until EOF or limit bytes, taking its buffer from the

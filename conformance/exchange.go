@@ -15,16 +15,12 @@ import (
 
 // A Request is what a check sends, relative to the target's base URL.
 type Request struct {
-	Method string
-	Path   string // such as "/inventory/3" or "/inventory?api_key=..."; appended to the base URL
-	// Auth is the Authorization header. Empty means "Bearer <key>"; use
-	// NoAuth to send none and emptyAuth for an empty one.
-	Auth        string
+	Method      string
+	Path        string // such as "/inventory/3" or "/inventory?api_key=..."; appended to the base URL
+	Auth        string // the Authorization header; "": "Bearer <key>"; NoAuth: none
 	ContentType string // empty: application/json when there is a body
 	Body        []byte // nil: no body
-	// MaxBytes caps the response body below Config.MaxResponseBytes, for
-	// answers that are one record; 0: the configured cap.
-	MaxBytes int64
+	MaxBytes    int64  // caps the response body below Config.MaxResponseBytes (one record); 0: the configured cap
 
 	restore bool // a restore: sent even after the run stopped, unless the target is gone
 	ahead   bool // sent ahead of its check (Ahead): traced when the check takes it
@@ -36,16 +32,12 @@ const (
 	emptyAuth = "\x00empty" // an Authorization header with an empty value
 )
 
-// An Exchange is one request the suite sent and what came back, kept so a
-// failure can show both: the recorded exchange, the operation it
-// addresses, and how long the suite waited on 429 answers before it.
+// An Exchange is one request the suite sent and what came back.
 type Exchange struct {
 	exchange.Exchange
 	Op     *spec.Operation // the operation the path and method address; nil if none
 	Waited time.Duration   // waited on 429 answers before this one
-	// Cause is the transport's error where the answer failed (Failure is
-	// set): why a first call found no target, for a person to act on.
-	Cause error
+	Cause  error           // the transport's error where the answer failed (Failure is set)
 
 	secrets *Secrets // hide every secret wherever the exchange is shown
 }
@@ -86,13 +78,10 @@ func retryAfter(v string, now time.Time) time.Duration {
 
 // byteSize renders n bytes as MiB or KiB where exact.
 func byteSize(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
+	for i, unit := range []string{"GiB", "MiB", "KiB"} {
+		if shift := 30 - 10*i; n >= 1<<shift && n%(1<<shift) == 0 {
+			return fmt.Sprintf("%d %s", n>>shift, unit)
+		}
 	}
 	return fmt.Sprintf("%d bytes", n)
 }

@@ -17,16 +17,10 @@ import (
 	"github.com/petstore/inventory-kit/spec/report"
 )
 
-// Defaults of the exploration.
+// Defaults of the exploration (ExploreConfig).
 const (
-	// DefaultExploreTime is how long the exploration draws sequences:
-	// time, not a count of steps, bounds it, so a fast target is explored
-	// as long as a slow one.
-	DefaultExploreTime = 10 * time.Second
-	// DefaultShrinkTime bounds the shrinking of a failure found, so a
-	// failing CI run takes at most this much longer.
-	DefaultShrinkTime = 10 * time.Second
-	// DefaultSequenceLength is the average number of steps of one sequence.
+	DefaultExploreTime    = 10 * time.Second
+	DefaultShrinkTime     = 10 * time.Second
 	DefaultSequenceLength = 15
 )
 
@@ -35,32 +29,15 @@ const (
 // More than any run gets through: the budget ends a run, not this.
 const exploreChecks = 1 << 14
 
-// ExploreConfig bounds the exploration: a property-based state machine
-// (pgregory.net/rapid) that draws sequences of calls from the contract's
-// schemas and checks a model of the target after each step, several
-// workers at once.
+// ExploreConfig bounds the exploration (Target.Explore).
 type ExploreConfig struct {
-	// Off turns the exploration off.
-	Off bool
-	// Time is how long new sequences are drawn; shrinking a failure found
-	// takes at most ShrinkTime more. 0: DefaultExploreTime.
-	Time time.Duration
-	// Steps bounds the steps of all workers together besides Time; 0: no
-	// bound but Time.
-	Steps int
-	// Workers is how many sequences run at once, each on records of its
-	// own; 0: Config.Workers.
-	Workers int
-	// Seed makes a run replayable: the same seed against a target in the
-	// same state draws the same sequences. 0: drawn at random (reported).
-	Seed uint64
-	// SequenceLength is the average number of steps of a sequence; 0:
-	// DefaultSequenceLength.
-	SequenceLength int
-	// ShrinkTime bounds the shrinking of a failure found; 0: Time, at
-	// most DefaultShrinkTime; negative: no shrinking (the failure is
-	// replayed once).
-	ShrinkTime time.Duration
+	Off            bool          // no exploration
+	Time           time.Duration // how long new sequences are drawn (shrinking takes at most ShrinkTime more); 0: DefaultExploreTime
+	Steps          int           // the steps of all workers together, besides Time; 0: no bound
+	Workers        int           // sequences at once, each on records of its own; 0: Config.Workers
+	Seed           uint64        // the same seed against a target in the same state draws the same sequences; 0: random (reported)
+	SequenceLength int           // the average steps of a sequence; 0: DefaultSequenceLength
+	ShrinkTime     time.Duration // bounds shrinking a failure; 0: Time, at most DefaultShrinkTime; negative: none (replayed once)
 }
 
 func (c ExploreConfig) withDefaults() ExploreConfig {
@@ -91,30 +68,25 @@ func batchSeed(seed, batch uint64) uint64 {
 
 // An exploreResult is what an exploration did and found.
 type exploreResult struct {
-	Seed      uint64
-	Workers   int
-	Steps     int // steps run while exploring (not counting shrinking)
-	Sequences int
-	Elapsed   time.Duration // shrinking included
-	Found     time.Duration // when the failure was found, from the start; 0: none
-	Stopped   string        // why it stopped drawing: "the time budget", "the step budget", "an interrupt", "a failure"
-	Failure   *exploreFailure
-	// Latency is how long the target took to answer the exploration's
-	// requests: the median, the 95th percentile and the longest.
-	P50, P95, Max time.Duration
+	Seed          uint64
+	Workers       int
+	Steps         int // steps run while exploring (not counting shrinking)
+	Sequences     int
+	Elapsed       time.Duration // shrinking included
+	Found         time.Duration // when the failure was found, from the start; 0: none
+	Stopped       string        // why it stopped drawing: "the time budget", "the step budget", "an interrupt", "a failure"
+	Failure       *exploreFailure
+	P50, P95, Max time.Duration // how long the target took to answer
 	Budget        time.Duration // the time budget (--explore-time)
 }
 
 // MinExploreSteps is the fewest steps an exploration stopped by its time
-// budget must make to mean much: the deep bugs of the proof servers are
-// found within a few hundred steps (a 300-step run found the ones that
-// need a pair of calls on one record half the time). Fewer, and the run
-// says so (Thin), as an observation that fails nothing.
+// budget must make to mean much (README: How much it explored); fewer,
+// and Thin says so.
 const MinExploreSteps = 200
 
 // Thin says, where the exploration ran out of time before MinExploreSteps
-// steps, how little it explored and what to do; "" otherwise (it made
-// enough, stopped at its step budget or a failure, or did not run).
+// steps, how little it explored and what to do; "" otherwise.
 func (r *exploreResult) Thin() string {
 	if r.Stopped != "the time budget" || r.Steps >= MinExploreSteps {
 		return ""
@@ -138,8 +110,8 @@ func (r *exploreResult) Thin() string {
 	return s + ". Give " + need + ", more --workers, or run against a closer or faster target"
 }
 
-// A latencies records how long the target took to answer, for the
-// percentiles of the exploration's summary; at most maxLatencies kept.
+// A latencies records how long the target took to answer; at most
+// maxLatencies kept.
 type latencies struct {
 	mu sync.Mutex // guards d
 	d  []time.Duration
@@ -181,12 +153,9 @@ type exploreFailure struct {
 	Steps    []string // the sequence, one line per step, each with its curl lines
 	Original int      // steps of the sequence first found
 	Shrunk   bool     // the sequence shown is one rapid made shorter, or found as short
-	// Why says why the sequence shown is the one first found, where it
-	// is: it did not happen again on replay, or shrinking ran out of time.
-	Why string
+	Why      string   // where not Shrunk, why the sequence shown is the one first found
 }
 
-// String renders the failure for a report.
 func (f *exploreFailure) String() string {
 	var b strings.Builder
 	how := fmt.Sprintf("shrunk from %d steps", f.Original)
@@ -201,12 +170,9 @@ func (f *exploreFailure) String() string {
 	return b.String()
 }
 
-// Summary renders the result on one line.
 func (r *exploreResult) Summary() string {
 	found := "nothing broken"
 	if r.Failure != nil {
-		// The rule is what should hold ("a valid update answers 200"):
-		// said as what was found not to.
 		broken := fmt.Sprintf("%q did not hold", r.Failure.Rule)
 		found = "found: " + broken
 		if r.Found > 0 {
@@ -222,12 +188,10 @@ func (r *exploreResult) Summary() string {
 }
 
 // Explore runs the state machine against the target within
-// Config.Explore's budget, Workers sequences at once, each worker on
-// records of its own. Without Config.AllowMutations it sends only
-// requests a conforming target rejects and that carry the record's own
-// values (bad credentials, malformed identifiers) besides reads; with it,
-// every record a sequence writes is restored when the sequence ends, and
-// checked when the exploration ends.
+// Config.Explore's budget. Without Config.AllowMutations it sends only
+// reads and requests a conforming target rejects (README: Safety); with
+// it, every record a sequence writes is restored when the sequence ends,
+// and checked when the exploration ends.
 func (t *Target) Explore(ctx context.Context) *exploreResult {
 	cfg := t.cfg.Explore
 	res := &exploreResult{Seed: cfg.Seed, Budget: cfg.Time}
@@ -262,31 +226,27 @@ func (t *Target) Explore(ctx context.Context) *exploreResult {
 	}
 	if f := e.first; f != nil {
 		// The shortest failing sequence shrinking found for the same
-		// rule; where there is none, the one first found, as it was.
-		last, shrunk, why := e.last, e.reproduced, ""
+		// rule; where there is none (why), the one first found, as it was.
+		last, why := e.last, ""
 		switch {
 		case cfg.ShrinkTime < 0:
 			why = "shrinking is off"
-			last, shrunk = f, false
 		case !e.reproChecked:
 			why = "shrinking ran out of time before it could replay the sequence"
-			last, shrunk = f, false
 		case !e.reproduced:
 			why = "it did not happen again when the sequence was replayed alone (a flaky target, or the effect of another worker's requests)"
-			last, shrunk = f, false
 		case last == nil || last.rule != f.rule:
-			last, shrunk = f, false
 			why = "shrinking ran out of time"
+		case len(last.lines) >= f.length && time.Now().After(e.shrinkUntil):
+			why = "shrinking ran out of time before it found a shorter sequence"
 		case len(last.lines) >= f.length:
-			// Replayed, but no shorter sequence failed the same way.
-			last, shrunk = f, false
 			why = "no shorter sequence fails the same way"
-			if time.Now().After(e.shrinkUntil) {
-				why = "shrinking ran out of time before it found a shorter sequence"
-			}
+		}
+		if why != "" {
+			last = f
 		}
 		res.Found = e.found
-		res.Failure = &exploreFailure{Rule: last.rule, Cause: last.cause, Detail: last.detail, Steps: last.lines, Original: f.length, Shrunk: shrunk, Why: why}
+		res.Failure = &exploreFailure{Rule: last.rule, Cause: last.cause, Detail: last.detail, Steps: last.lines, Original: f.length, Shrunk: why == "", Why: why}
 	}
 	if t.cfg.AllowMutations && res.Failure == nil && ctx.Err() == nil {
 		if err := e.settle(); err != nil {
@@ -315,8 +275,7 @@ func (tb *rapidTB) FailNow()              { tb.Fail() }
 func (tb *rapidTB) Fail()                 { tb.failed.Store(true) }
 func (tb *rapidTB) Failed() bool          { return tb.failed.Load() }
 
-// rapidSettings are rapid's own settings, which it reads from its
-// command-line flags (rapid.checks, rapid.steps, ...).
+// rapidSettings are rapid's own settings, read from its flags.
 type rapidSettings struct {
 	checks, steps int
 	seed          uint64
@@ -392,17 +351,11 @@ type explorer struct {
 }
 
 // newExplorer lists the records, makes them the model, and gives each
-// worker records of its own to write to: the listed ones cut in
-// contiguous blocks, one record between two blocks left to no worker (a
-// record and its neighbours are the same worker's, or no worker's), only
-// --pet-id where it is given (to the first worker), none without
-// --allow-mutations.
+// worker records of its own to write to (README: Workers).
 func newExplorer(ctx context.Context, t *Target) *explorer {
 	cfg := t.cfg.Explore
 	n := cfg.Workers
-	if n <= 0 {
-		n = t.cfg.Workers
-	}
+	orDefault(&n, t.cfg.Workers)
 	e := &explorer{t: t, ctx: ctx, cfg: cfg, start: time.Now()}
 	e.deadline = e.start.Add(cfg.Time)
 	for i := range n {
@@ -443,8 +396,7 @@ func newExplorer(ctx context.Context, t *Target) *explorer {
 	return e
 }
 
-// halted reports whether the run was stopped (the target gone,
-// --max-run-time).
+// halted reports whether the run was stopped.
 func (e *explorer) halted() bool {
 	why, _ := e.t.stop.reason()
 	return why != ""
@@ -484,7 +436,6 @@ func (e *explorer) takeStep() bool {
 	}
 }
 
-// shrinking reports whether w is shrinking its failure.
 func (e *explorer) shrinking(w *worker) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()

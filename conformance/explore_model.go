@@ -12,17 +12,11 @@ import (
 )
 
 // A registry is the exploration's model of every record, shared by its
-// workers. Each worker writes only records of its own and keeps their
-// entries; the others it writes none of. A worker may send several writes
-// to one of its records at once: then the record is either of their
-// answers until its next list says which. A worker that has sent a write
-// whose effects its next list has not checked yet is busy: until then the
-// other workers do not judge its records, since what they see of them may
-// be its doing, not the target's. So every record is judged by its owner
-// after every step, and by every other worker whenever its owner is not
-// in the middle of one: a worker whose step changed a record of another
-// worker (a neighbour it should not have touched) sees it in its own
-// next list.
+// workers (README: Workers). Each worker writes only records of its own
+// and keeps their entries. A worker that has sent a write its next list
+// has not checked yet is busy: until then the other workers do not judge
+// its records, since what they see of them may be its doing, not the
+// target's.
 type registry struct {
 	mu      sync.Mutex // guards what follows
 	version uint64     // counts changes of busy
@@ -33,12 +27,9 @@ type registry struct {
 
 // An entry is one record as the model holds it.
 type entry struct {
-	rec   Record // zero: no record, an identifier reserved for a write to an unknown one
-	owner int    // the worker that writes it; -1: none does
-	// either, after writes sent at once and all acknowledged: the records
-	// their answers gave. The owner's next list must show one of them (the
-	// one written last); that one becomes rec.
-	either []Record
+	rec    Record   // zero: no record, an identifier reserved for a write to an unknown one
+	owner  int      // the worker that writes it; -1: none does
+	either []Record // after writes sent at once, their answers: the owner's next list must show one, which becomes rec
 }
 
 func newRegistry(ix *Index) *registry {
@@ -90,7 +81,6 @@ func (r *registry) settled(id int64, by int) bool {
 	return ok && (e.owner < 0 || e.owner == by || !r.busy[e.owner])
 }
 
-// owner returns the worker that writes record id; -1: none.
 func (r *registry) owner(id int64) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -161,11 +151,9 @@ type mismatch struct {
 }
 
 // judge compares ix, a list worker w sent when the registry's version was
-// since, with the model: w's own records and reserved identifiers always,
-// the others' where their owner was not busy since, and records no one
-// owns always. Where writes sent at once left w's record one of several,
-// the list decides which: the model takes it. It returns the mismatches
-// in identifier order.
+// since, with the model (but records whose owner was busy since), and
+// returns the mismatches in identifier order. Where writes sent at once
+// left w's record one of several, the list decides which.
 func (r *registry) judge(w int, ix *Index, since uint64) []mismatch {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -235,9 +223,8 @@ func (m mismatch) describe(key string) string {
 }
 
 // A gate bounds the bytes of the lists the workers read and judge at
-// once: each holds its list's body and index while it judges them, so a
-// list of many records is read a few at a time (as many as fit in
-// gateBytes), and a short one by every worker at once.
+// once: a list of many records is read a few at a time (as many as fit in
+// gateBytes), a short one by every worker at once.
 type gate struct {
 	mu   sync.Mutex // guards held
 	cond *sync.Cond
@@ -246,7 +233,7 @@ type gate struct {
 }
 
 // gateBytes is how many bytes of lists the workers hold at once, at most
-// (and one list, however long).
+// (but one list, however long).
 const gateBytes = 32 << 20
 
 // enter waits until the next list fits, and returns its weight for leave.

@@ -20,8 +20,7 @@ import (
 
 // A worker runs sequences of the exploration, one at a time, on records
 // of its own: of the sequences rapid draws from the run's seed, those
-// whose number is the worker's modulo the number of workers, so the same
-// seed gives each worker the same sequences.
+// whose number is the worker's modulo the number of workers.
 type worker struct {
 	e        *explorer
 	n        int
@@ -38,16 +37,13 @@ type worker struct {
 // A sequenceRun is one sequence as it runs: the records written to, what
 // each step sent, and, where it failed, how.
 type sequenceRun struct {
-	orig  map[int64]Record // records written to, as they were
-	lines []string         // one per step
-	step  []*Exchange      // the current step's exchanges
-	// What the current step did: the records it wrote to, each with
-	// whether the write was accepted; whether it sent anything that could
-	// write; the unknown identifiers it reserved.
-	addressed map[int64]bool
-	wrote     bool
-	reserved  []int64
-	last      int64 // the record the sequence last wrote to; 0 and !hasLast: none
+	orig      map[int64]Record // records written to, as they were
+	lines     []string         // one per step
+	step      []*Exchange      // the current step's exchanges
+	addressed map[int64]bool   // the records the current step wrote to: was the write accepted
+	wrote     bool             // the current step sent anything that could write
+	reserved  []int64          // the unknown identifiers the current step reserved
+	last      int64            // the record the sequence last wrote to, where hasLast
 	hasLast   bool
 
 	length int
@@ -118,9 +114,8 @@ func (w *worker) sequence(rt *rapid.T) {
 }
 
 // actions are the steps a sequence draws from; rapid draws each key
-// alike, so a step listed twice is drawn twice as often. Writes are
-// drawn most: the bugs real backends have need a sequence of them. Each
-// does nothing while the worker is idle (idleFor).
+// alike, so a step listed twice is drawn twice as often: the bugs real
+// backends have need a sequence of writes.
 func (w *worker) actions() map[string]func(*rapid.T) {
 	a := map[string]func(*rapid.T){
 		"":                  w.check,
@@ -141,7 +136,7 @@ func (w *worker) actions() map[string]func(*rapid.T) {
 	}
 	for name, step := range a {
 		a[name] = func(rt *rapid.T) {
-			if !w.e.idleFor(w) { // the budget is spent, or another worker's failure is being shrunk
+			if !w.e.idleFor(w) {
 				step(rt)
 			}
 		}
@@ -149,8 +144,8 @@ func (w *worker) actions() map[string]func(*rapid.T) {
 	return a
 }
 
-// load lists the records and judges the list against the model: the
-// previous sequence's restore put every record back.
+// load judges the list against the model: the previous sequence's
+// restore put every record back.
 func (w *worker) load(rt *rapid.T, run *sequenceRun) {
 	w.judgeList(rt, true)
 	w.restored = nil
@@ -158,9 +153,8 @@ func (w *worker) load(rt *rapid.T, run *sequenceRun) {
 	run.lines, run.step = nil, nil // the loading list is not a step
 }
 
-// judgeList reads the list and judges it: a list of records, one per
-// identifier, that equals the model (judge). After a step, it also keeps
-// the rules every response keeps.
+// judgeList reads the list and judges it against the model; after a
+// step, also by the rules every response keeps.
 func (w *worker) judgeList(rt *rapid.T, afterRestore bool) {
 	e, t := w.e, w.e.t
 	n := e.lists.enter()
@@ -181,9 +175,7 @@ func (w *worker) judgeList(rt *rapid.T, afterRestore bool) {
 }
 
 // judge fails on the first way ix differs from the model, naming the
-// cause by what the step did to that record: an accepted write not
-// stored, a rejected one that changed it, a write elsewhere that changed
-// it, or a change no request of the step asked for.
+// cause by what the step did to that record (README: the causes).
 func (w *worker) judge(rt *rapid.T, x *Exchange, ix *Index, since uint64, afterRestore bool) {
 	e, run := w.e, w.run
 	ms := slices.DeleteFunc(e.reg.judge(w.n, ix, since), func(m mismatch) bool {
@@ -231,11 +223,9 @@ func (w *worker) judge(rt *rapid.T, x *Exchange, ix *Index, since uint64, afterR
 }
 
 // failChanged fails on a list x that shows record m.id otherwise than the
-// model, with cause c, unless a later list shows it as the model has it:
-// then reads lag writes, a stale read (Records.staleRead). While shrinking,
-// the cause is stale-read where the failure first found was one, without
-// waiting again; the rule is the same for both, so shrinking keeps to the
-// failure.
+// model, with cause c, or stale-read where a later list shows it as the
+// model has it (staleRead). While shrinking, the cause is the first
+// failure's stale-read without waiting again: the rule is the same.
 func (w *worker) failChanged(rt *rapid.T, c Cause, rule string, x *Exchange, m mismatch, problem string) {
 	e := w.e
 	if e.shrinking(w) {
@@ -260,9 +250,8 @@ func (w *worker) failChanged(rt *rapid.T, c Cause, rule string, x *Exchange, m m
 	w.fail(rt, c, rule, x, problem)
 }
 
-// restore puts back every record the sequence wrote to, when it ends. The
-// next sequence's first list checks that it worked; the last one's is
-// checked when the exploration ends.
+// restore puts back every record the sequence wrote to, when it ends; the
+// next list checks it.
 func (w *worker) restore(rt *rapid.T, run *sequenceRun) {
 	e := w.e
 	var failed []string
@@ -320,6 +309,23 @@ func (w *worker) begin(what string) bool {
 	return true
 }
 
+// beginWrite begins a step, described by what, that writes to record id,
+// one of the worker's (begin, writing).
+func (w *worker) beginWrite(id int64, what string) bool {
+	if !w.begin(what) {
+		return false
+	}
+	w.writing(id)
+	return true
+}
+
+// update sends r, a write to record id, and records the answer (wrote).
+func (w *worker) update(id int64, r Request) *Exchange {
+	x := w.send(r)
+	w.wrote(id, x)
+	return x
+}
+
 // writing notes that the step writes to record id, one of the worker's:
 // the worker is busy until its next list is judged, and the record's
 // value before the sequence is kept for the restore.
@@ -346,8 +352,7 @@ func (w *worker) wrote(id int64, x *Exchange) {
 	}
 }
 
-// touchWith records want as the values to put record id back to: a
-// record that changed where no step of the worker wrote to it.
+// touchWith records want as the values to put record id back to.
 func (w *worker) touchWith(id int64, want Record) {
 	if want.IsZero() {
 		return
@@ -389,7 +394,7 @@ func (w *worker) fail(rt *rapid.T, c Cause, rule string, x *Exchange, problem st
 	rt.Fatalf("%s", rule)
 }
 
-// stepCurls records the curl lines of the step's exchanges on its line.
+// stepCurls adds the curl lines of the step's exchanges to its line.
 func (w *worker) stepCurls() {
 	run := w.run
 	if len(run.lines) == 0 || len(run.step) == 0 {
@@ -413,8 +418,7 @@ func (w *worker) expect(rt *rapid.T, x *Exchange, ps []Problem) {
 
 // check is the invariant, run after every step: each response of the
 // step keeps the rules every response keeps, and a fresh list equals the
-// model (read after write, no other record changed, rejected writes
-// changed nothing, no record appeared or vanished).
+// model.
 func (w *worker) check(rt *rapid.T) {
 	e, run := w.e, w.run
 	if run == nil || len(run.lines) == 0 || run.step == nil && run.addressed == nil {
@@ -434,28 +438,19 @@ func (w *worker) check(rt *rapid.T) {
 }
 
 // problemsText joins problems' words, the first maxExamples of them.
-func problemsText(ps []Problem) string {
-	ts := texts(ps)
-	if len(ts) > maxExamples {
-		ts = append(ts[:maxExamples:maxExamples], fmt.Sprintf("and %d more", len(ps)-maxExamples))
-	}
-	return strings.Join(ts, "; ")
-}
+func problemsText(ps []Problem) string { return examples(texts(ps), "; ") }
 
 // list: a plain list with the key; the invariant compares it.
 func (w *worker) list(rt *rapid.T) {
-	e := w.e
-	if !w.begin("list") {
-		return
+	if w.begin("list") {
+		x := w.send(Request{Method: w.e.t.inv.List.Method, Path: w.e.t.inv.List.Path})
+		w.expect(rt, x, ExpectList.Problems(x))
 	}
-	x := w.send(Request{Method: e.t.inv.List.Method, Path: e.t.inv.List.Path})
-	w.expect(rt, x, ExpectList.Problems(x))
 }
 
-// drawWriteID draws the worker's record a step writes to, and returns it
-// with its value in the model: as often as not the one the sequence last
-// wrote to (bugs hide in repeated calls on one record), else any of its
-// own.
+// drawWriteID draws the worker's record a step writes to, with its value
+// in the model: as often as not the one the sequence last wrote to (bugs
+// hide in repeated calls on one record).
 func (w *worker) drawWriteID(rt *rapid.T) (int64, Record, bool) {
 	if len(w.own) == 0 {
 		return 0, Record{}, false
@@ -482,10 +477,8 @@ func (w *worker) drawListedID(rt *rapid.T) (int64, bool) {
 }
 
 // drawUnknownID draws a valid identifier the model does not hold, half
-// the time one where bugs gather (a power of two and its neighbours,
-// 2^31, 2^53, the largest int64, the ends of the stated bounds), and
-// reserves it for the worker where a write is sent to it. It returns
-// false where the draw hit a held one.
+// the time one where bugs gather, and reserves it for the worker where a
+// write is sent to it. It returns false where the draw hit a held one.
 func (w *worker) drawUnknownID(rt *rapid.T, reserve bool) (int64, bool) {
 	e := w.e
 	lo := cmp.Or(e.t.inv.ID.Lowest(), big.NewInt(-1<<63))
@@ -519,10 +512,8 @@ func (w *worker) drawUnknownID(rt *rapid.T, reserve bool) (int64, bool) {
 	return id, true
 }
 
-// drawValidBody draws a valid update body for record cur: each writable
-// field cur has within its bounds or enum, optional fields sometimes left
-// out, and never an optional field cur lacks (no update could take it
-// away again).
+// drawValidBody draws a valid update body for record cur, optional fields
+// sometimes left out, never one cur lacks (no update could take it away).
 func (w *worker) drawValidBody(rt *rapid.T, cur Record) Body {
 	t := w.e.t
 	inv := t.inv
@@ -547,9 +538,7 @@ func (w *worker) drawValidBody(rt *rapid.T, cur Record) Body {
 }
 
 // drawValue draws a valid value of a field: from its enum, or its grid of
-// numbers (bounds and multipleOf), half the time one where bugs gather
-// (the ends of the grid, powers of two and their neighbours), or the
-// suite's choices for the rest.
+// numbers, half the time one where bugs gather, or the suite's choices.
 func drawValue(rt *rapid.T, f *spec.Field) []byte {
 	switch {
 	case len(f.Enum) > 0:
@@ -570,8 +559,9 @@ func drawValue(rt *rapid.T, f *spec.Field) []byte {
 	return f.ValueFor(nil, rapid.IntRange(0, 50).Draw(rt, f.Name))
 }
 
-// write: a valid update of one of the worker's records, sometimes sent
-// twice; 200 with the values sent, and the model takes the answer.
+// The steps (README: Stateful exploration) follow.
+
+// write: a valid update, sometimes sent twice; the model takes the answer.
 func (w *worker) write(rt *rapid.T) {
 	e := w.e
 	id, cur, ok := w.drawWriteID(rt)
@@ -580,10 +570,9 @@ func (w *worker) write(rt *rapid.T) {
 	}
 	b := w.drawValidBody(rt, cur)
 	twice := rapid.Bool().Draw(rt, "twice")
-	if !w.begin(fmt.Sprintf("update %s %d: %s", e.t.inv.Key, id, b.Name) + map[bool]string{true: ", twice"}[twice]) {
+	if !w.beginWrite(id, fmt.Sprintf("update %s %d: %s", e.t.inv.Key, id, b.Name)+map[bool]string{true: ", twice"}[twice]) {
 		return
 	}
-	w.writing(id)
 	var first Record
 	for range map[bool]int{false: 1, true: 2}[twice] {
 		x := w.send(e.t.Update(id, b.Raw))
@@ -596,9 +585,9 @@ func (w *worker) write(rt *rapid.T) {
 	}
 }
 
-// expectWritten judges x, the answer to b, a valid update of record id
-// (writtenProblems). Of writes sent at once, an answer without the
-// values sent is a lost or mixed update. It returns the record answered.
+// expectWritten judges x, the answer to b, a valid update of record id,
+// and returns the record answered. Of writes sent at once, an answer
+// without the values sent is a lost or mixed update.
 func (w *worker) expectWritten(rt *rapid.T, id int64, x *Exchange, b Body, atOnce bool) Record {
 	w.wrote(id, x)
 	r, ps := writtenProblems(x, w.e.t.inv.Key, id, b.Sets)
@@ -609,14 +598,9 @@ func (w *worker) expectWritten(rt *rapid.T, id int64, x *Exchange, b Body, atOnc
 	return r
 }
 
-// writeAtOnce: two to four valid updates of one of the worker's records,
-// sent at the same moment on connections of their own, as several clients
-// of a real backend do; each answers 200 with the values sent, and the
-// next list shows the record as one of the answers (the one applied last)
-// left it. A backend that reads, computes and writes a record without
-// holding it (a lost update: a stock set as an adjustment by the
-// difference, a cache written after the database) fails here, which
-// writes one after another never show.
+// writeAtOnce: two to four valid updates of one record sent at once. A
+// backend that reads, computes and writes a record without holding it (a
+// lost update) fails here, which writes one after another never show.
 func (w *worker) writeAtOnce(rt *rapid.T) {
 	e := w.e
 	id, cur, ok := w.drawWriteID(rt)
@@ -629,10 +613,9 @@ func (w *worker) writeAtOnce(rt *rapid.T) {
 		bodies[i] = w.drawValidBody(rt, cur)
 		names[i] = bodies[i].Name
 	}
-	if !w.begin(fmt.Sprintf("update %s %d %d times at once: %s", e.t.inv.Key, id, len(bodies), strings.Join(names, "; "))) {
+	if !w.beginWrite(id, fmt.Sprintf("update %s %d %d times at once: %s", e.t.inv.Key, id, len(bodies), strings.Join(names, "; "))) {
 		return
 	}
-	w.writing(id)
 	xs, _ := e.t.UpdateAtOnce(e.ctx, id, bodies)
 	written := make([]Record, 0, len(xs))
 	for i, x := range xs {
@@ -644,9 +627,7 @@ func (w *worker) writeAtOnce(rt *rapid.T) {
 	e.reg.setEither(id, written)
 }
 
-// writeInvalid: a body the schema forbids, as often as not right after a
-// write to the same record; 400 with an Error body, and the invariant
-// checks nothing changed.
+// writeInvalid: a body the schema forbids; 400, and nothing changes.
 func (w *worker) writeInvalid(rt *rapid.T) {
 	e := w.e
 	id, cur, ok := w.drawWriteID(rt)
@@ -654,19 +635,14 @@ func (w *worker) writeInvalid(rt *rapid.T) {
 		return
 	}
 	b := rapid.SampledFrom(e.t.InvalidBodies(cur)).Draw(rt, "invalid body")
-	if !w.begin(fmt.Sprintf("update %s %d with %s (invalid)", e.t.inv.Key, id, b.Name)) {
-		return
+	if w.beginWrite(id, fmt.Sprintf("update %s %d with %s (invalid)", e.t.inv.Key, id, b.Name)) {
+		x := w.update(id, e.t.Update(id, b.Raw))
+		w.expect(rt, x, ExpectInvalidBody.Problems(x))
 	}
-	w.writing(id)
-	x := w.send(e.t.Update(id, b.Raw))
-	w.wrote(id, x)
-	w.expect(rt, x, ExpectInvalidBody.Problems(x))
 }
 
-// writeSilent: a body the contract is silent on (numbers past its
-// unstated bounds, drawn where bugs gather, 5.0, an extra field, a field
-// twice, another content type); 200 (the model takes the answer) or 400
-// (nothing changes).
+// writeSilent: a body the contract is silent on; 200 (the model takes the
+// answer) or 400 (nothing changes).
 func (w *worker) writeSilent(rt *rapid.T) {
 	e := w.e
 	id, cur, ok := w.drawWriteID(rt)
@@ -682,14 +658,12 @@ func (w *worker) writeSilent(rt *rapid.T) {
 		bodies = []Body{{Name: "a valid body sent as " + ct, Raw: e.t.Harmless(cur), Kind: Silent, ContentType: ct}}
 	}
 	b := rapid.SampledFrom(bodies).Draw(rt, "silent body")
-	if !w.begin(fmt.Sprintf("update %s %d with %s (the contract is silent)", e.t.inv.Key, id, b.Name)) {
+	if !w.beginWrite(id, fmt.Sprintf("update %s %d with %s (the contract is silent)", e.t.inv.Key, id, b.Name)) {
 		return
 	}
-	w.writing(id)
 	r := e.t.Update(id, b.Raw)
 	r.ContentType = b.ContentType
-	x := w.send(r)
-	w.wrote(id, x)
+	x := w.update(id, r)
 	w.expect(rt, x, ExpectSilentBody(b).Problems(x))
 	if x.Status < 300 { // accepted: the model takes the answer
 		rec, ps := writtenProblems(x, e.t.inv.Key, id, nil)
@@ -717,8 +691,7 @@ func (w *worker) silentInts(cur Record) []Body {
 	return bs
 }
 
-// writeUnknown: a valid update of an identifier nobody lists; 404, and the
-// invariant checks no record appeared.
+// writeUnknown: a valid update of an identifier nobody lists; 404.
 func (w *worker) writeUnknown(rt *rapid.T) {
 	e := w.e
 	id, ok := w.drawUnknownID(rt, true)
@@ -726,20 +699,16 @@ func (w *worker) writeUnknown(rt *rapid.T) {
 		return
 	}
 	cur, _ := e.reg.get(w.own[0])
-	b := e.t.Harmless(cur)
-	if !w.begin(fmt.Sprintf("update the unknown %s %d", e.t.inv.Key, id)) {
-		return
+	if w.begin(fmt.Sprintf("update the unknown %s %d", e.t.inv.Key, id)) {
+		x := w.send(e.t.Update(id, e.t.Harmless(cur)))
+		w.expect(rt, x, ExpectUnknown.Problems(x))
 	}
-	x := w.send(e.t.Update(id, b))
-	w.expect(rt, x, ExpectUnknown.Problems(x))
 }
 
-// malformedID: an identifier that is not one; 400 or 404 (it addresses no
-// record) with an Error body. Without --allow-mutations it carries no
-// body, so a target that reads identifiers loosely (abc as 1) has no
-// values to write anywhere. With it, the body is one of the worker's
-// records' own values; should the target write them to another record,
-// the invariant finds the change.
+// malformedID: an identifier that is not one; 400 or 404. Without
+// --allow-mutations it carries no body, so a target that reads
+// identifiers loosely (abc as 1) has no values to write anywhere; with
+// it, the body is a worker's record's own values.
 func (w *worker) malformedID(rt *rapid.T) {
 	e := w.e
 	if e.t.first == nil || len(e.t.first.Order) == 0 {
@@ -780,9 +749,7 @@ var BadCredentials = []credential{
 	{"another scheme (Basic with the key)", func(key string) string { return "Basic " + key }},
 }
 
-// badCredential: any operation with a credential that is missing or
-// invalid, on a listed, unknown or malformed identifier, with a harmless
-// or malformed body; 401 before anything else.
+// badCredential: any operation with a bad credential; 401.
 func (w *worker) badCredential(rt *rapid.T) {
 	e := w.e
 	t := e.t
@@ -824,9 +791,7 @@ func (w *worker) badCredential(rt *rapid.T) {
 			id = rapid.SampledFrom(t.MalformedIDs()).Draw(rt, "malformed id")
 			malformed = true
 		}
-		for _, name := range op.PathParams() {
-			path = strings.ReplaceAll(path, "{"+name+"}", id)
-		}
+		path = pathWith(op, id)
 		what = " on " + id
 	}
 	if hasCur {
@@ -878,9 +843,8 @@ func (w *worker) badCredential(rt *rapid.T) {
 	w.expect(rt, x, ExpectAuth.Problems(x))
 }
 
-// callOperation: any reading operation with the key; a documented status,
-// no 5xx (501 where no shape is given), a valid body, and where it
-// answers a record, the model's.
+// callOperation: any reading operation with the key; where it answers a
+// record, the model's.
 func (w *worker) callOperation(rt *rapid.T) {
 	e := w.e
 	t := e.t

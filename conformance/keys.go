@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -24,8 +23,7 @@ const maxKeyOutput = 64 << 10
 
 // A keySource gives the API key: the configured one, or the one a key
 // command (--api-key-command) prints, run again when the target answers
-// 401 to a key that worked before. Every key it gives is added to the
-// secrets before it is used.
+// 401 to a key that worked before; added to the secrets before it is used.
 type keySource struct {
 	command string
 	timeout time.Duration
@@ -38,14 +36,12 @@ type keySource struct {
 	refreshed time.Time // when the command last ran after a 401
 }
 
-// current returns the key and its generation.
 func (k *keySource) current() (string, int) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.key, k.gen
 }
 
-// fetch runs the command for a key.
 func (k *keySource) fetch(ctx context.Context) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -77,8 +73,7 @@ func (k *keySource) refresh(ctx context.Context, gen int) (string, int, bool) {
 }
 
 // run runs the command with the shell and takes its output, trimmed, as
-// the key. What it prints on stderr is shown only where it fails, with
-// every secret hidden.
+// the key; its stderr is shown, redacted, only where it fails.
 func (k *keySource) run(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, k.timeout)
 	defer cancel()
@@ -149,5 +144,3 @@ func (c *capped) Write(p []byte) (int, error) {
 	}
 	return c.b.Write(p)
 }
-
-var _ io.Writer = (*capped)(nil)

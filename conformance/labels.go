@@ -25,7 +25,6 @@ const (
 	AreaExplore     Area = "explore"
 )
 
-// areas lists every area in report order.
 var areas = []Area{AreaAuth, AreaList, AreaUpdate, AreaBadInput, AreaErrors, AreaResponses, AreaOperations, AreaConcurrency, AreaSilent, AreaExplore}
 
 // A Trait is a further property of a check, also a label.
@@ -33,19 +32,11 @@ type Trait string
 
 // The traits.
 const (
-	// Mutating checks write; they run only with --allow-mutations and
-	// restore what they change.
-	Mutating Trait = "mutating"
-	// KeyInURL checks put the key in a URL, where access logs may keep it.
-	KeyInURL Trait = "key-in-url"
-	// Deprecated checks call an operation the contract marks deprecated.
-	Deprecated Trait = "deprecated"
-	// Observation checks record what the target chose where the contract
-	// is silent.
-	Observation Trait = "observation"
-	// RFC checks hold the target to what only HTTP's RFCs require: a
-	// warning, or a failure with --strict.
-	RFC Trait = "rfc"
+	Mutating    Trait = "mutating"    // writes: runs only with --allow-mutations, restores what it changes
+	KeyInURL    Trait = "key-in-url"  // puts the key in a URL, where access logs may keep it
+	Deprecated  Trait = "deprecated"  // calls an operation the contract marks deprecated
+	Observation Trait = "observation" // records what the target chose where the contract is silent
+	RFC         Trait = "rfc"         // what only HTTP's RFCs require: a warning, a failure with --strict
 )
 
 // Labels returns the Ginkgo labels of a check in area a with traits ts.

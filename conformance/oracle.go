@@ -14,10 +14,9 @@ import (
 )
 
 // The oracle: expectations and functions that take an exchange and
-// return typed problems, needing no Target (but Records.StoredProblems,
-// which reads the list again). The checks (Target.Expect, ExpectWritten,
-// List, DecodeRecord) and the exploration's steps both call them, so a
-// verdict is decided in one place.
+// return typed problems, needing no Target (but Records.StoredProblems).
+// The checks and the exploration's steps both call them, so a verdict is
+// decided in one place.
 
 // An Expectation is a verdict on an answer's status: the statuses the
 // contract allows for one kind of request, the rule that says so, and the
@@ -26,33 +25,20 @@ type Expectation struct {
 	Rule     string // what the contract wants, in a line
 	Statuses []int
 	Cause    Cause // the cause of another status
-	// Accepted is the cause of a 2xx it does not allow, where not Cause.
-	Accepted Cause
+	Accepted Cause // the cause of a 2xx it does not allow, where not Cause
 }
 
-// The expectations the checks and the exploration share.
+// The expectations the checks and the exploration share; each Rule says
+// what it wants.
 var (
-	// ExpectAuth: a missing or invalid credential answers 401 before
-	// anything else; whatever came instead, the credential was not
-	// checked first.
-	ExpectAuth = Expectation{Rule: "a missing or invalid credential answers 401 with an Error body, before anything else", Statuses: []int{401}, Cause: spec.RuleAuthNotEnforced}
-	// ExpectMalformedID: a path segment that is no identifier is an
-	// invalid value (400) and addresses no record (404).
+	ExpectAuth        = Expectation{Rule: "a missing or invalid credential answers 401 with an Error body, before anything else", Statuses: []int{401}, Cause: spec.RuleAuthNotEnforced}
 	ExpectMalformedID = Expectation{Rule: "an identifier that is not a valid one answers 400 or 404 with an Error body (it is an invalid value and addresses no record)", Statuses: []int{400, 404}, Cause: spec.RuleBadIDAccepted}
-	// ExpectUnknown: a valid identifier nobody lists answers 404.
-	ExpectUnknown = Expectation{Rule: "a valid identifier nobody lists answers 404 with an Error body", Statuses: []int{404}, Cause: spec.RuleUnknownNot404}
-	// ExpectInvalidBody: an update whose body the schema forbids answers 400.
+	ExpectUnknown     = Expectation{Rule: "a valid identifier nobody lists answers 404 with an Error body", Statuses: []int{404}, Cause: spec.RuleUnknownNot404}
 	ExpectInvalidBody = Expectation{Rule: "an update whose body the schema forbids answers 400 with an Error body", Statuses: []int{400}, Cause: spec.RuleWrongErrorStatus, Accepted: spec.RuleInvalidAccepted}
-	// ExpectSilent: an update the contract is silent on answers 200 or 400.
-	ExpectSilent = Expectation{Rule: "an update the contract is silent on answers 200 or 400", Statuses: []int{200, 400}, Cause: spec.RuleWrongErrorStatus, Accepted: spec.RuleInvalidAccepted}
-	// ExpectSilentType: a valid body sent as another content type
-	// answers 200, 400 or 415.
-	ExpectSilentType = Expectation{Rule: "a JSON body sent as another content type answers 200, 400 or 415", Statuses: []int{200, 400, 415}, Cause: spec.RuleWrongErrorStatus, Accepted: spec.RuleInvalidAccepted}
-	// ExpectUpdated: a valid update answers 200 (and the record, see
-	// writtenProblems).
-	ExpectUpdated = Expectation{Rule: "a valid update answers 200 and the record updated", Statuses: []int{200}, Cause: spec.RuleValidRefused}
-	// ExpectList: the list with the key answers 200 and the records.
-	ExpectList = Expectation{Rule: "the list with the key answers 200 and the records", Statuses: []int{200}, Cause: spec.RuleValidRefused}
+	ExpectSilent      = Expectation{Rule: "an update the contract is silent on answers 200 or 400", Statuses: []int{200, 400}, Cause: spec.RuleWrongErrorStatus, Accepted: spec.RuleInvalidAccepted}
+	ExpectSilentType  = Expectation{Rule: "a JSON body sent as another content type answers 200, 400 or 415", Statuses: []int{200, 400, 415}, Cause: spec.RuleWrongErrorStatus, Accepted: spec.RuleInvalidAccepted}
+	ExpectUpdated     = Expectation{Rule: "a valid update answers 200 and the record updated", Statuses: []int{200}, Cause: spec.RuleValidRefused} // and the record: writtenProblems
+	ExpectList        = Expectation{Rule: "the list with the key answers 200 and the records", Statuses: []int{200}, Cause: spec.RuleValidRefused}
 )
 
 // ExpectSilentBody is the expectation of an update with b, a body the
@@ -104,11 +90,7 @@ func (e Expectation) Problems(x *Exchange) []Problem {
 
 // joinInts renders v with sep between the numbers.
 func joinInts(v []int, sep string) string {
-	s := make([]string, len(v))
-	for i, n := range v {
-		s[i] = strconv.Itoa(n)
-	}
-	return strings.Join(s, sep)
+	return strings.Join(strings.Fields(strings.Trim(fmt.Sprint(v), "[]")), sep)
 }
 
 // Rules of the record-shaped verdicts.
@@ -125,9 +107,8 @@ const (
 )
 
 // writtenProblems judges the answer x to a valid update of record id (its
-// identifier named key) that set sets: 200 (ExpectUpdated) and the
-// record, with its identifier and every value sent. It returns the record
-// answered, its ID id.
+// identifier named key) that set sets: 200 and the record, with its
+// identifier and every value sent, which it returns.
 func writtenProblems(x *Exchange, key string, id int64, sets Values) (Record, []Problem) {
 	if ps := ExpectUpdated.Problems(x); len(ps) > 0 {
 		return Record{ID: id}, ps
@@ -221,11 +202,9 @@ func IdempotentProblems(first, second Record, skip []string) []Problem {
 }
 
 // StoredProblems judges ix, the list lx read after an accepted update of
-// record id answered at acked: it shows the record as written, one of
-// the records the writes left (several: writes sent at once, of which
-// one wins), the fields skip names aside. Where it shows none, the write
-// was not stored (writes at once: one was lost or mixed), unless a later
-// list shows one: then reads lag writes (staleRead).
+// record id answered at acked: it shows the record as one of written
+// left it (several: writes sent at once), skip aside; else the write was
+// not stored, or lost, unless a later list shows it (staleRead).
 func (rs *Records) StoredProblems(ctx context.Context, acked time.Time, lx *Exchange, ix *Index, id int64, skip []string, written ...Record) []Problem {
 	got := ix.ByID[id]
 	for _, w := range written {

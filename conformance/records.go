@@ -4,6 +4,7 @@ import (
 	"github.com/petstore/inventory-kit/spec/exchange"
 
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,12 +23,9 @@ import (
 
 // A Record is one record as the target sent it: its identifier and the
 // bytes of its JSON object, as they came (for a listed record, a slice of
-// the list's body, never copied or changed). It has the shape of
-// fixtures.Record, the mock's record, but not its rules: the bytes are
-// the target's, in its order and spacing, and may break the contract.
-// Fields are read by scanning the bytes (spec.Members); nothing is
-// decoded into a map, so a list of many records costs little more than
-// its body. The zero Record is no record.
+// the list's body, never copied or changed), which may break the
+// contract. Fields are read by scanning the bytes, so a list of many
+// records costs little more than its body. The zero Record is no record.
 type Record struct {
 	ID   int64  // the value of the key field; meaningful where the decoder found one (Index.ByID)
 	JSON []byte // a JSON object; nil: no record
@@ -63,7 +61,6 @@ func (r Record) Int(name string) (int64, bool) {
 	return id, err == nil
 }
 
-// fields returns every field by name, canonically rendered.
 func (r Record) fields() map[string]string {
 	m := map[string]string{}
 	_ = spec.Members(r.JSON, func(n, raw []byte) bool {
@@ -88,9 +85,7 @@ func (r Record) String() string {
 }
 
 // Equal reports whether two records hold the same fields with equal JSON
-// values (numbers compared by value: 5 equals 5.0). The same bytes are
-// equal at once: comparing a long list with the one before costs a
-// bytes.Equal per record.
+// values (numbers compared by value: 5 equals 5.0).
 func (r Record) Equal(o Record) bool {
 	if r.IsZero() || o.IsZero() {
 		return r.IsZero() == o.IsZero()
@@ -121,15 +116,8 @@ func (r Record) Diff(o Record) []string {
 	maps.Copy(names, b)
 	var out []string
 	for _, n := range slices.Sorted(maps.Keys(names)) {
-		x, ok := a[n]
-		if !ok {
-			x = "(absent)"
-		}
-		y, ok := b[n]
-		if !ok {
-			y = "(absent)"
-		}
-		if x != y {
+		// A present value is never "": canonical renders at least a byte.
+		if x, y := cmp.Or(a[n], "(absent)"), cmp.Or(b[n], "(absent)"); x != y {
 			out = append(out, fmt.Sprintf("%s: %s → %s", exchange.Printable([]byte(n)), x, y))
 		}
 	}
@@ -196,15 +184,13 @@ func decodeRecord(body []byte, key string) (Record, error) {
 }
 
 // An Index is a list's records by identifier, read in one pass over its
-// body: each record is its identifier and a slice of the body, so an
-// index costs about 40 bytes per record beside the body it points into.
+// body, each a slice of it.
 type Index struct {
-	ByID  map[int64]Record
-	Order []int64  // identifiers in the listed order
-	Dups  []int64  // identifiers listed more than once
-	Bad   []string // the first maxExamples records without an int64 identifier, by position
-	// BadCount counts every record without an int64 identifier.
-	BadCount int
+	ByID     map[int64]Record
+	Order    []int64  // identifiers in the listed order
+	Dups     []int64  // identifiers listed more than once
+	Bad      []string // the first maxExamples records without an int64 identifier, by position
+	BadCount int      // every record without an int64 identifier
 }
 
 // maxExamples is how many examples of one kind of problem a message or
@@ -215,9 +201,8 @@ const maxExamples = 10
 var ErrNotList = errors.New("not a JSON array of objects")
 
 // DecodeList reads a list's body, a JSON array of objects (or null, which
-// lists nothing), into an Index by the key field, streaming through the
-// body: no record is decoded into a map. It stops with ctx's error when
-// ctx ends. An error wraps ErrNotList.
+// lists nothing), into an Index by the key field. It stops with ctx's
+// error when ctx ends; another error wraps ErrNotList.
 func DecodeList(ctx context.Context, body []byte, key string) (*Index, error) {
 	ix := &Index{ByID: map[int64]Record{}}
 	var d jsontext.Decoder
@@ -287,25 +272,12 @@ func DecodeList(ctx context.Context, body []byte, key string) (*Index, error) {
 
 // kindName names a JSON value's kind as a schema's type does.
 func kindName(k jsontext.Kind) string {
-	switch k {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case '0':
-		return "number"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	return "no JSON value"
+	return cmp.Or(map[jsontext.Kind]string{'{': "object", '[': "array", '"': "string", '0': "number", 't': "boolean", 'f': "boolean", 'n': "null"}[k], "no JSON value")
 }
 
-// examples renders the first maxExamples of ids, and how many more.
-func examples[T any](ids []T) string {
+// examples renders the first maxExamples of ids, and how many more,
+// joined by sep.
+func examples[T any](ids []T, sep string) string {
 	var parts []string
 	for i, id := range ids {
 		if i == maxExamples {
@@ -314,5 +286,5 @@ func examples[T any](ids []T) string {
 		}
 		parts = append(parts, fmt.Sprint(id))
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(parts, sep)
 }

@@ -26,7 +26,6 @@ type RunInfo struct {
 	runFacts
 }
 
-// runFacts are what the summary says of a run beside its checks.
 type runFacts struct {
 	Stopped   string        // why the run stopped before its checks were done; "" if it did not
 	Waited    time.Duration // waited on 429 answers
@@ -48,8 +47,7 @@ func FullName(s types.SpecReport) string {
 	return string(areaOf(s.Labels())) + ": " + checkName(s)
 }
 
-// failureOf is the failed check s as the reports show it: with the
-// exchange it recorded, else the first line of its message.
+// failureOf is the failed check s as the reports show it.
 func failureOf(s types.SpecReport) report.Failure {
 	f := report.Failure{Title: FullName(s), Detail: s.Failure.Message, Count: 1}
 	if ex, ok := exampleOf(s); ok {
@@ -76,10 +74,9 @@ func causeOf(s types.SpecReport) (Cause, string) {
 	return Cause(s.State.String()), exchange.Printable([]byte(first))
 }
 
-// jsonReport renders r as Ginkgo's JSON report does, an array of one
-// report, with the key replaced in every string value (before encoding,
-// so no key can break the document) and without the working directory:
-// SuitePath is empty and paths under it are relative.
+// jsonReport renders r as Ginkgo's JSON report does, with every secret
+// hidden in every string value (before encoding, so no key can break the
+// document) and paths relative to the working directory.
 func jsonReport(r types.Report, rd *exchange.Redactor) ([]byte, error) {
 	r.SuitePath = ""
 	b, err := json.Marshal([]types.Report{r})

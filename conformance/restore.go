@@ -18,35 +18,22 @@ import (
 	"github.com/petstore/inventory-kit/spec/report"
 )
 
-// Records are the records a run protects and restores. Before the checks
-// run they hold the first listing: the records as listed before any
-// write (Listed), which of them break the contract, the one the checks
-// write to (PetID), and why a run cannot judge records where the list
-// broke the contract (ListBroken) or changed with no write (Unstable).
-// Then they hold the original values of every record the run writes to
+// Records are the records a run protects and restores: the first
+// listing, and the original values of every record the run writes to
 // (Target.Protect remembers one), until a restore is read back, and of
 // all of them until the run ends, when Settle puts back and checks each.
 // The original of a record is as the first list showed it: a list read
 // later, from a replica that lags the writes, may show a value the run
-// wrote itself. StoredProblems judges a write against the lists after
-// it.
+// wrote itself.
 type Records struct {
 	client *Client
 	bodies Bodies
 
-	first *Index // the records as first listed; nil when the list broke the contract
-	petID int64  // the record mutating checks touch; 0 when none is known
-	// listBroken says why the first list broke the contract, and
-	// unstable why the target does not hold a record still (two lists
-	// with no write between them differ); "" when it did not. The checks
-	// that need records skip, naming the reason, and one check fails for
-	// it.
-	listBroken, unstable string
-	unstableX            *Exchange // the second list, which differed
-	// badRecords are the identifiers of the records the first list
-	// showed breaking the contract: the list's check fails on them, the
-	// others note them.
-	badRecords map[string]bool
+	first                *Index          // the records as first listed; nil when the list broke the contract
+	petID                int64           // the record mutating checks touch; 0 when none is known
+	listBroken, unstable string          // why the checks that need records are not judged; "": they are
+	unstableX            *Exchange       // the second list, which differed
+	badRecords           map[string]bool // the records the first list showed breaking the contract: its check fails on them, the others note them
 
 	mu      sync.Mutex       // guards pending, written and why
 	pending map[int64]Record // records written to and not yet restored, as they were
@@ -61,13 +48,12 @@ func (rs *Records) PetID() int64 { return rs.petID }
 // contract.
 func (rs *Records) Listed() *Index { return rs.first }
 
-// ListBroken says why the first list broke the contract, such as "the
-// list breaks the contract: GET URL answered 500, not 200"; "" if it did
+// ListBroken says why the first list broke the contract; "" if it did
 // not.
 func (rs *Records) ListBroken() string { return rs.listBroken }
 
 // Unstable says why the target cannot be judged on what a write did (two
-// lists with no write between them differ), and the second list; "" if
+// lists with no write between them differ), with the second list; "" if
 // it held its records still.
 func (rs *Records) Unstable() (string, *Exchange) { return rs.unstable, rs.unstableX }
 
@@ -91,8 +77,7 @@ func (rs *Records) remember(id int64, orig Record) {
 	}
 }
 
-// writtenIDs returns the identifiers of the records the run wrote to (or
-// found changed and put back), in order.
+// writtenIDs returns the records the run wrote to (or put back), in order.
 func (rs *Records) writtenIDs() []int64 {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
@@ -100,11 +85,9 @@ func (rs *Records) writtenIDs() []int64 {
 }
 
 // Protect records the record's original values before a check writes to
-// it and restores them when the check ends, pass or fail. It returns the
-// original record. A restore that fails fails the check, unless it failed
-// already: its cause is the one to rank (a 5xx that refused the restore is
-// the target's server error; restore-failed is a restore acknowledged and
-// not kept). The run tries again when it ends (Settle).
+// it and restores them when the check ends, pass or fail, and returns
+// them. A restore that fails fails the check, unless it failed already;
+// the run tries again when it ends (Settle).
 func (t *Target) Protect(ctx context.Context, id int64) Record {
 	ginkgo.GinkgoHelper()
 	t.RequireStable()
@@ -178,15 +161,11 @@ func (rs *Records) settled(id int64, err error) {
 }
 
 // Settle puts back every record the run wrote to and did not restore
-// yet (each write sent again while the target answers 5xx or nothing),
-// then reads the list, again every restorePoll up to
-// Config.RestoreDeadline while a record whose restore was acknowledged
-// still differs (reads may lag), and returns the records the last list
-// shows otherwise than before the run's first write, each with the values
-// found and wanted and why: the one list of what to set back by hand,
-// which every report and the console show. The deadline is shared: a run
-// that left many records changed waits it once. A run that wrote nothing
-// reads nothing.
+// yet, then reads the list, again every restorePoll up to
+// Config.RestoreDeadline (once for all records) while a record whose
+// restore was acknowledged still differs, and returns the records the
+// last list shows otherwise than before the run's first write: the one
+// list of what to set back by hand, which every report shows.
 func (rs *Records) Settle() []report.Changed {
 	ids := rs.writtenIDs()
 	if len(ids) == 0 {
@@ -270,8 +249,7 @@ func (rs *Records) Settle() []report.Changed {
 }
 
 // values renders the writable fields of got that orig has, such as
-// "quantity 555" ("(not listed)" for no record): values(orig, orig) are
-// what a restore of orig sets.
+// "quantity 555": values(orig, orig) are what a restore of orig sets.
 func (rs *Records) values(orig, got Record) string {
 	if got.IsZero() {
 		return "(not listed)"
@@ -295,8 +273,7 @@ func (rs *Records) values(orig, got Record) string {
 
 // putBack writes orig's values and reads the list until it shows them
 // or Config.RestoreDeadline passes: a target whose reads lag its writes
-// shows a restore late, not never. A write answered 5xx, or not at all,
-// is sent again meanwhile.
+// shows a restore late, not never.
 func (rs *Records) putBack(ctx context.Context, orig Record) error {
 	deadline := time.Now().Add(rs.client.cfg.RestoreDeadline)
 	err := rs.writeBackRetrying(ctx, orig)
@@ -321,8 +298,8 @@ func (rs *Records) putBack(ctx context.Context, orig Record) error {
 // known); lx the list after it, which showed record id otherwise than any
 // of wants. It reads the list again every restorePoll, up to
 // staleReadWait (at most Config.RestoreDeadline) after lx, and where one
-// shows a want (the fields in skip aside) it returns what was seen with
-// its timings: a stale read (CausestaleRead). "": no later list showed it.
+// shows a want (skip aside) it returns what was seen with its timings;
+// "": no later list showed it.
 func (rs *Records) staleRead(ctx context.Context, acked time.Time, lx *Exchange, id int64, skip []string, wants ...Record) string {
 	deadline := lx.Time.Add(min(staleReadWait, rs.client.cfg.RestoreDeadline))
 	for time.Now().Before(deadline) && ctx.Err() == nil {
@@ -344,8 +321,8 @@ func (rs *Records) staleRead(ctx context.Context, acked time.Time, lx *Exchange,
 	return ""
 }
 
-// readList reads the list: its index, nil where the answer is no list
-// (ExpectList, ListProblems). restore marks a restore's read.
+// readList reads the list: its index, nil where the answer is no list.
+// restore marks a restore's read.
 func (rs *Records) readList(ctx context.Context, restore bool) (*Index, *Exchange) {
 	x := rs.client.send(ctx, Request{Method: rs.bodies.inv.List.Method, Path: rs.bodies.inv.List.Path, restore: restore})
 	if len(ExpectList.Problems(x)) > 0 {
@@ -358,7 +335,6 @@ func (rs *Records) readList(ctx context.Context, restore bool) (*Index, *Exchang
 	return ix, x
 }
 
-// since renders how long after from at was, to the millisecond.
 func since(from, at time.Time) string { return max(at.Sub(from), 0).Round(time.Millisecond).String() }
 
 // staleReadWait is how long after an acknowledged update a list may show
@@ -373,9 +349,6 @@ const (
 	restorePoll     = 100 * time.Millisecond
 )
 
-// errRetry marks a restore write worth sending again.
-var errRetry = errors.New("worth another try")
-
 // A writeError is a restore's write that the target did not accept:
 // worth sending again where it answered 5xx or nothing.
 type writeError struct {
@@ -384,11 +357,6 @@ type writeError struct {
 }
 
 func (e *writeError) Error() string { return e.msg }
-
-// Is makes a 5xx or no answer errRetry.
-func (e *writeError) Is(target error) bool {
-	return target == errRetry && e.cause != spec.RuleRestoreFailed
-}
 
 // writeBack sends the update that puts orig's values back.
 func (rs *Records) writeBack(ctx context.Context, orig Record) error {
@@ -414,7 +382,7 @@ func (rs *Records) writeBackRetrying(ctx context.Context, orig Record) error {
 		if attempt > 0 {
 			waitFor(ctx, restorePoll)
 		}
-		if err = rs.writeBack(ctx, orig); err == nil || !errors.Is(err, errRetry) || ctx.Err() != nil {
+		if err = rs.writeBack(ctx, orig); err == nil || restoreCause(err) == spec.RuleRestoreFailed || ctx.Err() != nil {
 			return err
 		}
 	}

@@ -22,10 +22,8 @@ import (
 // the exchange it shows, in parts, for the reports people read.
 const entryExample = "example"
 
-// An example is the exchange a failed check shows: what the contract
-// wanted, the request as a curl line (the key as $INVENTORY_API_KEY),
-// what came back and the problems seen. Its JSON is what the JSON report
-// holds for tools.
+// An example is the exchange a failed check shows; its JSON is what the
+// JSON report holds for tools.
 type example struct {
 	Want     string   `json:"want"`
 	Request  string   `json:"request"`
@@ -33,12 +31,10 @@ type example struct {
 	Problems []string `json:"problems"`
 }
 
-// String renders the example as the failure message does.
 func (e example) String() string {
 	return fmt.Sprintf("contract: %s\nrequest:  %s\ngot:      %s\nproblems:\n  - %s", e.Want, e.Request, e.Got, strings.Join(e.Problems, "\n  - "))
 }
 
-// recordExample adds the example entry of a failure of x.
 func (t *Target) recordExample(x *Exchange, want string, problems []string) {
 	ginkgo.AddReportEntry(entryExample, example{Want: want, Request: x.Curl(), Got: x.Got(), Problems: problems}, ginkgo.ReportEntryVisibilityNever)
 }
@@ -67,9 +63,8 @@ func entryValue[T any](e types.ReportEntry) (T, bool) {
 }
 
 // results is the one Run every report of a suite run and the console's
-// summary are written from: what its checks found (gather), the facts
-// of the run, the records it left changed and the coverage of the
-// contract's documented responses.
+// summary are written from: gather's, with the facts of the run, the
+// records it left changed and the coverage.
 func (t *Target) results(r types.Report, info RunInfo, o RunOptions, left []report.Changed) report.Run {
 	run, writesSkipped, leftOut := gather(r, info)
 	if o.LabelFilter == "" {
@@ -79,7 +74,7 @@ func (t *Target) results(r types.Report, info RunInfo, o RunOptions, left []repo
 	if info.Mutations {
 		mode = "writes allowed, none made"
 		if ids := t.writtenIDs(); len(ids) > 0 {
-			mode = fmt.Sprintf("wrote to %s %s (%s)", t.inv.Key, examples(ids), report.Plural(len(ids), "record"))
+			mode = fmt.Sprintf("wrote to %s %s (%s)", t.inv.Key, examples(ids, ", "), report.Plural(len(ids), "record"))
 			if len(left) > 0 {
 				mode += fmt.Sprintf(", %d left changed (listed below)", len(left))
 			} else {
@@ -110,21 +105,16 @@ func (t *Target) results(r types.Report, info RunInfo, o RunOptions, left []repo
 }
 
 // RunOf is the Run of a suite run's report read back (a child run's JSON
-// report) as far as the report tells: what gather makes of it.
+// report), as far as gather makes it.
 func RunOf(r types.Report, info RunInfo) report.Run {
 	run, _, _ := gather(r, info)
 	return run
 }
 
-// gather reads the report of a suite run in one pass and builds what its
-// checks make of the run's report.Run: one case per check, by area (its
-// class "conformance.<area>", warnings and observations as its output);
-// the counts; the failures by cause, each with what its checks saw; the
-// warnings by RFC; the observations, each once; the notes (the run
-// stopped, checks interrupted or not judged, the time waited on 429s,
-// writes skipped, the exploration); and the properties JUnit reads. It
-// counts the mutating checks skipped for want of writes and the checks
-// skipped with no message (left out by a label filter): they explain the
+// gather reads the report of a suite run in one pass into a report.Run:
+// the cases, counts, causes, warnings, observations, notes and the
+// properties JUnit reads. It counts the mutating checks skipped for want
+// of writes and the checks a label filter left out: they explain the
 // coverage.
 func gather(r types.Report, info RunInfo) (run report.Run, writesSkipped, leftOut int) {
 	run = report.Run{Name: SuiteName, Start: r.StartTime, Duration: r.RunTime}
@@ -295,8 +285,8 @@ func gather(r types.Report, info RunInfo) (run report.Run, writesSkipped, leftOu
 	return run, writesSkipped, leftOut
 }
 
-// group returns the group of gs named as c, c itself appended to gs
-// where there is none yet; at holds each group's place in gs.
+// group returns the group of gs named as c, appending c where there is
+// none yet; at holds each group's place in gs.
 func group(gs *[]report.Cause, at map[string]int, c report.Cause) *report.Cause {
 	i, ok := at[c.Name]
 	if !ok {
@@ -308,9 +298,7 @@ func group(gs *[]report.Cause, at map[string]int, c report.Cause) *report.Cause 
 }
 
 // whyNot says what of the run could explain that it exercised no answer
-// of op with code (200, 4XX, default): the writes it skipped, the record
-// it lacked, the checks a label filter left out; else what no check asks
-// for. Where several apply, it names each.
+// of op with code (200, 4XX, default); where several apply, each.
 func (t *Target) whyNot(op *spec.Operation, code string, oc report.OperationCoverage, skippedWrites, leftOut int, filter string) string {
 	class := 0
 	if code != "default" {

@@ -15,22 +15,17 @@ import (
 	"github.com/petstore/inventory-kit/spec/exchange"
 )
 
-// A Problem is one way an answer breaks a rule, as a check reports it:
-// the rule (the cause the summary groups it under), the field and, in a
-// list, the record it is about, and what was wrong with both named, the
-// key hidden.
+// A Problem is one way an answer breaks a rule, as a check reports it,
+// the key hidden.
 type Problem struct {
-	Cause  Cause
-	Want   string // the rule broken, in a line, where not every response's
-	Text   string // such as "quantity: required (petId 11)"
-	Field  string // the JSON field, such as "quantity"; "" for the whole answer or a header
-	Record string // the identifier of the listed record it is in; "" where it is in none
-	// Warning says the rule is a warning (spec.SeverityWarning): it fails
-	// a check only under --strict.
-	Warning bool
+	Cause   Cause  // the rule broken: what the summary groups it under
+	Want    string // the rule broken, in a line, where not every response's
+	Text    string // such as "quantity: required (petId 11)"
+	Field   string // the JSON field, such as "quantity"; "" for the whole answer or a header
+	Record  string // the identifier of the listed record it is in; "" where it is in none
+	Warning bool   // the rule is a warning (spec.SeverityWarning): it fails a check only under --strict
 }
 
-// texts returns the problems' words.
 func texts(ps []Problem) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
@@ -40,12 +35,10 @@ func texts(ps []Problem) []string {
 }
 
 // ResponseProblems lists how x's answer breaks the rules every answer
-// keeps: the contract's Judge's (an answer at all and a whole one, a
-// documented status, the documented Content-Type, headers and schema, an
-// Error body on every error), plus the suite's own: no 5xx (but 501 where
-// the contract gives no shape), and not still 429 after the waits the run
-// allows. tolerated lists statuses the calling check accepts beyond the
-// documented ones.
+// keeps: the contract's Judge's, plus the suite's own: no 5xx (but 501
+// where the contract gives no shape), and not still 429 after the waits
+// the run allows. tolerated lists statuses the calling check accepts
+// beyond the documented ones.
 func (t *Target) ResponseProblems(x *Exchange, tolerated ...int) []Problem {
 	switch x.Failure {
 	case exchange.FailureNoAnswer:
@@ -153,8 +146,7 @@ func listPosition(field string) (int, string, bool) {
 
 // Split parts the problems a check fails on from the ones it only
 // notes: the warnings, and the problems of a listed record the first
-// list already showed (the list's own check fails on those, once; a
-// check about auth, a lookup or a write is not about them).
+// list already showed (the list's own check fails on those, once).
 func (t *Target) Split(ps []Problem) (fails, notes []Problem) {
 	for _, p := range ps {
 		if p.Warning || p.Record != "" && t.badRecords[p.Record] {
@@ -166,8 +158,8 @@ func (t *Target) Split(ps []Problem) (fails, notes []Problem) {
 	return fails, notes
 }
 
-// note records problems a check does not fail on: a warning (which
-// fails under --strict) and a known bad record (an observation).
+// note records problems a check does not fail on: a warning, and a
+// known bad record (an observation).
 func (t *Target) note(ps []Problem) {
 	for _, p := range ps {
 		if p.Warning {
@@ -219,8 +211,7 @@ func (t *Target) judged(x *Exchange) []spec.Violation {
 }
 
 // ErrorProblems lists how x's body falls short of the Error envelope, as
-// the Judge sees it: code and message non-empty strings, status an
-// integer equal to the HTTP status, sent as JSON.
+// the Judge sees it, sent as JSON.
 func (t *Target) ErrorProblems(x *Exchange) []Problem {
 	var ps []Problem
 	for _, p := range t.ResponseProblems(x, x.Status) {

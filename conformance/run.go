@@ -22,50 +22,32 @@ const SuiteName = "Pet Store Inventory conformance"
 
 // RunOptions says how to run the checks.
 type RunOptions struct {
-	// T receives Ginkgo's failure signal; nil: a stand-in (a binary).
-	T ginkgo.GinkgoTestingT
-	// LabelFilter selects checks, as Ginkgo's --label-filter.
-	LabelFilter string
-	// Verbose shows every check as it runs.
-	Verbose bool
-	// DryRun lists the checks without running them (--list).
-	DryRun bool
-	// Stdout receives Ginkgo's progress and the summary. It should be a
-	// RedactingWriter; nil: os.Stdout through the target's redactor.
-	Stdout io.Writer
-	// JUnitReport and JSONReport are report paths; empty: none.
-	JUnitReport, JSONReport string
-	// MarkdownReport and HTMLReport are the paths of the reports people
-	// read (report.Run.Markdown, HTML); empty: none.
-	MarkdownReport, HTMLReport string
-	// StepSummary is a file the Markdown summary is appended to, GitHub's
-	// $GITHUB_STEP_SUMMARY; empty: none.
-	StepSummary string
-	// Annotations receives the GitHub workflow commands of the failures
-	// (report.Run.Annotations), under GITHUB_ACTIONS; nil: none.
-	Annotations io.Writer
-	// MinCoverage is the coverage of the contract's documented responses
-	// the run must reach, in percent (report.Coverage); 0: none. A run
-	// below it does not pass.
-	MinCoverage float64
-	// Info is what the reports say about the run.
-	Info RunInfo
+	T           ginkgo.GinkgoTestingT // receives Ginkgo's failure signal; nil: a stand-in (a binary)
+	LabelFilter string                // selects checks, as Ginkgo's --label-filter
+	Verbose     bool                  // shows every check as it runs
+	DryRun      bool                  // lists the checks without running them (--list)
+	Stdout      io.Writer             // Ginkgo's progress and the summary; nil: os.Stdout through the target's redactor
+
+	// The reports' paths; empty: none. StepSummary is appended to
+	// ($GITHUB_STEP_SUMMARY).
+	JUnitReport, JSONReport, MarkdownReport, HTMLReport, StepSummary string
+
+	Annotations io.Writer // GitHub workflow commands of the failures; nil: none
+	MinCoverage float64   // the coverage of the documented responses the run must reach, in percent; 0: none
+	Info        RunInfo   // what the reports say about the run
 }
 
 // An Outcome is what a run found.
 type Outcome struct {
-	Report types.Report
-	Run    report.Run // what every report and the console's summary are written from
-	Passed bool       // every check passed, no record was left changed, and the coverage reaches MinCoverage
-	// Stopped says why the run stopped before its checks were done (the
-	// target gone, --max-run-time, an interrupt); "" if it did not.
-	Stopped string
+	Report  types.Report
+	Run     report.Run // what every report and the console's summary are written from
+	Passed  bool       // every check passed, no record was left changed, and the coverage reaches MinCoverage
+	Stopped string     // why the run stopped before its checks were done; "" if it did not
 }
 
 // standIn is the testing.T stand-in RunSpecs reports to in a binary.
 type standIn struct{ failed bool }
 
-// Fail records that a check failed.
 func (s *standIn) Fail() { s.failed = true }
 
 // Run registers the checks with register and runs them against t with
@@ -86,9 +68,8 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 	if o.LabelFilter != "" {
 		suite.LabelFilter = o.LabelFilter
 	}
-	// The requests sent ahead are those of the checks the filter selects
-	// (Ginkgo's own -ginkgo.label-filter included): a check left out, such
-	// as one that puts the key in a URL, sends nothing.
+	// A check the filter leaves out (Ginkgo's own -ginkgo.label-filter
+	// included) sends nothing ahead.
 	if suite.LabelFilter != "" {
 		f, err := types.ParseLabelFilter(suite.LabelFilter)
 		if err != nil {
@@ -96,9 +77,8 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 		}
 		t.ahead.filter = f
 	}
-	// Once the run has stopped (the target gone, --max-run-time), no
-	// check starts: each is aborted, which the summary counts apart from
-	// failures.
+	// Once the run has stopped, no check starts: each is aborted, which
+	// the summary counts apart from failures.
 	ginkgo.BeforeEach(func() {
 		if why, _ := t.stop.reason(); why != "" {
 			ginkgo.AbortSuite("the run stopped: " + why)
@@ -130,9 +110,6 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 	o.Info.Mutations = t.cfg.AllowMutations
 	o.Info.Strict = t.cfg.Strict
 	o.Info.runFacts = runFacts{Stopped: out.Stopped, Waited: t.waited(), Allowance: t.cfg.MaxRetryWait}
-	// Every record the run wrote to is put back, and the list read once
-	// more: what it still shows changed is the one list every report and
-	// the console give.
 	left := t.Settle()
 	if out.Stopped != "" {
 		captured.SpecialSuiteFailureReasons = append(captured.SpecialSuiteFailureReasons, "the run stopped before its checks were done: "+out.Stopped)
@@ -168,10 +145,9 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 }
 
 // WriteCannotRun writes the reports of a run that could not be made,
-// saying why, to out and to the JSON report at jsonPath. Called as soon
-// as the report paths are known (with out.Files(), so that no stale
-// report survives and nothing is appended or annotated yet) and again
-// with the reason when the run stops short.
+// saying why, to out and to the JSON report at jsonPath: as soon as the
+// report paths are known (with out.Files(), so that no stale report
+// survives) and again when the run stops short.
 func WriteCannotRun(out report.Outputs, jsonPath, reason string, rd *exchange.Redactor) error {
 	err := out.Write(report.CannotRun(SuiteName, "conformance.run", reason, time.Now()), rd)
 	if jsonPath != "" {
@@ -183,9 +159,8 @@ func WriteCannotRun(out report.Outputs, jsonPath, reason string, rd *exchange.Re
 }
 
 // hideCwd returns w writing without the directory Ginkgo names the suite
-// by ("Running Suite: NAME - /home/me/src"): the banner ends with the
-// suite's name, and the working directory, anywhere else, reads ".". A
-// report of a run says nothing of the machine it ran on.
+// by ("Running Suite: NAME - /home/me/src") and with the working
+// directory read as ".": a report says nothing of the machine it ran on.
 func hideCwd(w io.Writer) io.Writer {
 	cwd, err := os.Getwd()
 	if err != nil || cwd == "/" {

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"io"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -16,9 +17,8 @@ const KeyVar = "INVENTORY_API_KEY"
 
 // Secrets are the values no output may show: the API key (and every key
 // --api-key-command gave since) and the values of --header. A secret
-// added later, such as a key fetched again after a 401, is hidden from
-// then on by the Redactor and by every Writer made before. Safe for
-// concurrent use.
+// added later is hidden from then on by the Redactor and by every Writer
+// made before. Safe for concurrent use.
 type Secrets struct {
 	mu      sync.Mutex // guards list and writers, and serialises Add
 	list    []exchange.Secret
@@ -41,29 +41,22 @@ func NewSecrets(ss ...exchange.Secret) *Secrets {
 // KeySecret is the API key as a secret, shown as $INVENTORY_API_KEY.
 func KeySecret(key string) exchange.Secret { return exchange.Secret{Value: key, Var: KeyVar} }
 
-// HeaderSecret is the value of an extra header as a secret, shown as
-// $INVENTORY_HEADER_<NAME> (the name in upper case, every character
-// other than a letter or digit an underscore): a curl line replays where
-// it is set.
+// HeaderSecret is the value of an extra header as a secret, shown as its
+// HeaderVar.
 func HeaderSecret(name, value string) exchange.Secret {
 	return exchange.Secret{Value: value, Var: HeaderVar(name)}
 }
 
-// HeaderVar is the variable that stands for the value of header name.
+// HeaderVar is the variable that stands for the value of header name:
+// INVENTORY_HEADER_<NAME>, every character but a letter or digit an
+// underscore.
 func HeaderVar(name string) string {
-	return "INVENTORY_HEADER_" + strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z':
-			return r - 'a' + 'A'
-		case r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-			return r
-		}
-		return '_'
-	}, name)
+	return "INVENTORY_HEADER_" + strings.ToUpper(notAlnum.ReplaceAllLiteralString(name, "_"))
 }
 
-// KeyRedactor returns the redactor of an API key, shown as
-// $INVENTORY_API_KEY so that a curl line replays where it is set.
+var notAlnum = regexp.MustCompile(`[^A-Za-z0-9]`)
+
+// KeyRedactor returns the redactor of an API key.
 func KeyRedactor(key string) *exchange.Redactor { return exchange.NewRedactor(KeySecret(key)) }
 
 // Redactor returns the redactor of every secret known now; nil (which
@@ -104,14 +97,13 @@ func (s *Secrets) Writer(w io.Writer) *Output {
 }
 
 // An Output writes through the redactor of the secrets known at the
-// time: a secret learned later is hidden in what is written after.
+// time.
 type Output struct {
 	mu  sync.Mutex // guards cur and serialises writes
 	w   io.Writer
 	cur *exchange.RedactingWriter
 }
 
-// Write writes p with every secret hidden.
 func (o *Output) Write(p []byte) (int, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -11,9 +11,7 @@ import (
 
 // A stopper ends a run before its checks are done: when the target is
 // gone (goneAfter requests in a row got no answer), when --max-run-time
-// is up, or on an interrupt. The checks left are not run, the one running
-// is stopped (not failed), and the reports keep every failure found so far
-// and say why the run stopped.
+// is up, or on an interrupt.
 type stopper struct {
 	ctx    context.Context // ends when the run stops
 	cancel context.CancelFunc
@@ -34,7 +32,7 @@ func (s *stopper) init(maxRun time.Duration) {
 	}
 }
 
-// end releases the stopper's timer, once the run is over.
+// end releases the stopper's timer.
 func (s *stopper) end() {
 	if s.timer != nil {
 		s.timer.Stop()
@@ -62,8 +60,7 @@ func (s *stopper) reason() (string, bool) {
 
 // answered counts requests in a row without an answer, and declares the
 // target gone at goneAfter of them. ended says the request's own context
-// ended (a check stopped, an interrupt): then it says nothing of the
-// target.
+// ended: then it says nothing of the target.
 func (s *stopper) answered(x *Exchange, ended bool) {
 	s.mu.Lock()
 	switch {
@@ -88,6 +85,5 @@ func (s *stopper) answered(x *Exchange, ended bool) {
 // written to are still restored.
 func (t *Target) Halt(why string) { t.stop.halt(why, false) }
 
-// Close releases what the target holds for the run (the --max-run-time
-// timer).
+// Close releases the --max-run-time timer.
 func (t *Target) Close() { t.stop.end() }

@@ -31,9 +31,8 @@ const (
 	DefaultMaxRunBytes      = 2 << 30  // 2 GiB decompressed over a run
 	DefaultMaxRetryWait     = 30 * time.Second
 	// DefaultWorkers is how many requests the suite has in flight at
-	// once where it may: the exploration's workers and the read-only
-	// checks' requests sent ahead. Against a target 30 ms away, 8 keep a
-	// run of the whole suite under 20 s.
+	// once where it may: against a target 30 ms away, 8 keep a run of the
+	// whole suite under 20 s.
 	DefaultWorkers = 8
 	// ItemMaxBytes caps answers that are one record or an Error: 1 MiB.
 	ItemMaxBytes = 1 << 20
@@ -62,44 +61,20 @@ type Config struct {
 	MaxResponseBytes int64         // cap on one decompressed response body; 0: DefaultMaxResponseBytes
 	MaxRunBytes      int64         // cap on all decompressed response bodies of a run; 0: DefaultMaxRunBytes
 	MaxRetryWait     time.Duration // total wait on 429 answers over a run; 0: DefaultMaxRetryWait
-	// RestoreDeadline is how long a restore's read-back may take to show
-	// it (a target whose reads lag its writes); 0: DefaultRestoreDeadline.
-	RestoreDeadline time.Duration
+	RestoreDeadline  time.Duration // how long a restore's read-back may take to show it; 0: DefaultRestoreDeadline
 
 	Explore ExploreConfig
 
-	// Secrets are the values no output shows; nil: the key and the
-	// header values. Whatever it holds, the key and the header values
-	// are added.
-	Secrets *Secrets
-	// Trace, if set, receives every exchange as it happens (--verbose).
-	Trace io.Writer
-	// Stderr receives messages that must be seen at once (a failed
-	// restore); nil: os.Stderr. Either way it is written through the
-	// secrets' redactor.
-	Stderr io.Writer
+	Secrets *Secrets  // the values no output shows; the key and the header values are always added
+	Trace   io.Writer // receives every exchange as it happens (--verbose); nil: none
+	Stderr  io.Writer // messages that must be seen at once (a failed restore), redacted; nil: os.Stderr
 }
 
 // A Target is a prepared implementation under test, and what a check
-// runs on. It is safe for concurrent use. Its parts:
-//
-//   - its Client sends and records: Send, Ahead (a read-only check's
-//     request sent before the checks run), Key;
-//   - its Records hold the records the run protects and restores: Listed,
-//     PetID, ListBroken, Unstable, StoredProblems, Settle;
-//   - its Bodies build what a check sends to the update: Update, ItemPath,
-//     Harmless, Write, InvalidBodies, SilentBodies, AtBounds, MalformedIDs,
-//     ValidBody, Prototype, Timestamps, ReturnsRecord;
-//   - its own methods give a check its verdict and what it needs first:
-//     Do and DoShape (send, and fail unless the rules every response keeps
-//     hold), Expect, ExpectNone, ExpectWritten, ExpectUnchanged,
-//     ExpectNothingChanged, FailWith, FailBecause, Because, Observe, Warn;
-//     List, Current, DecodeRecord, UnknownID, UpdateAtOnce, Protect (the
-//     record restored when the check ends); RequirePet, RequireStable,
-//     RequireMutations (skip unless); ResponseProblems, ErrorProblems and
-//     Split; Explore; Inventory, Contract, Config and Mutations.
-//
-// The oracle's expectations and verdicts (oracle.go) need no Target.
+// runs on: its Client sends and records, its Records hold the records
+// the run protects and restores, its Bodies build what a check sends, and
+// its own methods give a check its verdict (README: Writing a check). It
+// is safe for concurrent use.
 type Target struct {
 	*Client
 	*Records
@@ -174,14 +149,11 @@ func NewTarget(cfg Config) (*Target, error) {
 	return t, nil
 }
 
-// Prepare checks cfg, reads the contract's inventory, builds the HTTP client
-// and makes one plain list call with the key. Any error it returns is a
-// *SetupError: the configuration, the target's address or the key is
-// wrong. A list that answers but breaks the contract is no setup error:
-// the run is made, the list checks fail, and the checks that need a
-// listed record say they could not be judged. A target whose list changes
-// with no write (a second list differs) is judged the same way: one check
-// fails, and the checks that compare records are not judged.
+// Prepare is NewTarget, then the first list calls with the key. Any
+// error it returns is a *SetupError: the configuration, the target's
+// address or the key is wrong. A list that answers but breaks the
+// contract, or changes with no write, is no setup error: one check fails
+// for it and the checks it leaves nothing to judge say so.
 func Prepare(ctx context.Context, cfg Config) (*Target, error) {
 	t, err := NewTarget(cfg)
 	if err != nil {
@@ -277,13 +249,13 @@ func (t *Target) prepare(ctx context.Context) error {
 		diffs = listDiff(t.first, ix, inv.Key)
 	}
 	if len(diffs) > 0 {
-		t.unstable = "the target does not hold its records still: two lists with no write between them differ (" + examples(diffs) + ")"
+		t.unstable = "the target does not hold its records still: two lists with no write between them differ (" + examples(diffs, ", ") + ")"
 		t.unstableX = y
 	}
 	return nil
 }
 
-// listDiff lists how list b differs from list a, record by record.
+// listDiff lists how list b differs from list a.
 func listDiff(a, b *Index, key string) []string {
 	var out []string
 	for _, id := range a.Order {
@@ -372,8 +344,7 @@ func newHTTPClient(cfg Config) (*http.Client, error) {
 	}, nil
 }
 
-// Inventory returns what the contract says the target keeps and how it
-// is reached.
+// Inventory returns the contract's inventory.
 func (t *Target) Inventory() *spec.Inventory { return t.inv }
 
 // Contract returns the loaded contract.

@@ -47,11 +47,10 @@ func registerBadInput(t *conformance.Target) {
 			}
 		})
 
-		// These cannot address any record. Read-only they carry no body, so
-		// a target that reads identifiers loosely (abc as 1) has no values
-		// to write anywhere. With --allow-mutations they carry the pet's own
-		// values, every record is compared before and after, and one that
-		// changed is put back and fails the check.
+		// Read-only they carry no body, so a target that reads identifiers
+		// loosely (abc as 1) has no values to write anywhere; with
+		// --allow-mutations, the pet's own values, and every record is
+		// compared before and after.
 		malformedLabels := conformance.Labels(conformance.AreaBadInput)
 		if t.Mutations() {
 			malformedLabels = conformance.Labels(conformance.AreaBadInput, conformance.Mutating)
@@ -62,11 +61,8 @@ func registerBadInput(t *conformance.Target) {
 				ahead = t.Ahead(malformedLabels, conformance.Request{Method: s.Update.Method, Path: t.ItemPath(raw)})
 			}
 			ginkgo.It(fmt.Sprintf("%s: %s %s gives 400 or 404", name, s.Key, raw), malformedLabels, func(ctx ginkgo.SpecContext) {
-				// The contract gives 400 for invalid values and 404 for a
-				// pet that cannot be found: a path segment that is no
-				// identifier addresses no pet, so both are right, each
-				// with an Error body whose status is the HTTP status (Do
-				// checks the body).
+				// 400 (an invalid value) and 404 (no pet) are both right;
+				// Do checks the Error body.
 				if !t.Mutations() {
 					x := t.Do(ctx, ahead)
 					t.Expect(x, conformance.ExpectMalformedID)

@@ -1,19 +1,7 @@
 // Package checks holds the conformance checks of the Pet Store Inventory
-// contract: Ginkgo specs built from the loaded contract's shape. The
-// framework they run on (sending, recording, the rules every response
-// keeps, restoring, reporting, exploring) is package conformance; this
-// package only says what to check.
-//
-// Register adds the checks for a prepared target; conformance.Run runs
-// them:
-//
-//	target, err := conformance.Prepare(ctx, conformance.Config{BaseURL: url, APIKey: key})
-//	if err != nil { ... } // a *conformance.SetupError: the run could not be made
-//	outcome, err := conformance.Run(target, checks.Register, conformance.RunOptions{})
-//
-// Where the contract is silent the checks accept every allowed behaviour
-// and record the target's choice as an observation; what only HTTP's RFCs
-// require is a warning naming the RFC (a failure with Config.Strict).
+// contract: Ginkgo specs built from the loaded contract's shape, run by
+// conformance.Run on the framework of package conformance (see its
+// README).
 package checks
 
 import (

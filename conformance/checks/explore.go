@@ -8,14 +8,12 @@ import (
 	"github.com/petstore/inventory-kit/conformance"
 )
 
-// registerExplore adds the exploration: random sequences of calls drawn
-// from the schemas, checked against a model after every step (see
-// Target.Explore). It writes only with --allow-mutations.
+// registerExplore adds the exploration (Target.Explore), labelled
+// mutating where it writes: with --allow-mutations.
 func registerExplore(t *conformance.Target) {
 	if t.Config().Explore.Off {
 		return
 	}
-	// It writes (and is labelled mutating) only with --allow-mutations.
 	labels := conformance.Labels(conformance.AreaExplore)
 	if t.Mutations() {
 		labels = conformance.Labels(conformance.AreaExplore, conformance.Mutating)

@@ -5,6 +5,7 @@ import (
 
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/onsi/ginkgo/v2"
 
@@ -90,12 +91,5 @@ func registerList(t *conformance.Target) {
 
 // firstOf renders the first maxExamples of ids.
 func firstOf(ids []int64) string {
-	var out string
-	for i, id := range ids[:min(len(ids), maxExamples)] {
-		if i > 0 {
-			out += ", "
-		}
-		out += fmt.Sprint(id)
-	}
-	return out
+	return strings.Join(strings.Fields(strings.Trim(fmt.Sprint(ids[:min(len(ids), maxExamples)]), "[]")), ", ")
 }

@@ -12,13 +12,11 @@ import (
 const annotationBytes = 2000
 
 // Annotations renders the run as GitHub Actions workflow commands, one
-// line each, for a job to print when GITHUB_ACTIONS is "true": each
-// failure cause once as ::error (its title the cause, its message what
-// it means, how often, and the first failure), each warning as ::warning,
-// a note that needs a person, a coverage below the minimum and a run that
-// could not be made as ::error. Every secret rd knows is hidden first;
-// then %, CR and LF are escaped as GitHub requires (and : and , in the
-// title), so that no text of the run can end a command or start one.
+// line each: each failure cause once as ::error, each warning as
+// ::warning, a note that needs a person, a coverage below the minimum and
+// a run that could not be made as ::error. Every secret rd knows is
+// hidden first; then %, CR and LF are escaped as GitHub requires (and :
+// and , in the title), so that no text of the run can end a command.
 func (r Run) Annotations(rd *exchange.Redactor) []byte {
 	r = r.redacted(rd)
 	var b strings.Builder

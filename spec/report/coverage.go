@@ -17,9 +17,7 @@ const CoverageRule = "A pair is an operation and one response its contract docum
 // the traffic, exercised.
 type Coverage struct {
 	Operations []OperationCoverage
-	// Min is the figure the run must reach, in percent (--min-coverage);
-	// 0: no minimum.
-	Min float64
+	Min        float64 // the figure the run must reach, in percent (--min-coverage); 0: none
 }
 
 // OperationCoverage is one operation's documented responses and the
@@ -58,8 +56,7 @@ func (c *Coverage) Rule() string { return CoverageRule }
 
 // DefaultOnly lists the statuses answered that an operation documents
 // only by a range or as default: where the contract says little, what
-// the target chose, such as "listInventory answered 503 ×2, which the
-// contract documents only as default".
+// the target chose.
 func (c *Coverage) DefaultOnly() []string {
 	var out []string
 	for _, op := range c.Operations {
@@ -95,9 +92,8 @@ func (c *Coverage) Percent() float64 {
 	return 100 * float64(e) / float64(d)
 }
 
-// Met reports whether the figure reaches Min. It compares whole numbers
-// (exercised × 100 against Min × documented), so 2 of 3 pairs meets 66.67
-// and misses 66.7, whatever the rounding of the percentage shown.
+// Met reports whether the figure reaches Min, comparing exercised × 100
+// with Min × documented: 2 of 3 pairs meets 66.67 and misses 66.7.
 func (c *Coverage) Met() bool {
 	e, d := c.Figure()
 	return c.Min <= 0 || d == 0 || float64(e)*100 >= c.Min*float64(d)-1e-9

@@ -53,8 +53,7 @@ type htmlView struct {
 	LeftChangedTitle      string
 }
 
-// causeView is what the template's "cause" reads: a cause, its place,
-// its kind (cause or warning) and how many of its failures are not shown.
+// causeView is what the template's "cause" reads.
 type causeView struct {
 	Cause  Cause
 	Index  int
@@ -62,14 +61,10 @@ type causeView struct {
 	Hidden int
 }
 
-// HTML renders the run as one self-contained page: the verdict, the
-// counts and facts, every failure cause with every failure it explains
-// expandable to its exchange (what the contract wanted, the request as a
-// curl line, what came back, all the check said), the warnings, the
-// notes, the coverage table and the observations. Every secret rd knows
-// is hidden first; html/template then escapes every text of the run for
-// where it stands. It needs no server, script, style or font from
-// elsewhere.
+// HTML renders the run as one self-contained page, every failure cause
+// with every failure it explains expandable to its exchange. Every secret
+// rd knows is hidden first; html/template then escapes every text of the
+// run for where it stands.
 func (r Run) HTML(rd *exchange.Redactor) []byte {
 	r = r.redacted(rd)
 	v := htmlView{Run: r, Verdict: r.Verdict(), Hidden: map[string]int{}, LeftChangedTitle: LeftChangedTitle,

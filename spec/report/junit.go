@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/xml"
+	"strings"
 	"time"
 
 	"github.com/petstore/inventory-kit/spec/exchange"
@@ -90,11 +91,7 @@ func (r Run) JUnit(rd *exchange.Redactor) []byte {
 	if len(r.LeftChanged) > 0 {
 		// The run's restore is no check of the contract, but what CI must
 		// show most: a case of its own, failed, with every record.
-		lines := r.leftChangedLines()
-		text := ""
-		for _, l := range lines {
-			text += s(l) + "\n"
-		}
+		text := s(strings.Join(r.leftChangedLines(), "\n")) + "\n"
 		doc.Suites = append(doc.Suites, junitSuite{Name: "restore", Tests: 1, Failures: 1, Timestamp: stamp, Cases: []junitCase{{
 			Name: "every record the run wrote to is as it was", Classname: "conformance.restore",
 			Failure: &junitMessage{Message: s(r.leftChangedMessage()), Type: "restore-failed", Text: text},

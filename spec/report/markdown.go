@@ -21,13 +21,10 @@ const (
 	mdLeftChanged   = 500 // the records left changed listed
 )
 
-// Markdown renders the run as a summary for people: the verdict, the
-// counts, each failure cause with one example (the request as a curl
-// line, what came back, what the contract wanted), the warnings, the
-// coverage table, the observations where the contract is silent, and the
-// notes. Every secret rd knows is hidden first; every text from the run
-// is then escaped, so a record field holding <script> or | renders as
-// text and breaks no table. The HTML report (HTML) holds every failure.
+// Markdown renders the run as a summary for people, each failure cause
+// with one example (the HTML report holds every failure). Every secret rd
+// knows is hidden first; every text from the run is then escaped, so a
+// record field holding <script> or | renders as text and breaks no table.
 func (r Run) Markdown(rd *exchange.Redactor) []byte {
 	r = r.redacted(rd)
 	var b strings.Builder
@@ -147,9 +144,8 @@ func mdNote(b *strings.Builder, n Note) {
 	b.WriteString("\n")
 }
 
-// mdList writes items as a list, each rendered by line, the first limit
-// of them, then how many more there are and, after more, where to find
-// them.
+// mdList writes the first limit of items as a list, each rendered by
+// line, then how many more there are and, after more, where to find them.
 func mdList[T any](b *strings.Builder, items []T, limit int, more string, line func(T) string) {
 	for i, it := range items {
 		if i == limit {
@@ -160,7 +156,7 @@ func mdList[T any](b *strings.Builder, items []T, limit int, more string, line f
 	}
 }
 
-// mdCoverage writes the coverage table: one row an operation.
+// mdCoverage writes the coverage table, one row an operation.
 func mdCoverage(b *strings.Builder, c *Coverage) {
 	fmt.Fprintf(b, "#### Coverage: %s\n\n", mdText(c.Headline()))
 	undocumented := slices.ContainsFunc(c.Operations, func(op OperationCoverage) bool { return len(op.Undocumented) > 0 })
@@ -243,16 +239,10 @@ func mdBlock(s, lang string) string {
 		s = s[:cut] + fmt.Sprintf(" ... (%d bytes in all)", len(s))
 	}
 	s = blockText(s)
-	run, longest := 0, 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
+	fence := "```"
+	for strings.Contains(s, fence) {
+		fence += "`"
 	}
-	fence := strings.Repeat("`", max(3, longest+1))
 	return fence + lang + "\n" + strings.TrimRight(s, "\n") + "\n" + fence + "\n"
 }
 

@@ -15,15 +15,11 @@ import (
 // Outputs are where the reports of a run go; the same for the suite, the
 // proxy and the HAR check, each file named by the flag of the same name.
 type Outputs struct {
-	JUnit    string // --junit-report FILE; "" none
-	Markdown string // --markdown-report FILE; "" none
-	HTML     string // --html-report FILE; "" none
-	// StepSummary is a file the Markdown summary is appended to: GitHub's
-	// $GITHUB_STEP_SUMMARY, the job's summary page. "" none.
-	StepSummary string
-	// Annotations receives the run's GitHub workflow commands (::error,
-	// ::warning), which GitHub shows on the pull request; nil none.
-	Annotations io.Writer
+	JUnit       string    // --junit-report FILE; "" none
+	Markdown    string    // --markdown-report FILE; "" none
+	HTML        string    // --html-report FILE; "" none
+	StepSummary string    // a file the Markdown summary is appended to ($GITHUB_STEP_SUMMARY); "" none
+	Annotations io.Writer // receives the run's GitHub workflow commands; nil none
 }
 
 // GitHub fills StepSummary and Annotations from GitHub Actions'
@@ -36,8 +32,7 @@ func (o *Outputs) GitHub(getenv func(string) string, w io.Writer) {
 	}
 }
 
-// Files returns the outputs that are files replaced whole: without the
-// step summary, which is appended to, and the annotations.
+// Files returns the outputs that are files replaced whole.
 func (o Outputs) Files() Outputs { return Outputs{JUnit: o.JUnit, Markdown: o.Markdown, HTML: o.HTML} }
 
 // Write writes every report of run: the files, the step summary (the
@@ -87,7 +82,6 @@ func WriteFile(path string, data []byte) error {
 	return os.WriteFile(path, data, 0o644)
 }
 
-// appendFile appends to a file, creating it.
 func appendFile(path string, data []byte) error {
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {

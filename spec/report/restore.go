@@ -3,9 +3,8 @@ package report
 import "fmt"
 
 // A Changed is a record a run wrote to and left changed, as the list read
-// after its last restore showed it: what a person must set back by hand.
-// A run builds the list once (conformance.Target.Settle); every report and
-// the console show the same lines.
+// after its last restore showed it: what a person must set back by hand,
+// as every report and the console show it.
 type Changed struct {
 	Record string // the record, such as "petId 7"
 	Found  string // its writable fields as listed at the end, such as "quantity 555"

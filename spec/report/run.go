@@ -5,10 +5,10 @@
 //
 // The machines read JUnit (Run.JUnit) and GitHub's workflow commands
 // (Run.Annotations); people read the console's summary (Run.Text), a
-// Markdown summary (Run.Markdown), short enough for a pull request or a
-// job summary, and one self-contained HTML page (Run.HTML). Every renderer hides every secret its Redactor knows
-// before it escapes anything for its format, so neither a key nor a
-// hostile target's text can break a document's structure.
+// Markdown summary (Run.Markdown) and one self-contained HTML page
+// (Run.HTML). Every renderer hides every secret its Redactor knows before
+// it escapes anything for its format, so neither a key nor a hostile
+// target's text can break a document's structure.
 package report
 
 import (
@@ -33,12 +33,9 @@ type Run struct {
 	Warnings     []Cause    // what fails no check: RFC warnings, bodies too large to check
 	Observations []string   // where the contract is silent, what the target chose
 	Notes        []Note     // anything else to know: exploration, skipped writes
-	// LeftChanged lists the records the run wrote to and left changed,
-	// each with the values found and wanted; a run with any fails.
-	LeftChanged []Changed
-	Coverage    *Coverage // the documented responses exercised; nil: not measured
-	// CannotRun says why the run could not be made; empty: it was.
-	CannotRun string
+	LeftChanged  []Changed  // the records the run wrote to and left changed; a run with any fails
+	Coverage     *Coverage  // the documented responses exercised; nil: not measured
+	CannotRun    string     // why the run could not be made; "": it was
 }
 
 // A Property is one fact about a run.
@@ -53,18 +50,13 @@ type Count struct {
 // A Cause is one reason checks failed, or traffic broke the contract, with
 // every failure it explains.
 type Cause struct {
-	Name     string // the rule or cause id, such as response-auth-not-enforced
-	About    string // what it means, in a line
-	Severity string // spec.SeverityError or spec.SeverityWarning
-	// Count is how often it happened: checks broken, or violations seen.
-	Count int64
-	Unit  string // what Count counts: "check", "violation"; singular
-	// Seen is what its failures saw, each variant once, in the order
-	// first seen: the console names a few (Text).
-	Seen []string
-	// Failures are the failed checks, or the groups of violations, each
-	// with the exchange that shows it; the first is the example.
-	Failures []Failure
+	Name     string    // the rule or cause id, such as response-auth-not-enforced
+	About    string    // what it means, in a line
+	Severity string    // spec.SeverityError or spec.SeverityWarning
+	Count    int64     // how often it happened: checks broken, or violations seen
+	Unit     string    // what Count counts: "check", "violation"; singular
+	Seen     []string  // what its failures saw, each variant once, in the order first seen
+	Failures []Failure // the failed checks, or the groups of violations; the first is the example
 }
 
 // A Failure is one failed check, or one group of violations, and the
@@ -118,9 +110,7 @@ const (
 	VerdictCannotRun = "could not run"
 )
 
-// Verdict says in a word or three how the run ended: it could not run,
-// it failed (a check failed or errored, a cause of error severity, a note
-// that needs a person, a record left changed), its coverage is below the minimum, or it passed.
+// Verdict says in a word or three how the run ended.
 func (r Run) Verdict() string {
 	switch {
 	case r.CannotRun != "":
@@ -133,7 +123,8 @@ func (r Run) Verdict() string {
 	return VerdictPassed
 }
 
-// failed reports whether anything of the run failed.
+// failed reports whether anything of the run failed: a check, a cause
+// of error severity, a note that needs a person, a record left changed.
 func (r Run) failed() bool {
 	return slices.ContainsFunc(r.Cases, func(c Case) bool { return c.State == Failed || c.State == Errored }) ||
 		slices.ContainsFunc(r.Causes, func(c Cause) bool { return c.Severity != severityWarning }) ||
@@ -147,7 +138,6 @@ const (
 	severityWarning = "warning"
 )
 
-// Passed reports whether the verdict is passed.
 func (r Run) Passed() bool { return r.Verdict() == VerdictPassed }
 
 // Plural renders n with its unit, such as "1 check" or "3 checks".

@@ -12,14 +12,9 @@ const (
 	textNoteLines = 20 // the lines of a note
 )
 
-// Text renders the run as the console's end-of-run summary: the counts,
-// the notes that fail the run (one that stopped short), the failures by
-// cause (a few variants of what the checks saw, and every check each
-// broke), the warnings, the observations where the contract is silent,
-// the other notes (exploration, checks not judged, skipped writes), the
-// records left changed and the coverage. It hides no secret: the console
-// writes it through a redacting writer, and JUnit, which holds it as
-// Summary, hides them as it renders.
+// Text renders the run as the console's end-of-run summary. It hides no
+// secret: the console writes it through a redacting writer, and JUnit,
+// which holds it as Summary, hides them as it renders.
 func (r Run) Text() string {
 	var b strings.Builder
 	var head []string
