@@ -390,6 +390,7 @@ func (g Grid) Specials() []*big.Int {
 	return out
 }
 
+// JSONString renders s as a JSON string.
 func JSONString(s string) json.RawMessage {
 	b, _ := json.Marshal(s)
 	return b

@@ -138,6 +138,7 @@ const (
 	severityWarning = "warning"
 )
 
+// Passed reports whether the verdict is passed.
 func (r Run) Passed() bool { return r.Verdict() == VerdictPassed }
 
 // Plural renders n with its unit, such as "1 check" or "3 checks".
