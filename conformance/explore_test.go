@@ -293,3 +293,72 @@ func TestExploreFindsLostUpdate(t *testing.T) {
 	}
 	t.Logf("%s\n%s", res.Summary(), f)
 }
+
+// dropOverlapping answers every valid update as stored, but stores only
+// those no other update of the same pet overlaps: of writes sent at once,
+// none is stored, and the record stays as it was before them.
+func dropOverlapping(h http.Handler) http.Handler {
+	var mu sync.Mutex // guards inFlight and overlapped
+	inFlight := map[string]int{}
+	overlapped := map[string]bool{}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, ok := strings.CutPrefix(r.URL.Path, "/v1/inventory/")
+		if r.Method != http.MethodPatch || !ok {
+			h.ServeHTTP(w, r)
+			return
+		}
+		mu.Lock()
+		inFlight[id]++
+		if inFlight[id] > 1 {
+			overlapped[id] = true
+		}
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		inFlight[id]--
+		drop := overlapped[id]
+		if inFlight[id] == 0 {
+			delete(overlapped, id)
+		}
+		mu.Unlock()
+		if !drop {
+			h.ServeHTTP(w, r)
+			return
+		}
+		// Answer the record as the write would have left it.
+		var u map[string]any
+		b, _ := io.ReadAll(r.Body)
+		list := httptest.NewRecorder()
+		get := httptest.NewRequestWithContext(r.Context(), http.MethodGet, "/v1/inventory", nil)
+		get.Header.Set("Authorization", r.Header.Get("Authorization"))
+		h.ServeHTTP(list, get)
+		var items []map[string]any
+		if json.Unmarshal(b, &u) == nil && json.Unmarshal(list.Body.Bytes(), &items) == nil {
+			for _, it := range items {
+				if strconv.Itoa(int(it["petId"].(float64))) == id {
+					maps.Copy(it, u)
+					w.Header().Set("Content-Type", "application/json")
+					_ = json.NewEncoder(w).Encode(it)
+					return
+				}
+			}
+		}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		h.ServeHTTP(w, r)
+	})
+}
+
+// TestExploreNamesWritesAtOnceNotStored: writes sent at once, each
+// answered as stored, that leave the record as it was before them are
+// not a lost or mixed update: none was stored.
+func TestExploreNamesWritesAtOnceNotStored(t *testing.T) {
+	tg, _ := exploreTarget(t, ExploreConfig{Seed: 5, Time: time.Minute, ShrinkTime: -1}, dropOverlapping)
+	res := tg.Explore(context.Background())
+	f := res.Failure
+	if f == nil {
+		t.Fatalf("the dropped writes were not found: %s", res.Summary())
+	}
+	if f.Cause != spec.RuleWriteNotStored || !strings.Contains(f.String(), "at once") {
+		t.Errorf("found cause %s; want %s, in a step that writes at once:\n%s", f.Cause, spec.RuleWriteNotStored, f)
+	}
+}
