@@ -96,13 +96,9 @@ func OpenFile(path string, records []fixtures.Record, opts Options) (*File, erro
 	if err != nil {
 		return nil, err
 	}
-	f := &File{mem: NewMemory(records, opts), db: db, path: path,
-		wake: make(chan struct{}, 1), closing: make(chan struct{}), stopped: make(chan struct{})}
-	f.mem.mu.Lock()
-	f.mem.dropped = f.dropLater
-	f.mem.mu.Unlock()
-	fp := fingerprint(opts.Origin, f.mem.ids, f.mem.seed)
-	st, err := f.load(fp)
+	f := &File{db: db, path: path, wake: make(chan struct{}, 1), closing: make(chan struct{}), stopped: make(chan struct{})}
+	f.mem = newMemory(newDataset(records, opts), f.dropLater)
+	st, err := f.load(f.mem.fingerprint())
 	if err != nil {
 		f.mem.Close()
 		db.Close()
@@ -312,9 +308,6 @@ func (f *File) restore(name string, b *bolt.Bucket) (int64, error) {
 			if !ok {
 				return f.corrupted(fmt.Errorf("session %q: the record of key %d fails its checksum", name, keyID(k)))
 			}
-			if err := f.mem.opts.checkRecord(keyID(k), rec); err != nil {
-				return f.corrupted(fmt.Errorf("session %q: %v", name, err))
-			}
 			changes[keyID(k)] = bytes.Clone(rec) // bbolt's bytes live as long as the transaction
 			return nil
 		})
@@ -322,11 +315,11 @@ func (f *File) restore(name string, b *bolt.Bucket) (int64, error) {
 			return 0, err
 		}
 	}
-	s := f.mem.session(name)
-	snap, err := s.snap.Load().withAll(f.mem.ids, changes)
+	snap, err := f.mem.restore(name, changes, nil)
 	if err != nil {
-		return 0, f.corrupted(fmt.Errorf("session %q: %v", name, err))
+		return 0, f.corrupted(err)
 	}
+	s := f.mem.session(name)
 	s.snap.Store(snap)
 	c, err := sealedInt(name, b, sessionCreated)
 	if err != nil {
@@ -416,7 +409,7 @@ func (f *File) Get(ctx context.Context, session string, id int64) (fixtures.Reco
 // session's write lock, queues the result and returns once it is in the
 // file.
 func (f *File) Update(_ context.Context, session string, id int64, change func(fixtures.Record) (fixtures.Record, error)) (fixtures.Record, error) {
-	c, i, ok := f.mem.find(id)
+	pos, ok := f.mem.find(id)
 	if !ok {
 		return fixtures.Record{}, ErrNotFound
 	}
@@ -426,7 +419,7 @@ func (f *File) Update(_ context.Context, session string, id int64, change func(f
 	s := f.mem.session(session)
 	s.mu.Lock()
 	head := cmp.Or(s.head, s.snap.Load()) // the latest state, durable or not
-	old := head.chunks.at(c).record(i)
+	old := head.record(pos)
 	rec, err := change(fixtures.Record{ID: id, JSON: old})
 	if err != nil {
 		s.mu.Unlock()
@@ -434,7 +427,7 @@ func (f *File) Update(_ context.Context, session string, id int64, change func(f
 	}
 	next := head
 	if !bytes.Equal(rec.JSON, old) {
-		next = head.with(c, i, rec.JSON)
+		next = head.with(pos, rec.JSON)
 	}
 	s.head = next
 	created := s.created

@@ -2,11 +2,7 @@ package store
 
 import (
 	"bytes"
-	"cmp"
 	"context"
-	"errors"
-	"fmt"
-	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -22,10 +18,8 @@ import (
 // write), so a thousand sessions over ten thousand pets do not copy ten
 // million records.
 type Memory struct {
-	seed *snapshot // the fixtures; never modified
-	ids  []int64   // every key in ascending order, the same in every snapshot
-	opts Options
-	now  func() time.Time
+	dataset
+	now func() time.Time
 
 	mu       sync.RWMutex // guards sessions
 	sessions map[string]*session
@@ -53,78 +47,19 @@ type session struct {
 	head *snapshot
 }
 
-// A snapshot is a session's records at one moment. It is never modified.
-type snapshot struct {
-	chunks table
-	size   int
-	flat   flat // the array in one piece, once a large list is written
-}
-
-// with returns a snapshot that shares every chunk but c, whose record i
-// is r.
-func (s *snapshot) with(c, i int, r []byte) *snapshot {
-	old := s.chunks.at(c)
-	return &snapshot{chunks: s.chunks.with(c, old.with(i, r)), size: s.size + len(r) - len(old.record(i))}
-}
-
-// withAll returns a snapshot of the records ids with the records of
-// changes in place of theirs, rebuilding each chunk with a change once.
-// It fails on a key that is not in ids.
-func (s *snapshot) withAll(ids []int64, changes map[int64][]byte) (*snapshot, error) {
-	if len(changes) == 0 {
-		return s, nil
-	}
-	per := chunkSize(len(ids))
-	byChunk := map[int][][]byte{} // the records of each chunk with a change
-	for id, r := range changes {
-		pos, ok := slices.BinarySearch(ids, id)
-		if !ok {
-			return nil, fmt.Errorf("%w: %d is not a key of the fixtures", errUnknownKey, id)
-		}
-		c := pos / per
-		if byChunk[c] == nil {
-			old := s.chunks.at(c)
-			for i := range old.len() {
-				byChunk[c] = append(byChunk[c], old.record(i))
-			}
-		}
-		byChunk[c][pos%per] = r
-	}
-	t := s.chunks.withAll(byChunk)
-	return &snapshot{chunks: t, size: listSize(t)}, nil
-}
-
-// locate returns the chunk, and the index in it, of the record at
-// position pos of a list of n.
-func locate(n, pos int) (c, i int) {
-	per := chunkSize(n)
-	return pos / per, pos % per
-}
-
-// errUnknownKey is a stored record whose key the fixtures do not have.
-var errUnknownKey = errors.New("unknown key")
-
 // NewMemory returns a Memory engine whose sessions start with records.
 // Keys must be unique.
 func NewMemory(records []fixtures.Record, opts Options) *Memory {
-	m := &Memory{opts: opts.withDefaults(), now: time.Now, sessions: map[string]*session{}, stop: make(chan struct{})}
-	m.ids, m.seed = newSeed(records)
+	return newMemory(newDataset(records, opts), nil)
+}
+
+// newMemory returns a Memory engine of d that calls dropped (may be nil)
+// as Memory.dropped says.
+func newMemory(d dataset, dropped func(name string)) *Memory {
+	m := &Memory{dataset: d, now: time.Now, sessions: map[string]*session{}, dropped: dropped, stop: make(chan struct{})}
 	m.session(DefaultSession)
 	go m.sweep()
 	return m
-}
-
-// newSeed sorts records by key and returns the keys and a snapshot of
-// them.
-func newSeed(records []fixtures.Record) ([]int64, *snapshot) {
-	sorted := slices.Clone(records)
-	slices.SortFunc(sorted, func(a, b fixtures.Record) int { return cmp.Compare(a.ID, b.ID) })
-	ids, encoded := make([]int64, len(sorted)), make([][]byte, len(sorted))
-	for i, r := range sorted {
-		ids[i], encoded[i] = r.ID, r.JSON
-	}
-	l := NewList(encoded)
-	return ids, &snapshot{chunks: l.chunks, size: l.size}
 }
 
 // session returns the named session, making it on first use from the
@@ -208,31 +143,22 @@ func (m *Memory) dropIdle() {
 
 // List returns the session's records.
 func (m *Memory) List(_ context.Context, session string) (List, error) {
-	snap := m.session(session).snap.Load()
-	return List{chunks: snap.chunks, size: snap.size, n: len(m.ids), flat: &snap.flat}, nil
-}
-
-// find returns the chunk and index in it of key id.
-func (m *Memory) find(id int64) (c, i int, ok bool) {
-	pos, ok := slices.BinarySearch(m.ids, id)
-	c, i = locate(len(m.ids), pos)
-	return c, i, ok
+	return m.session(session).snap.Load().list(), nil
 }
 
 // Get returns the session's record of id.
 func (m *Memory) Get(_ context.Context, session string, id int64) (fixtures.Record, error) {
-	c, i, ok := m.find(id)
+	pos, ok := m.find(id)
 	if !ok {
 		return fixtures.Record{}, ErrNotFound
 	}
-	snap := m.session(session).snap.Load()
-	return fixtures.Record{ID: id, JSON: snap.chunks.at(c).record(i)}, nil
+	return fixtures.Record{ID: id, JSON: m.session(session).snap.Load().record(pos)}, nil
 }
 
 // Update changes the session's record of id under the session's write
 // lock, and publishes a new snapshot that shares every chunk but one.
 func (m *Memory) Update(_ context.Context, session string, id int64, change func(fixtures.Record) (fixtures.Record, error)) (fixtures.Record, error) {
-	c, i, ok := m.find(id)
+	pos, ok := m.find(id)
 	if !ok {
 		return fixtures.Record{}, ErrNotFound
 	}
@@ -240,7 +166,7 @@ func (m *Memory) Update(_ context.Context, session string, id int64, change func
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	snap := s.snap.Load()
-	old := snap.chunks.at(c).record(i)
+	old := snap.record(pos)
 	rec, err := change(fixtures.Record{ID: id, JSON: old})
 	if err != nil {
 		return fixtures.Record{}, err
@@ -249,7 +175,7 @@ func (m *Memory) Update(_ context.Context, session string, id int64, change func
 	if bytes.Equal(rec.JSON, old) {
 		return rec, nil
 	}
-	s.snap.Store(snap.with(c, i, rec.JSON))
+	s.snap.Store(snap.with(pos, rec.JSON))
 	return rec, nil
 }
 

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -33,13 +32,11 @@ import (
 // layout (format 2), what is checked at start and why Redis Cluster is not
 // supported are in README.md ("redis").
 type Redis struct {
+	dataset
 	client *redis.Client
 	where  string // the server's URL without its password, for messages
 	prefix string
-	ids    []int64 // every key in ascending order
-	seed   *snapshot
 	fp     string
-	opts   Options
 
 	// touchEvery is how often at most this process marks a session used
 	// on the server when it only reads it.
@@ -196,11 +193,10 @@ func OpenRedis(ctx context.Context, rawURL string, records []fixtures.Record, op
 		return nil, err
 	}
 	defaults(ro, rawURL)
-	r := &Redis{where: where, prefix: prefix, opts: opts.withDefaults(), local: map[string]*local{},
+	r := &Redis{dataset: newDataset(records, opts), where: where, prefix: prefix, local: map[string]*local{},
 		stop: make(chan struct{}), stopped: make(chan struct{})}
 	r.touchEvery = min(time.Second, r.opts.IdleTimeout/10)
-	r.ids, r.seed = newSeed(records)
-	r.fp = fingerprint(opts.Origin, r.ids, r.seed)
+	r.fp = r.fingerprint()
 	ro.OnConnect = func(context.Context, *redis.Conn) error {
 		r.gen.Add(1)
 		return nil
@@ -546,9 +542,8 @@ func (r *Redis) fetch(ctx context.Context, session string) (*snapshot, error) {
 	return snap, nil
 }
 
-// build makes a snapshot of a session's hash, checking each record that
-// is neither the fixture's nor the one in prev (what this process last
-// read of the session; nil: none) against Options.Shape.
+// build makes a snapshot of a session's hash (restore checks its
+// records).
 func (r *Redis) build(session string, fields map[string]string, prev *snapshot) (*snapshot, error) {
 	changes := map[int64][]byte{}
 	for k, v := range fields {
@@ -559,29 +554,9 @@ func (r *Redis) build(session string, fields map[string]string, prev *snapshot) 
 		if err != nil {
 			return nil, fmt.Errorf("session %q holds the field %q, which is not a key", session, k)
 		}
-		pos, ok := r.find(id)
-		if !ok {
-			return nil, fmt.Errorf("session %q holds a record of key %d, which the fixtures do not have", session, id)
-		}
-		rec := []byte(v)
-		if err := r.checkRecord(session, id, pos, rec, prev); err != nil {
-			return nil, err
-		}
-		changes[id] = rec
+		changes[id] = []byte(v)
 	}
-	return r.seed.withAll(r.ids, changes)
-}
-
-// checkRecord checks a record of the session read from the server, unless
-// it is the fixture's or the one at pos in prev, which were checked.
-func (r *Redis) checkRecord(session string, id int64, pos int, rec []byte, prev *snapshot) error {
-	if bytes.Equal(rec, r.record(r.seed, pos)) || (prev != nil && bytes.Equal(rec, r.record(prev, pos))) {
-		return nil
-	}
-	if err := r.opts.checkRecord(id, rec); err != nil {
-		return fmt.Errorf("session %q: %v", session, err)
-	}
-	return nil
+	return r.restore(session, changes, prev)
 }
 
 // pairs reads the reply of HGETALL inside a script: a flat list of names
@@ -661,15 +636,7 @@ func (r *Redis) List(ctx context.Context, session string) (List, error) {
 	if err != nil {
 		return List{}, err
 	}
-	return List{chunks: snap.chunks, size: snap.size, n: len(r.ids), flat: &snap.flat}, nil
-}
-
-func (r *Redis) find(id int64) (int, bool) { return slices.BinarySearch(r.ids, id) }
-
-// record returns record pos of a snapshot.
-func (r *Redis) record(s *snapshot, pos int) []byte {
-	c, i := locate(len(r.ids), pos)
-	return s.chunks.at(c).record(i)
+	return snap.list(), nil
 }
 
 // Get returns the session's record of id.
@@ -682,7 +649,7 @@ func (r *Redis) Get(ctx context.Context, session string, id int64) (fixtures.Rec
 	if err != nil {
 		return fixtures.Record{}, err
 	}
-	return fixtures.Record{ID: id, JSON: r.record(snap, pos)}, nil
+	return fixtures.Record{ID: id, JSON: snap.record(pos)}, nil
 }
 
 // maxAttempts bounds the compare-and-sets of one Update: each that fails
@@ -697,7 +664,7 @@ func (r *Redis) Update(ctx context.Context, session string, id int64, change fun
 	if !ok {
 		return fixtures.Record{}, ErrNotFound
 	}
-	fixture := r.record(r.seed, pos)
+	fixture := r.seed.record(pos)
 	guess := r.guess(session, id, pos)
 	keys := []string{r.sessionKey(session), r.key("sessions"), r.key("clock")}
 	idArg := strconv.FormatInt(id, 10)
@@ -722,7 +689,7 @@ func (r *Redis) Update(ctx context.Context, session string, id int64, change fun
 			return fixtures.Record{}, r.unavailable(fmt.Errorf("unexpected reply %T", res[1]))
 		}
 		guess = []byte(cur)
-		if err := r.checkRecord(session, id, pos, guess, nil); err != nil {
+		if err := r.checkStored(session, id, pos, guess, nil); err != nil {
 			return fixtures.Record{}, r.unavailable(err)
 		}
 		r.hint(session, id, guess)
@@ -740,9 +707,9 @@ func (r *Redis) guess(session string, id int64, pos int) []byte {
 		return h
 	}
 	if l.cache != nil {
-		return r.record(l.cache.snap, pos)
+		return l.cache.snap.record(pos)
 	}
-	return r.record(r.seed, pos)
+	return r.seed.record(pos)
 }
 
 // hint remembers the record of id the server holds.
@@ -774,8 +741,7 @@ func (r *Redis) wrote(session string, gen, id int64, pos int, rec []byte, newVer
 		next.touched = time.Now()
 	}
 	if err1 == nil && err2 == nil && c.ver == prev {
-		ci, i := locate(len(r.ids), pos)
-		next.ver, next.snap = v, c.snap.with(ci, i, rec)
+		next.ver, next.snap = v, c.snap.with(pos, rec)
 	}
 	l.cache = &next
 }

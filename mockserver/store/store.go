@@ -10,6 +10,7 @@
 package store
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -19,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/petstore/inventory-kit/fixtures"
@@ -108,6 +110,60 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// A dataset is what an engine serves its sessions from: the fixtures,
+// which a session holds until it writes, and the engine's Options.
+type dataset struct {
+	ids  []int64   // every key in ascending order, the same in every snapshot
+	seed *snapshot // the fixtures; never modified
+	opts Options
+}
+
+// newDataset sorts records by key; keys must be unique.
+func newDataset(records []fixtures.Record, opts Options) dataset {
+	sorted := slices.SortedFunc(slices.Values(records), func(a, b fixtures.Record) int { return cmp.Compare(a.ID, b.ID) })
+	ids, encoded := make([]int64, len(sorted)), make([][]byte, len(sorted))
+	for i, r := range sorted {
+		ids[i], encoded[i] = r.ID, r.JSON
+	}
+	l := NewList(encoded)
+	return dataset{ids: ids, seed: &snapshot{chunks: l.chunks, size: l.size, n: l.n}, opts: opts.withDefaults()}
+}
+
+// find returns the position of key id in every snapshot.
+func (d *dataset) find(id int64) (int, bool) { return slices.BinarySearch(d.ids, id) }
+
+// restore returns the fixtures with a session's records read back from
+// outside the process, changes, in place of theirs. Each is checked
+// (checkStored) against prev, what this process last read of the session
+// (nil: none).
+func (d *dataset) restore(session string, changes map[int64][]byte, prev *snapshot) (*snapshot, error) {
+	byPos := make(map[int][]byte, len(changes))
+	for id, rec := range changes {
+		pos, ok := d.find(id)
+		if !ok {
+			return nil, fmt.Errorf("session %q holds a record of key %d, which the fixtures do not have", session, id)
+		}
+		if err := d.checkStored(session, id, pos, rec, prev); err != nil {
+			return nil, err
+		}
+		byPos[pos] = rec
+	}
+	return d.seed.withAll(byPos), nil
+}
+
+// checkStored checks a record of the session read back from outside the
+// process, unless it is the fixture's or the one at pos in prev, which
+// were checked.
+func (d *dataset) checkStored(session string, id int64, pos int, rec []byte, prev *snapshot) error {
+	if bytes.Equal(rec, d.seed.record(pos)) || (prev != nil && bytes.Equal(rec, prev.record(pos))) {
+		return nil
+	}
+	if err := d.opts.checkRecord(id, rec); err != nil {
+		return fmt.Errorf("session %q: %v", session, err)
+	}
+	return nil
+}
+
 // checkRecord checks a record read back from outside the process: a JSON
 // object, and with Shape, a record of the record schema whose key is id.
 func (o Options) checkRecord(id int64, b []byte) error {
@@ -131,26 +187,21 @@ func (o Options) checkRecord(id int64, b []byte) error {
 	return nil
 }
 
-// fingerprint identifies a data set: its origin and its records, in key
-// order. Engines that keep state outside the process record it, and
+// fingerprint identifies the data set: Options.Origin and the records, in
+// key order. Engines that keep state outside the process record it, and
 // refuse state with another one.
-func fingerprint(origin string, ids []int64, seed *snapshot) string {
+func (d *dataset) fingerprint() string {
 	h := sha256.New()
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], uint64(len(origin)))
-	h.Write(b[:])
-	h.Write([]byte(origin))
-	n := 0
-	for c := range seed.chunks.all() {
-		for i := range c.len() {
-			r := c.record(i)
-			binary.BigEndian.PutUint64(b[:], uint64(ids[n]))
-			h.Write(b[:])
-			binary.BigEndian.PutUint64(b[:], uint64(len(r)))
-			h.Write(b[:])
-			h.Write(r)
-			n++
-		}
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(len(d.opts.Origin)))
+	h.Write(b[:8])
+	h.Write([]byte(d.opts.Origin))
+	for pos, id := range d.ids {
+		r := d.seed.record(pos)
+		binary.BigEndian.PutUint64(b[:8], uint64(id))
+		binary.BigEndian.PutUint64(b[8:], uint64(len(r)))
+		h.Write(b[:])
+		h.Write(r)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
