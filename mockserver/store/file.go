@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -26,8 +27,9 @@ import (
 // File keeps records in a bbolt database file: the state survives a
 // restart, SIGTERM and SIGKILL. Only one process may have the file open.
 //
-// Reads never touch the file: the state is held in memory as by Memory,
-// and the file is read only at start. A write is applied in memory to the
+// Reads never touch the file: the state is held in memory by Memory, whose
+// List, Get and Sessions serve what is committed, and the file is read
+// only at start. A write is applied in memory to the
 // session's head (the state with every write made so far), queued, and
 // acknowledged only once the file is synced; one goroutine commits every
 // write queued while the last commit synced in one transaction (group
@@ -39,17 +41,12 @@ import (
 // until it is opened again, because what it holds in memory is no longer
 // what the file holds. Reads go on serving what was committed.
 type File struct {
-	mem  *Memory
-	db   *bolt.DB
-	path string
+	*Memory
+	db     *bolt.DB
+	path   string
+	ops    *queue[fileOp]        // the changes of the next commit; closed by Close
+	failed atomic.Pointer[error] // the error of the commit that failed; nil while none did
 
-	mu     sync.Mutex // guards queue, failed and closed
-	queue  []fileOp
-	failed error // the error of the commit that failed; nil while none did
-	closed bool  // Close has begun: nothing more is queued
-
-	wake    chan struct{} // capacity 1: the queue is not empty
-	closing chan struct{} // closed by Close: commit what is queued, then stop
 	stopped chan struct{} // closed by the committer when it stops
 	once    sync.Once
 }
@@ -96,20 +93,20 @@ func OpenFile(path string, records []fixtures.Record, opts Options) (*File, erro
 	if err != nil {
 		return nil, err
 	}
-	f := &File{db: db, path: path, wake: make(chan struct{}, 1), closing: make(chan struct{}), stopped: make(chan struct{})}
-	f.mem = newMemory(newDataset(records, opts), f.dropLater)
-	st, err := f.load(f.mem.fingerprint())
+	f := &File{db: db, path: path, ops: newQueue[fileOp](), stopped: make(chan struct{})}
+	f.Memory = newMemory(newDataset(records, opts), f.dropLater)
+	st, err := f.load(f.fingerprint())
 	if err != nil {
-		f.mem.Close()
+		f.Memory.Close()
 		db.Close()
 		return nil, err
 	}
 	go f.commit()
 	if st.created.IsZero() {
-		opts.Logger.Info("file store: a new file, starting from the fixtures", "file", path, "records", len(f.mem.ids))
+		opts.Logger.Info("file store: a new file, starting from the fixtures", "file", path, "records", len(f.ids))
 	} else {
 		opts.Logger.Info("file store: serving the state kept in the file, not the fixtures",
-			"file", path, "made", st.created.Format(time.RFC3339), "sessions", st.sessions, "writes", st.writes, "records", len(f.mem.ids))
+			"file", path, "made", st.created.Format(time.RFC3339), "sessions", st.sessions, "writes", st.writes, "records", len(f.ids))
 	}
 	return f, nil
 }
@@ -233,7 +230,7 @@ func (f *File) load(fp string) (st loaded, err error) {
 			}
 			st.created, _ = time.Parse(time.RFC3339Nano, string(meta.Get(createdKey)))
 			return tx.Bucket(sessionsBucket).ForEachBucket(func(name []byte) error {
-				w, err := f.restore(string(name), tx.Bucket(sessionsBucket).Bucket(name))
+				w, err := f.loadSession(string(name), tx.Bucket(sessionsBucket).Bucket(name))
 				st.sessions++
 				st.writes += w
 				return err
@@ -292,9 +289,9 @@ func (f *File) otherFormat(got string) error {
 
 func (f *File) corrupted(err error) error { return corrupted(f.path, err) }
 
-// restore makes the named session in memory from its bucket, and returns
-// its writes.
-func (f *File) restore(name string, b *bolt.Bucket) (int64, error) {
+// loadSession makes the named session in memory from its bucket, and
+// returns its writes.
+func (f *File) loadSession(name string, b *bolt.Bucket) (int64, error) {
 	if b == nil {
 		return 0, f.corrupted(fmt.Errorf("session %q is not a bucket", name))
 	}
@@ -315,11 +312,11 @@ func (f *File) restore(name string, b *bolt.Bucket) (int64, error) {
 			return 0, err
 		}
 	}
-	snap, err := f.mem.restore(name, changes, nil)
+	snap, err := f.restore(name, changes, nil)
 	if err != nil {
 		return 0, f.corrupted(err)
 	}
-	s := f.mem.session(name)
+	s := f.session(name)
 	s.snap.Store(snap)
 	c, err := sealedInt(name, b, sessionCreated)
 	if err != nil {
@@ -395,28 +392,18 @@ func idKey(id int64) []byte {
 
 func keyID(k []byte) int64 { return int64(binary.BigEndian.Uint64(k) ^ (1 << 63)) }
 
-// List returns the session's committed records.
-func (f *File) List(ctx context.Context, session string) (List, error) {
-	return f.mem.List(ctx, session)
-}
-
-// Get returns the session's committed record of id.
-func (f *File) Get(ctx context.Context, session string, id int64) (fixtures.Record, error) {
-	return f.mem.Get(ctx, session, id)
-}
-
 // Update applies change to the session's latest record of id, under the
 // session's write lock, queues the result and returns once it is in the
 // file.
 func (f *File) Update(_ context.Context, session string, id int64, change func(fixtures.Record) (fixtures.Record, error)) (fixtures.Record, error) {
-	pos, ok := f.mem.find(id)
+	pos, ok := f.find(id)
 	if !ok {
 		return fixtures.Record{}, ErrNotFound
 	}
 	if err := f.err(); err != nil {
 		return fixtures.Record{}, err
 	}
-	s := f.mem.session(session)
+	s := f.session(session)
 	s.mu.Lock()
 	head := cmp.Or(s.head, s.snap.Load()) // the latest state, durable or not
 	old := head.record(pos)
@@ -498,10 +485,10 @@ func (f *File) Reset(_ context.Context, session string) error {
 	if err := f.err(); err != nil {
 		return err
 	}
-	s := f.mem.session(session)
+	s := f.session(session)
 	s.mu.Lock()
-	s.head = f.mem.seed
-	seed := f.mem.seed
+	s.head = f.seed
+	seed := f.seed
 	done := f.enqueue(fileOp{
 		apply: func(tx *bolt.Tx) error {
 			b := tx.Bucket(sessionsBucket).Bucket([]byte(session))
@@ -521,9 +508,6 @@ func (f *File) Reset(_ context.Context, session string) error {
 	return <-done
 }
 
-// Sessions describes every session, the default first.
-func (f *File) Sessions(ctx context.Context) ([]SessionInfo, error) { return f.mem.Sessions(ctx) }
-
 // Drop forgets a session, in memory and then in the file; the default one
 // is reset instead.
 func (f *File) Drop(ctx context.Context, session string) error {
@@ -533,12 +517,12 @@ func (f *File) Drop(ctx context.Context, session string) error {
 	if err := f.err(); err != nil {
 		return err
 	}
-	f.mem.Drop(ctx, session) // calls dropLater
+	f.Memory.Drop(ctx, session) // calls dropLater
 	return <-f.enqueue(fileOp{})
 }
 
 // dropLater queues the removal of a session Memory has dropped: evicted,
-// idle, or by Drop. It is called with f.mem.mu held, and does not block.
+// idle, or by Drop. It is called with f.Memory.mu held, and does not block.
 func (f *File) dropLater(name string) {
 	f.enqueue(fileOp{apply: func(tx *bolt.Tx) error {
 		err := tx.Bucket(sessionsBucket).DeleteBucket([]byte(name))
@@ -554,59 +538,28 @@ func (f *File) Health(context.Context) error { return f.err() }
 
 // err returns the error of the commit that failed, if one did.
 func (f *File) err() error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.failed
+	if err := f.failed.Load(); err != nil {
+		return *err
+	}
+	return nil
 }
 
 // enqueue adds op to the next commit, and returns the channel that
 // receives its outcome. It never blocks. After Close, op fails at once.
 func (f *File) enqueue(op fileOp) <-chan error {
 	op.done = make(chan error, 1)
-	f.mu.Lock()
-	closed := f.closed
-	if !closed {
-		f.queue = append(f.queue, op)
-	}
-	f.mu.Unlock()
-	if closed {
+	if !f.ops.push(op) {
 		op.done <- fmt.Errorf("%w: file store %s: closed", ErrUnavailable, f.path)
-		return op.done
-	}
-	select {
-	case f.wake <- struct{}{}:
-	default:
 	}
 	return op.done
 }
 
-// take removes up to maxBatch operations from the queue.
-func (f *File) take() []fileOp {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	n := min(len(f.queue), maxBatch)
-	batch := f.queue[:n:n]
-	f.queue = f.queue[n:]
-	if len(f.queue) == 0 {
-		f.queue = nil
-	}
-	return batch
-}
-
-// commit writes the queue to the file until Close, one transaction per
-// batch.
+// commit writes the queue to the file, one transaction per batch of at
+// most maxBatch, until Close and the queue is empty.
 func (f *File) commit() {
 	defer close(f.stopped)
-	for {
-		select {
-		case <-f.wake:
-		case <-f.closing:
-			for batch := f.take(); len(batch) > 0; batch = f.take() {
-				f.write(batch)
-			}
-			return
-		}
-		for batch := f.take(); len(batch) > 0; batch = f.take() {
+	for range f.ops.wake {
+		for batch := f.ops.take(maxBatch); len(batch) > 0; batch = f.ops.take(maxBatch) {
 			start := time.Now()
 			f.write(batch)
 			f.gather(len(batch), time.Since(start))
@@ -628,24 +581,19 @@ func (f *File) gather(last int, took time.Duration) {
 	if took < slowCommit {
 		return
 	}
-	target := f.queued() + last
+	target := f.ops.len() + last
 	timer := time.NewTimer(took / 2)
 	defer timer.Stop()
-	for f.queued() < target {
+	for f.ops.len() < target {
 		select {
-		case <-f.wake:
+		case _, open := <-f.ops.wake:
+			if !open { // closed: commit what is left at once
+				return
+			}
 		case <-timer.C:
-			return
-		case <-f.closing:
 			return
 		}
 	}
-}
-
-func (f *File) queued() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.queue)
 }
 
 // write commits one batch, then publishes it and tells its waiters.
@@ -665,10 +613,8 @@ func (f *File) write(batch []fileOp) {
 		})
 		if err != nil {
 			err = fmt.Errorf("%w: file store %s: a write failed (%v); writes are refused until the mock restarts", ErrUnavailable, f.path, err)
-			f.mu.Lock()
-			f.failed = err
-			f.mu.Unlock()
-			f.mem.opts.Logger.Error("file store: a commit failed; refusing writes until restarted", "file", f.path, "error", err)
+			f.failed.Store(&err)
+			f.opts.Logger.Error("file store: a commit failed; refusing writes until restarted", "file", f.path, "error", err)
 		}
 	}
 	for _, op := range batch {
@@ -683,12 +629,9 @@ func (f *File) write(batch []fileOp) {
 func (f *File) Close() error {
 	var err error
 	f.once.Do(func() {
-		f.mu.Lock()
-		f.closed = true
-		f.mu.Unlock()
-		close(f.closing)
+		f.ops.close()
 		<-f.stopped
-		f.mem.Close()
+		f.Memory.Close()
 		err = f.db.Close()
 	})
 	return err

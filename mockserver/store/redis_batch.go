@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"math"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
@@ -17,14 +18,9 @@ import (
 // another waits for its sync shares the next sync with the others, rather
 // than waiting for that sync to end and then paying one of its own.
 type batcher struct {
-	client *redis.Client
-	script *redis.Script
-
-	mu     sync.Mutex // guards queue, closed, and sending on or closing wake
-	queue  []*call
-	closed bool
-
-	wake    chan struct{} // capacity 1: the queue is not empty
+	client  *redis.Client
+	script  *redis.Script
+	calls   *queue[*call]
 	slots   chan struct{} // capacity maxInFlight: a token per pipeline under way
 	sending sync.WaitGroup
 	stopped chan struct{} // closed when the loop and every pipeline have ended
@@ -43,7 +39,7 @@ type call struct {
 }
 
 func newBatcher(client *redis.Client, script *redis.Script) *batcher {
-	b := &batcher{client: client, script: script, wake: make(chan struct{}, 1), slots: make(chan struct{}, maxInFlight), stopped: make(chan struct{})}
+	b := &batcher{client: client, script: script, calls: newQueue[*call](), slots: make(chan struct{}, maxInFlight), stopped: make(chan struct{})}
 	go b.loop()
 	return b
 }
@@ -51,17 +47,9 @@ func newBatcher(client *redis.Client, script *redis.Script) *batcher {
 // do runs the script with keys and args in the next pipeline.
 func (b *batcher) do(ctx context.Context, keys []string, args []any) ([]any, error) {
 	c := &call{keys: keys, args: args, done: make(chan struct{})}
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
+	if !b.calls.push(c) {
 		return nil, errors.New("closed")
 	}
-	b.queue = append(b.queue, c)
-	select {
-	case b.wake <- struct{}{}:
-	default:
-	}
-	b.mu.Unlock()
 	select {
 	case <-c.done:
 		return c.res, c.err
@@ -76,13 +64,10 @@ func (b *batcher) do(ctx context.Context, keys []string, args []any) ([]any, err
 func (b *batcher) loop() {
 	defer close(b.stopped)
 	defer b.sending.Wait()
-	for range b.wake {
+	for range b.calls.wake {
 		for {
 			b.slots <- struct{}{}
-			b.mu.Lock()
-			batch := b.queue
-			b.queue = nil
-			b.mu.Unlock()
+			batch := b.calls.take(math.MaxInt)
 			if len(batch) == 0 {
 				<-b.slots
 				break
@@ -119,11 +104,6 @@ func (b *batcher) send(batch []*call) {
 
 // close ends the loop once what is queued is sent.
 func (b *batcher) close() {
-	b.mu.Lock()
-	if !b.closed {
-		b.closed = true
-		close(b.wake)
-	}
-	b.mu.Unlock()
+	b.calls.close()
 	<-b.stopped
 }

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/petstore/inventory-kit/fixtures"
@@ -204,4 +205,61 @@ func (d *dataset) fingerprint() string {
 		h.Write(r)
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// A queue gathers work for one goroutine that takes it in batches: what
+// is pushed while a batch is under way goes in the next, which is how
+// concurrent writes share File's commits and Redis's pipelines.
+type queue[T any] struct {
+	mu     sync.Mutex // guards items and closed, and sending on or closing wake
+	items  []T
+	closed bool
+	wake   chan struct{} // capacity 1: items is not empty; closed by close
+}
+
+func newQueue[T any]() *queue[T] { return &queue[T]{wake: make(chan struct{}, 1)} }
+
+// push adds v to the next batch, and reports false once the queue is
+// closed. It never blocks.
+func (q *queue[T]) push(v T) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return false
+	}
+	q.items = append(q.items, v)
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// take removes up to n items, the oldest first.
+func (q *queue[T]) take(n int) []T {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n = min(len(q.items), n)
+	batch := q.items[:n:n]
+	if q.items = q.items[n:]; len(q.items) == 0 {
+		q.items = nil
+	}
+	return batch
+}
+
+func (q *queue[T]) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items)
+}
+
+// close refuses every later push and closes wake: a loop over wake that
+// takes what is queued at each wake-up takes every item pushed before.
+func (q *queue[T]) close() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.closed {
+		q.closed = true
+		close(q.wake)
+	}
 }
