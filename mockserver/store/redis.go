@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -58,10 +59,15 @@ type Redis struct {
 	once    sync.Once
 }
 
-// A local is what this process keeps of one session.
+// A local is what this process keeps of one session; r.mu guards all of
+// it but its flight.
 type local struct {
 	flight
-	cache *cached // what it last read; nil: nothing
+	// What this process last read of the session, valid while gen is
+	// Redis.gen: the session's version (0: the fixtures) and its records.
+	gen, ver int64
+	snap     *snapshot // nil: nothing read
+	touched  time.Time // when this process last marked the session used on the server
 	// hints are the records this process last saw the server hold: the
 	// first guess of a write's compare-and-set. A wrong guess costs a
 	// round trip, never a wrong write.
@@ -81,14 +87,6 @@ func (r *Redis) localOf(session string) *local {
 		r.local[session] = l
 	}
 	return l
-}
-
-// A cached is what this process last read of a session.
-type cached struct {
-	gen     int64     // Redis.gen when it was read
-	ver     int64     // the session's version; 0: the fixtures
-	snap    *snapshot // the session's records at ver
-	touched time.Time // when this process last marked it used on the server
 }
 
 // DefaultRedisPrefix is the prefix of every key the store writes, unless
@@ -503,11 +501,7 @@ func (r *Redis) flightOf(session string) *flight {
 // fetch reads the session's state from the server, taking the records
 // from the cache when its version is the server's.
 func (r *Redis) fetch(ctx context.Context, session string) (*snapshot, error) {
-	c := r.cached(session)
-	ver, touch := int64(0), r.touching(session)
-	if c != nil {
-		ver = c.ver
-	}
+	prev, ver, touch := r.cached(session)
 	gen := r.gen.Load()
 	args := r.sessionArgs([]any{ver, touch}, session)
 	res, err := readSession.Run(ctx, r.client, []string{r.sessionKey(session), r.key("sessions")}, args...).Slice()
@@ -518,21 +512,15 @@ func (r *Redis) fetch(ctx context.Context, session string) (*snapshot, error) {
 	if err != nil {
 		return nil, r.unavailable(err)
 	}
-	if c != nil && v == ver && len(res) == 1 {
-		if touch {
-			r.setTouched(session, c)
-		}
-		return c.snap, nil
+	if prev != nil && v == ver && len(res) == 1 {
+		r.remember(session, gen, v, nil, touch)
+		return prev, nil
 	}
 	snap := r.seed
 	if len(res) > 1 {
 		fields, err := pairs(res[1])
 		if err != nil {
 			return nil, r.unavailable(err)
-		}
-		var prev *snapshot
-		if c != nil {
-			prev = c.snap
 		}
 		if snap, err = r.build(session, fields, prev); err != nil {
 			return nil, r.unavailable(err)
@@ -589,44 +577,37 @@ func toInt(v any) (int64, error) {
 	return 0, fmt.Errorf("unexpected reply %T", v)
 }
 
-// cached returns the session's cache entry, if it is of the current
-// connection generation.
-func (r *Redis) cached(session string) *cached {
+// cached returns what this process last read of the session, if it read
+// it on the current connection (nil, 0 if not), and whether to mark the
+// session used on the server now: it has not for touchEvery.
+func (r *Redis) cached(session string) (snap *snapshot, ver int64, touch bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c := r.localOf(session).cache
-	if c == nil || c.gen != r.gen.Load() {
-		return nil
+	l := r.localOf(session)
+	if l.snap == nil || l.gen != r.gen.Load() {
+		return nil, 0, true
 	}
-	return c
+	return l.snap, l.ver, time.Since(l.touched) >= r.touchEvery
 }
 
-// remember caches what a read found, unless a new connection was made
-// since it began.
+// remember keeps what a read begun at gen found, unless a new connection
+// was made since: the session's version and records (snap nil: what is
+// kept is still the server's), and whether it marked the session used.
 func (r *Redis) remember(session string, gen, ver int64, snap *snapshot, touched bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	l := r.localOf(session)
 	if gen != r.gen.Load() {
 		return
 	}
-	l := r.localOf(session)
-	c := &cached{gen: gen, ver: ver, snap: snap}
-	if l.cache != nil && l.cache.gen == gen {
-		c.touched = l.cache.touched
+	if snap != nil {
+		if l.gen != gen {
+			l.touched = time.Time{}
+		}
+		l.gen, l.ver, l.snap = gen, ver, snap
 	}
 	if touched {
-		c.touched = time.Now()
-	}
-	l.cache = c
-}
-
-func (r *Redis) setTouched(session string, c *cached) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if l := r.localOf(session); l.cache == c {
-		next := *c
-		next.touched = time.Now()
-		l.cache = &next
+		l.touched = time.Now()
 	}
 }
 
@@ -668,7 +649,7 @@ func (r *Redis) Update(ctx context.Context, session string, id int64, change fun
 	guess := r.guess(session, id, pos)
 	keys := []string{r.sessionKey(session), r.key("sessions"), r.key("clock")}
 	idArg := strconv.FormatInt(id, 10)
-	touch := r.touching(session)
+	_, _, touch := r.cached(session)
 	for range maxAttempts {
 		rec, err := change(fixtures.Record{ID: id, JSON: guess})
 		if err != nil {
@@ -692,7 +673,9 @@ func (r *Redis) Update(ctx context.Context, session string, id int64, change fun
 		if err := r.checkStored(session, id, pos, guess, nil); err != nil {
 			return fixtures.Record{}, r.unavailable(err)
 		}
-		r.hint(session, id, guess)
+		r.mu.Lock()
+		r.localOf(session).hint(id, guess)
+		r.mu.Unlock()
 	}
 	return fixtures.Record{}, fmt.Errorf("%w: redis store %s: pet %d of session %s changed under %d attempts to write it", ErrUnavailable, r.where, id, session, maxAttempts)
 }
@@ -706,17 +689,11 @@ func (r *Redis) guess(session string, id int64, pos int) []byte {
 	if h, ok := l.hints[id]; ok {
 		return h
 	}
-	if l.cache != nil {
-		return l.cache.snap.record(pos)
-	}
-	return r.seed.record(pos)
+	return cmp.Or(l.snap, r.seed).record(pos)
 }
 
-// hint remembers the record of id the server holds.
-func (r *Redis) hint(session string, id int64, rec []byte) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	l := r.localOf(session)
+// hint remembers the record of id the server holds. r.mu must be held.
+func (l *local) hint(id int64, rec []byte) {
 	if l.hints == nil || len(l.hints) >= maxHints {
 		l.hints = map[int64][]byte{}
 	}
@@ -726,31 +703,21 @@ func (r *Redis) hint(session string, id int64, rec []byte) {
 // wrote updates the cache after a write: the cached records are the
 // server's at the new version if they were at the previous one.
 func (r *Redis) wrote(session string, gen, id int64, pos int, rec []byte, newVer, prevVer any, touched bool) {
-	r.hint(session, id, rec)
 	v, err1 := toInt(newVer)
 	prev, err2 := toInt(prevVer)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	l := r.localOf(session)
-	c := l.cache
-	if c == nil || c.gen != gen || gen != r.gen.Load() {
+	l.hint(id, rec)
+	if l.snap == nil || l.gen != gen || gen != r.gen.Load() {
 		return
 	}
-	next := *c
 	if touched {
-		next.touched = time.Now()
+		l.touched = time.Now()
 	}
-	if err1 == nil && err2 == nil && c.ver == prev {
-		next.ver, next.snap = v, c.snap.with(pos, rec)
+	if err1 == nil && err2 == nil && l.ver == prev {
+		l.ver, l.snap = v, l.snap.with(pos, rec)
 	}
-	l.cache = &next
-}
-
-// touching reports whether this process should mark the session used on
-// the server now: it has not done so for touchEvery.
-func (r *Redis) touching(session string) bool {
-	c := r.cached(session)
-	return c == nil || time.Since(c.touched) >= r.touchEvery
 }
 
 // Reset puts the session back to the fixtures.
