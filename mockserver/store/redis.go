@@ -3,7 +3,6 @@ package store
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"maps"
@@ -307,39 +306,26 @@ func (r *Redis) waitInit(ctx context.Context) error {
 	}
 }
 
-// init checks the server's meta, or writes it under the lock if there is
-// none. Of processes starting together on an empty server, one writes it
-// and the others wait for it.
+// init writes meta if the server holds none, or checks it. One script
+// does either: of processes starting together on an empty server, one
+// writes it and the others check what it wrote.
 func (r *Redis) init(ctx context.Context) error {
-	for {
-		meta, err := r.client.HGetAll(ctx, r.key("meta")).Result()
-		if err != nil {
-			return r.unavailable(err)
-		}
-		if len(meta) > 0 {
-			return r.checkMeta(meta)
-		}
-		token := rand.Text()
-		claim, err := claimLoad.Run(ctx, r.client, []string{r.key("meta"), r.key("loading")}, token, loadLock.Milliseconds()).Int()
-		if err != nil {
-			return r.unavailable(err)
-		}
-		if claim == claimMeta {
-			continue // loaded since we looked
-		}
-		if claim == claimWon {
-			done, err := r.load(ctx, token)
-			if err != nil || done {
-				return err
-			}
-			continue // the lock expired under us; look again
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("redis store %s: another process is writing meta and has not finished: %w", r.where, ctx.Err())
-		case <-time.After(50 * time.Millisecond):
-		}
+	host, _ := os.Hostname()
+	res, err := initMeta.Run(ctx, r.client, []string{r.key("meta"), r.key("clock")},
+		redisFormat, r.fp, len(r.ids), time.Now().UTC().Format(time.RFC3339), fmt.Sprintf("%s (pid %d)", host, os.Getpid())).Result()
+	if err != nil {
+		return r.unavailable(err)
 	}
+	meta, err := pairs(res)
+	if err != nil {
+		return r.unavailable(err)
+	}
+	if len(meta) > 0 {
+		return r.checkMeta(meta)
+	}
+	r.loaded.Store(true)
+	r.opts.Logger.Info("redis store: a new state on the server, starting from the fixtures", "redis", r.where, "prefix", r.prefix, "records", len(r.ids))
+	return nil
 }
 
 // refusal explains an answer of the server that waiting cannot change: it
@@ -380,24 +366,6 @@ func (r *Redis) checkMeta(meta map[string]string) error {
 			r.where, r.prefix, meta["fingerprint"], meta["loaded"], meta["by"], r.fp, r.prefix)
 	}
 	return nil
-}
-
-// load writes meta, while this process holds the lock with token: the
-// fingerprint of the fixtures every process serves. It reports false if
-// the lock was lost before meta was written.
-func (r *Redis) load(ctx context.Context, token string) (bool, error) {
-	host, _ := os.Hostname()
-	res, err := finishLoad.Run(ctx, r.client, []string{r.key("loading"), r.key("meta"), r.key("clock")},
-		token, redisFormat, r.fp, len(r.ids), time.Now().UTC().Format(time.RFC3339), fmt.Sprintf("%s (pid %d)", host, os.Getpid())).Int()
-	if err != nil {
-		return false, r.unavailable(err)
-	}
-	if res == 1 {
-		r.loaded.Store(true)
-		r.opts.Logger.Info("redis store: a new state on the server, starting from the fixtures", "redis", r.where, "prefix", r.prefix, "records", len(r.ids))
-		return true, nil
-	}
-	return false, nil
 }
 
 func (r *Redis) key(name string) string { return r.prefix + name }

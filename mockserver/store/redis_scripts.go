@@ -1,43 +1,18 @@
 package store
 
-import (
-	"time"
+import "github.com/redis/go-redis/v9"
 
-	"github.com/redis/go-redis/v9"
-)
-
-// loadLock is how long the lock of a replica writing meta holds,
-// if it dies before it finishes.
-const loadLock = 60 * time.Second
-
-// Outcomes of claimLoad.
-const (
-	claimLost = 0 // another process holds the lock
-	claimWon  = 1 // the caller holds the lock
-	claimMeta = 2 // meta exists: the fixtures are loaded
-)
-
-// claimLoad takes the lock of writing meta, unless meta exists:
-// checking meta and taking the lock in one step, so that a process that
-// found no meta just before another wrote it does not write it again.
-// KEYS: meta, the lock. ARGV: the caller's token, the lock's time in ms.
-var claimLoad = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 1 then return 2 end
-if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
-return 0
-`)
-
-// finishLoad writes meta if the caller still holds the lock, and starts
-// the clock at the server's time in microseconds, so that versions drawn
-// after a server lost its data are not those drawn before.
-var finishLoad = redis.NewScript(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[2], 'format', ARGV[2], 'fingerprint', ARGV[3], 'records', ARGV[4], 'loaded', ARGV[5], 'by', ARGV[6])
-redis.call('DEL', KEYS[1])
+// initMeta returns meta if it exists; else it writes it and starts the
+// clock at the server's time in microseconds, so that versions drawn after
+// a server lost its data are not those drawn before, and returns nothing.
+// KEYS: meta, the clock. ARGV: format, fingerprint, records, loaded, by.
+var initMeta = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('HGETALL', KEYS[1]) end
+redis.call('HSET', KEYS[1], 'format', ARGV[1], 'fingerprint', ARGV[2], 'records', ARGV[3], 'loaded', ARGV[4], 'by', ARGV[5])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-if tonumber(redis.call('GET', KEYS[3]) or '0') < now then redis.call('SET', KEYS[3], string.format('%d', now)) end
-return 1
+if tonumber(redis.call('GET', KEYS[2]) or '0') < now then redis.call('SET', KEYS[2], string.format('%d', now)) end
+return {}
 `)
 
 // touch is the Lua function every script that uses a session starts
