@@ -58,7 +58,7 @@ func NewMemory(records []fixtures.Record, opts Options) *Memory {
 func newMemory(d dataset, dropped func(name string)) *Memory {
 	m := &Memory{dataset: d, now: time.Now, sessions: map[string]*session{}, dropped: dropped, stop: make(chan struct{})}
 	m.session(DefaultSession)
-	go m.sweep()
+	go every(m.opts.sweepEvery(), m.stop, m.dropIdle)
 	return m
 }
 
@@ -112,20 +112,6 @@ func (m *Memory) deleteLocked(name string) {
 	delete(m.sessions, name)
 	if m.dropped != nil {
 		m.dropped(name)
-	}
-}
-
-// sweep drops idle sessions until Close.
-func (m *Memory) sweep() {
-	t := time.NewTicker(max(min(m.opts.IdleTimeout/2, time.Minute), 10*time.Millisecond))
-	defer t.Stop()
-	for {
-		select {
-		case <-m.stop:
-			return
-		case <-t.C:
-			m.dropIdle()
-		}
 	}
 }
 

@@ -51,11 +51,11 @@ type Redis struct {
 
 	writes *batcher // sends the compare-and-sets of concurrent writes together
 
-	up      atomic.Bool // the server answered the last check
-	loaded  atomic.Bool // this process wrote meta (for tests)
-	stop    chan struct{}
-	stopped chan struct{}
-	once    sync.Once
+	up     atomic.Bool    // the server answered the last check
+	loaded atomic.Bool    // this process wrote meta (for tests)
+	stop   chan struct{}  // closed by Close, ending the tasks
+	tasks  sync.WaitGroup // check and sweep, every so often
+	once   sync.Once
 }
 
 // A local is what this process keeps of one session; r.mu guards all of
@@ -191,7 +191,7 @@ func OpenRedis(ctx context.Context, rawURL string, records []fixtures.Record, op
 	}
 	defaults(ro, rawURL)
 	r := &Redis{dataset: newDataset(records, opts), where: where, prefix: prefix, local: map[string]*local{},
-		stop: make(chan struct{}), stopped: make(chan struct{})}
+		stop: make(chan struct{})}
 	r.touchEvery = min(time.Second, r.opts.IdleTimeout/10)
 	r.fp = r.fingerprint()
 	ro.OnConnect = func(context.Context, *redis.Conn) error {
@@ -217,7 +217,8 @@ func OpenRedis(ctx context.Context, rawURL string, records []fixtures.Record, op
 		r.client.Close()
 		return nil, fmt.Errorf("redis store %s: %v", r.where, err)
 	}
-	go r.monitor()
+	r.tasks.Go(func() { every(time.Second, r.stop, r.check) })
+	r.tasks.Go(func() { every(r.opts.sweepEvery(), r.stop, r.sweep) })
 	return r, nil
 }
 
@@ -764,32 +765,15 @@ func (r *Redis) Health(ctx context.Context) error {
 	return nil
 }
 
-// monitor checks the server every second until Close: it logs when the
-// server goes away and comes back, writes meta again into a server
-// that lost its data, and drops idle sessions.
-func (r *Redis) monitor() {
-	defer close(r.stopped)
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	sweepEvery := min(r.opts.IdleTimeout/2, time.Minute)
-	sweep := time.NewTicker(sweepEvery)
-	defer sweep.Stop()
-	for {
-		select {
-		case <-r.stop:
-			return
-		case <-tick.C:
-			r.check()
-		case <-sweep.C:
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			dropIdle.Run(ctx, r.client, []string{r.key("sessions")}, r.opts.IdleTimeout.Milliseconds(), r.prefix+"s:")
-			cancel()
-		}
-	}
+// sweep drops the idle sessions from the server's set of sessions.
+func (r *Redis) sweep() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	dropIdle.Run(ctx, r.client, []string{r.key("sessions")}, r.opts.IdleTimeout.Milliseconds(), r.prefix+"s:")
 }
 
-// check logs a change of the server's state, and writes meta into
-// a server that has lost its data.
+// check, every second, logs when the server goes away and comes back, and
+// writes meta into a server that has lost its data.
 func (r *Redis) check() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -806,12 +790,12 @@ func (r *Redis) check() {
 	}
 }
 
-// Close stops the monitor and closes the connections.
+// Close stops the tasks and closes the connections.
 func (r *Redis) Close() error {
 	var err error
 	r.once.Do(func() {
 		close(r.stop)
-		<-r.stopped
+		r.tasks.Wait()
 		r.writes.close()
 		err = r.client.Close()
 	})

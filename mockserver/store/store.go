@@ -111,6 +111,25 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// sweepEvery is how often an engine looks for idle sessions.
+func (o Options) sweepEvery() time.Duration {
+	return max(min(o.IdleTimeout/2, time.Minute), 10*time.Millisecond)
+}
+
+// every calls fn every d until stop is closed.
+func every(d time.Duration, stop <-chan struct{}, fn func()) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			fn()
+		}
+	}
+}
+
 // A dataset is what an engine serves its sessions from: the fixtures,
 // which a session holds until it writes, and the engine's Options.
 type dataset struct {
