@@ -14,30 +14,20 @@ import (
 )
 
 // A List is the records of a session at one moment, encoded as a JSON
-// array. It is held as chunks of encoded records, so that a write copies
-// one chunk, not the list; a list past writeBufferSize is joined once into
-// one piece for serving (flat), a list past maxFlat never is. A List is
-// never modified.
-type List struct {
+// array. It is never modified.
+type List struct{ *snapshot }
+
+// A snapshot is what a List shows: chunks of encoded records, so that a
+// write copies one chunk, not the list. It is never modified.
+type snapshot struct {
 	chunks table
 	size   int // bytes of the whole array
 	n      int // records
 	// flat is the array in one piece, made the first time a list past
-	// writeBufferSize and at most maxFlat is written, and shared by every
-	// List of the same snapshot; nil for none.
-	flat *flat
+	// writeBufferSize and at most maxFlat is written; a list past maxFlat
+	// is never joined.
+	flat flat
 }
-
-// A snapshot is a session's records at one moment, what its Lists are
-// made of. It is never modified.
-type snapshot struct {
-	chunks table
-	size   int  // bytes of the whole array
-	n      int  // records
-	flat   flat // the array in one piece, once a large list is written
-}
-
-func (s *snapshot) list() List { return List{chunks: s.chunks, size: s.size, n: s.n, flat: &s.flat} }
 
 // record returns the record at position pos; the caller must not modify
 // it.
@@ -102,7 +92,7 @@ func (l List) Size() int { return l.size }
 // larger than that in one): one write for a small list, whatever its
 // chunks.
 func (l List) WriteTo(w io.Writer) (int64, error) {
-	if l.flat != nil && l.size > writeBufferSize && l.size <= maxFlat {
+	if l.size > writeBufferSize && l.size <= maxFlat {
 		n, err := w.Write(l.flatBytes())
 		return int64(n), err
 	}
@@ -146,7 +136,7 @@ var (
 // whole; serving uses WriteTo. The caller must not modify it: it may be
 // the piece WriteTo serves.
 func (l List) Bytes() []byte {
-	if l.flat != nil && l.size <= maxFlat {
+	if l.size <= maxFlat {
 		return l.flatBytes()
 	}
 	return l.join()
@@ -188,7 +178,7 @@ func NewList(records [][]byte) List {
 		cs = append(cs, newChunk(c))
 	}
 	t := newTable(cs)
-	return List{chunks: t, size: listSize(t), n: len(records), flat: new(flat)}
+	return List{&snapshot{chunks: t, size: listSize(t), n: len(records)}}
 }
 
 // maxChunkSize is the most records in one chunk of a List: a write to one
@@ -212,19 +202,21 @@ func chunkSize(n int) int {
 // chunks, so that replacing one chunk copies one page and the index of
 // pages, not a pointer per chunk. A table is never modified: with makes a
 // new one that shares what did not change.
-type table struct {
-	pages [][]*chunk
-	n     int // chunks
-}
+type table struct{ pages [][]*chunk }
 
 // pageSize is the number of chunks in a page of a table.
 const pageSize = 128
 
 func newTable(cs []*chunk) table {
-	return table{pages: slices.Collect(slices.Chunk(cs, pageSize)), n: len(cs)}
+	return table{slices.Collect(slices.Chunk(cs, pageSize))}
 }
 
-func (t table) len() int { return t.n }
+func (t table) len() int {
+	if len(t.pages) == 0 {
+		return 0
+	}
+	return (len(t.pages)-1)*pageSize + len(t.pages[len(t.pages)-1])
+}
 
 func (t table) at(i int) *chunk { return t.pages[i/pageSize][i%pageSize] }
 
@@ -242,7 +234,7 @@ func (t table) all() iter.Seq[*chunk] {
 
 // with returns a table with chunk i replaced by c.
 func (t table) with(i int, c *chunk) table {
-	next := table{pages: slices.Clone(t.pages), n: t.n}
+	next := table{slices.Clone(t.pages)}
 	p := i / pageSize
 	next.pages[p] = slices.Clone(next.pages[p])
 	next.pages[p][i%pageSize] = c
@@ -252,7 +244,7 @@ func (t table) with(i int, c *chunk) table {
 // withAll returns a table with a chunk of each index's records in changes
 // in place of the one at that index, copying each page with a change once.
 func (t table) withAll(changes map[int][][]byte) table {
-	next := table{pages: slices.Clone(t.pages), n: t.n}
+	next := table{slices.Clone(t.pages)}
 	copied := map[int]bool{}
 	for i, records := range changes {
 		p := i / pageSize

@@ -129,7 +129,7 @@ func (m *Memory) dropIdle() {
 
 // List returns the session's records.
 func (m *Memory) List(_ context.Context, session string) (List, error) {
-	return m.session(session).snap.Load().list(), nil
+	return List{m.session(session).snap.Load()}, nil
 }
 
 // Get returns the session's record of id.

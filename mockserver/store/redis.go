@@ -586,7 +586,7 @@ func (r *Redis) List(ctx context.Context, session string) (List, error) {
 	if err != nil {
 		return List{}, err
 	}
-	return snap.list(), nil
+	return List{snap}, nil
 }
 
 // Get returns the session's record of id.

@@ -145,8 +145,7 @@ func newDataset(records []fixtures.Record, opts Options) dataset {
 	for i, r := range sorted {
 		ids[i], encoded[i] = r.ID, r.JSON
 	}
-	l := NewList(encoded)
-	return dataset{ids: ids, seed: &snapshot{chunks: l.chunks, size: l.size, n: l.n}, opts: opts.withDefaults()}
+	return dataset{ids: ids, seed: NewList(encoded).snapshot, opts: opts.withDefaults()}
 }
 
 // find returns the position of key id in every snapshot.
