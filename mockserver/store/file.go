@@ -420,14 +420,7 @@ func (f *File) Update(_ context.Context, session string, id int64, change func(f
 	created := s.created
 	done := f.enqueue(fileOp{
 		apply: func(tx *bolt.Tx) error {
-			b, err := sessionBucket(tx, session, created)
-			if err != nil {
-				return err
-			}
-			if err := countWrite(session, b); err != nil {
-				return err
-			}
-			r, err := b.CreateBucketIfNotExists(recordsBucket)
+			r, err := recordsOf(tx, session, created)
 			if err != nil {
 				return err
 			}
@@ -459,24 +452,27 @@ func publish(s *session, snap *snapshot, writes int64) {
 	}
 }
 
-// sessionBucket returns the session's bucket, making it if it is new.
-func sessionBucket(tx *bolt.Tx, session string, created time.Time) (*bolt.Bucket, error) {
+// recordsOf counts a write of the session and returns the bucket of its
+// records, making the session's bucket, with when it was created, if it
+// is new. The count was checked at start, and only this store has written
+// it since.
+func recordsOf(tx *bolt.Tx, session string, created time.Time) (*bolt.Bucket, error) {
 	all := tx.Bucket(sessionsBucket)
-	if b := all.Bucket([]byte(session)); b != nil {
-		return b, nil
+	b := all.Bucket([]byte(session))
+	if b == nil {
+		var err error
+		if b, err = all.CreateBucket([]byte(session)); err != nil {
+			return nil, err
+		}
+		if err := putSealedInt(session, b, sessionCreated, created.UnixNano()); err != nil {
+			return nil, err
+		}
 	}
-	b, err := all.CreateBucket([]byte(session))
-	if err != nil {
+	n, _ := sealedInt(session, b, sessionWrites)
+	if err := putSealedInt(session, b, sessionWrites, n+1); err != nil {
 		return nil, err
 	}
-	return b, putSealedInt(session, b, sessionCreated, created.UnixNano())
-}
-
-// countWrite adds one to the session's count of writes. The count was
-// checked at start, and only this store has written it since.
-func countWrite(session string, b *bolt.Bucket) error {
-	n, _ := sealedInt(session, b, sessionWrites)
-	return putSealedInt(session, b, sessionWrites, n+1)
+	return b.CreateBucketIfNotExists(recordsBucket)
 }
 
 // Reset puts the session back to the fixtures, in the file and then in
@@ -495,10 +491,8 @@ func (f *File) Reset(_ context.Context, session string) error {
 			if b == nil {
 				return nil
 			}
-			if b.Bucket(recordsBucket) != nil {
-				if err := b.DeleteBucket(recordsBucket); err != nil {
-					return err
-				}
+			if err := b.DeleteBucket(recordsBucket); err != nil && !errors.Is(err, bolterrors.ErrBucketNotFound) {
+				return err
 			}
 			return b.Delete(sessionWrites)
 		},

@@ -3,7 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
-	"sort"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -183,13 +183,7 @@ func (m *Memory) Sessions(context.Context) ([]SessionInfo, error) {
 		out = append(out, SessionInfo{Name: s.name, Created: s.created, LastUsed: time.Unix(0, s.used.Load()), Writes: s.writes.Load()})
 	}
 	m.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if (a.Name == DefaultSession) != (b.Name == DefaultSession) {
-			return a.Name == DefaultSession
-		}
-		return a.Name < b.Name
-	})
+	slices.SortFunc(out, func(a, b SessionInfo) int { return sessionOrder(a.Name, b.Name) })
 	return out, nil
 }
 

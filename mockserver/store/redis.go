@@ -705,16 +705,12 @@ func (r *Redis) Sessions(ctx context.Context) ([]SessionInfo, error) {
 	if err != nil {
 		return nil, r.unavailable(err)
 	}
-	names := []string{DefaultSession}
-	last := map[string]time.Time{}
+	last := map[string]time.Time{DefaultSession: {}}
 	for _, z := range used {
 		name, _ := z.Member.(string)
 		last[name] = time.UnixMilli(int64(z.Score))
-		if name != DefaultSession {
-			names = append(names, name)
-		}
 	}
-	slices.Sort(names[1:])
+	names := slices.SortedFunc(maps.Keys(last), sessionOrder)
 	pipe := r.client.Pipeline()
 	cmds := make([]*redis.SliceCmd, len(names))
 	for i, name := range names {

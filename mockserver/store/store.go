@@ -98,6 +98,20 @@ type Options struct {
 	Shape *fixtures.Shape
 }
 
+// sessionOrder orders the names of sessions as Sessions lists them: the
+// default first, then by name.
+func sessionOrder(a, b string) int {
+	switch {
+	case a == b:
+		return 0
+	case a == DefaultSession:
+		return -1
+	case b == DefaultSession:
+		return 1
+	}
+	return cmp.Compare(a, b)
+}
+
 // Defaults of Options.
 const (
 	DefaultMaxSessions = 1000
