@@ -26,20 +26,14 @@ import (
 
 // File keeps records in a bbolt database file: the state survives a
 // restart, SIGTERM and SIGKILL. Only one process may have the file open.
+// Its Memory holds the state and serves List, Get and Sessions, what is
+// committed; the file is read only at start. A write is applied to the
+// session's head, queued, and acknowledged once a commit of the queue is
+// synced. The layout and the files OpenFile refuses: README.md ("file").
 //
-// Reads never touch the file: the state is held in memory by Memory, whose
-// List, Get and Sessions serve what is committed, and the file is read
-// only at start. A write is applied in memory to the
-// session's head (the state with every write made so far), queued, and
-// acknowledged only once the file is synced; one goroutine commits every
-// write queued while the last commit synced in one transaction (group
-// commit). Readers see a write once it is durable. The layout (format 2),
-// its checksums and the files Open refuses are in README.md ("file").
-//
-// A commit that fails (a full disk, an I/O error) leaves the file as it
-// was before it; the store then refuses every write, with ErrUnavailable,
-// until it is opened again, because what it holds in memory is no longer
-// what the file holds. Reads go on serving what was committed.
+// After a commit fails (a full disk, an I/O error), which leaves the file
+// as it was, every write is refused with ErrUnavailable until the file is
+// opened again: the memory no longer holds what the file does.
 type File struct {
 	*Memory
 	db     *bolt.DB

@@ -24,13 +24,10 @@ import (
 
 // Redis keeps records in a Redis server, shared by every mock process
 // that uses the same server, database and key prefix: those processes are
-// one mock. A write on one is read on the others at once, and concurrent
-// writes to one record lose nothing: every write is a compare-and-set on
-// the server (a Lua script), while the merge and validation stay in Go.
-// Every read asks the server for the session's version, and gets the
-// records only when it is not the one this process has cached. The key
-// layout (format 2), what is checked at start and why Redis Cluster is not
-// supported are in README.md ("redis").
+// one mock. Every write is a compare-and-set on the server (a Lua script),
+// the merge and validation staying in Go; every read asks for the
+// session's version, and gets the records only when it is not the cached
+// one. The key layout and what is checked at start: README.md ("redis").
 type Redis struct {
 	dataset
 	client *redis.Client
@@ -200,11 +197,10 @@ func OpenRedis(ctx context.Context, rawURL string, records []fixtures.Record, op
 	}
 	logRedisTo(r.opts.Logger, ro.Password)
 	r.client = redis.NewClient(ro)
-	if err := r.waitInit(ctx); err != nil {
-		r.client.Close()
-		return nil, err
+	if err = r.waitInit(ctx); err == nil {
+		err = r.checkSessions(ctx)
 	}
-	if err := r.checkSessions(ctx); err != nil {
+	if err != nil {
 		r.client.Close()
 		return nil, err
 	}

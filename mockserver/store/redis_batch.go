@@ -10,13 +10,10 @@ import (
 )
 
 // A batcher runs one script for many callers: the calls made while
-// pipelines are under way go together in the next one, so that concurrent
-// writes cost one system call each way, not one each. Up to maxInFlight
+// pipelines are under way go together in the next one. Up to maxInFlight
 // pipelines are under way at once, on connections of their own: a Redis
-// that syncs its append-only file on every write syncs once for all the
-// commands it read while it synced the last time, so a pipeline sent while
-// another waits for its sync shares the next sync with the others, rather
-// than waiting for that sync to end and then paying one of its own.
+// that syncs every write syncs once for all it read during its last sync,
+// so a pipeline sent meanwhile shares the next sync instead of paying one.
 type batcher struct {
 	client  *redis.Client
 	script  *redis.Script

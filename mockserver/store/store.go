@@ -1,12 +1,8 @@
 // Package store keeps the mock's stock records: one Store interface, and
-// engines behind it. Every engine keeps records per session: a session is
-// a namespace whose records start as the fixtures, change only by its own
-// writes, and go back to the fixtures on Reset. Requests without a session
-// use DefaultSession.
-//
-// The engine in this file's package is Memory, the default and the
-// fastest; the others keep state across restarts or share it between
-// replicas.
+// engines behind it (Memory, File, Redis). Every engine keeps records per
+// session: a namespace whose records start as the fixtures, change only by
+// its own writes, and go back to the fixtures on Reset. Requests without a
+// session use DefaultSession.
 package store
 
 import (
