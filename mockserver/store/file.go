@@ -312,16 +312,13 @@ func (f *File) loadSession(name string, b *bolt.Bucket) (int64, error) {
 	}
 	s := f.session(name)
 	s.snap.Store(snap)
-	c, err := sealedInt(name, b, sessionCreated)
-	if err != nil {
+	c, err1 := sealedInt(name, b, sessionCreated)
+	w, err2 := sealedInt(name, b, sessionWrites)
+	if err := cmp.Or(err1, err2); err != nil {
 		return 0, f.corrupted(err)
 	}
 	if c != 0 {
 		s.created = time.Unix(0, c)
-	}
-	w, err := sealedInt(name, b, sessionWrites)
-	if err != nil {
-		return 0, f.corrupted(err)
 	}
 	s.writes.Store(w)
 	return w, nil

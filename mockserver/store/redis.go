@@ -422,7 +422,9 @@ func reason(err error) string {
 // starts after they arrived and so sees every write acknowledged before
 // they did: under load, one round trip answers many requests.
 func (r *Redis) read(ctx context.Context, session string) (*snapshot, error) {
-	f := r.flightOf(session)
+	r.mu.Lock()
+	f := &r.localOf(session).flight
+	r.mu.Unlock()
 	// The fetch to join is the next to begin: one that began before this
 	// read arrived may miss a write acknowledged before it.
 	next := strconv.FormatUint(f.begun.Load()+1, 10)
@@ -456,12 +458,6 @@ type flight struct {
 
 // fetchTimeout bounds one fetch, beyond the client's own timeouts.
 const fetchTimeout = 5 * time.Second
-
-func (r *Redis) flightOf(session string) *flight {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return &r.localOf(session).flight
-}
 
 // fetch reads the session's state from the server, taking the records
 // from the cache when its version is the server's.
