@@ -328,17 +328,15 @@ func listSize(chunks table) int {
 // chunks not compressed yet. A chunk is compressed once and kept with it,
 // so a write costs the compression of one chunk, not of the list.
 func (l List) GzipSize() int {
-	n := gzipHeaderLen + len(gzipTail) + 8
-	first := true
+	n, first := len(gzipHeader)+len(gzipTail)+8, true
 	for c := range l.chunks.all() {
-		if len(c.data) == 0 {
-			continue
+		if len(c.data) > 0 {
+			n += len(c.deflate(first))
+			first = false
 		}
-		n += len(c.deflate(first))
-		first = false
 	}
 	if first { // no record: the whole "[]\n" is one part
-		return gzipHeaderLen + len(emptyList) + 8
+		return len(gzipHeader) + len(emptyList) + 8
 	}
 	return n
 }
@@ -357,29 +355,23 @@ func (l List) WriteGzipTo(w io.Writer) (int64, error) {
 		return total, err
 	}
 	crc := crc32.NewIEEE()
-	first := true
+	sep := bracket
 	for c := range l.chunks.all() {
 		if len(c.data) == 0 {
 			continue
 		}
-		if first {
-			crc.Write(bracket)
-		} else {
-			crc.Write(comma)
-		}
+		crc.Write(sep)
 		crc.Write(c.data)
-		if err := write(c.deflate(first)); err != nil {
+		if err := write(c.deflate(sep[0] == '[')); err != nil {
 			return total, err
 		}
-		first = false
+		sep = comma
 	}
-	tail := gzipTail
-	if first {
-		tail = emptyList
-		crc.Write([]byte("[]\n"))
-	} else {
-		crc.Write(closing)
+	tail, end := gzipTail, closing
+	if sep[0] == '[' { // no record: the whole "[]\n" is one part
+		tail, end = emptyList, emptyArray
 	}
+	crc.Write(end)
 	if err := write(tail); err != nil {
 		return total, err
 	}
@@ -393,12 +385,11 @@ func (l List) WriteGzipTo(w io.Writer) (int64, error) {
 // gzipHeader starts a gzip member: deflate, no name, no time, unknown OS.
 var gzipHeader = []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff}
 
-const gzipHeaderLen = 10
-
 var (
-	bracket   = []byte{'['}
-	gzipTail  = finalPart(closing)
-	emptyList = finalPart([]byte("[]\n"))
+	bracket    = []byte{'['}
+	emptyArray = []byte("[]\n")
+	gzipTail   = finalPart(closing)
+	emptyList  = finalPart(emptyArray)
 )
 
 // deflaters holds flate writers between compressions: a writer's state is
