@@ -379,10 +379,10 @@ func (r *Redis) sessionArgs(args []any, session string, more ...any) []any {
 }
 
 // unavailable wraps an error of the client or the server as
-// ErrUnavailable. Its message, which the mock sends in 503 answers and in
+// ErrUnavailable; nil stays nil. Its message, which the mock sends in 503 answers and in
 // /healthz (which takes no key), does not name the server: the log does.
 func (r *Redis) unavailable(err error) error {
-	if errors.Is(err, ErrUnavailable) {
+	if err == nil || errors.Is(err, ErrUnavailable) {
 		return err
 	}
 	return &serverError{err}
@@ -439,10 +439,8 @@ func (r *Redis) read(ctx context.Context, session string) (*snapshot, error) {
 	})
 	select {
 	case res := <-ch:
-		if res.Err != nil {
-			return nil, res.Err
-		}
-		return res.Val.(*snapshot), nil
+		snap, _ := res.Val.(*snapshot) // nil with an error
+		return snap, res.Err
 	case <-ctx.Done():
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, ctx.Err())
 	}
@@ -575,10 +573,7 @@ func (r *Redis) remember(session string, gen, ver int64, snap *snapshot, touched
 // List returns the session's records.
 func (r *Redis) List(ctx context.Context, session string) (List, error) {
 	snap, err := r.read(ctx, session)
-	if err != nil {
-		return List{}, err
-	}
-	return List{snap}, nil
+	return List{snap}, err // List{} with an error
 }
 
 // Get returns the session's record of id.
@@ -684,10 +679,7 @@ func (r *Redis) wrote(session string, gen, id int64, pos int, rec []byte, newVer
 // Reset puts the session back to the fixtures.
 func (r *Redis) Reset(ctx context.Context, session string) error {
 	args := r.sessionArgs(nil, session)
-	if err := resetSession.Run(ctx, r.client, []string{r.sessionKey(session), r.key("sessions")}, args...).Err(); err != nil {
-		return r.unavailable(err)
-	}
-	return nil
+	return r.unavailable(resetSession.Run(ctx, r.client, []string{r.sessionKey(session), r.key("sessions")}, args...).Err())
 }
 
 // Sessions describes the sessions on the server, the default first, then
@@ -734,10 +726,8 @@ func (r *Redis) Drop(ctx context.Context, session string) error {
 	pipe := r.client.TxPipeline()
 	pipe.Del(ctx, r.sessionKey(session))
 	pipe.ZRem(ctx, r.key("sessions"), session)
-	if _, err := pipe.Exec(ctx); err != nil {
-		return r.unavailable(err)
-	}
-	return nil
+	_, err := pipe.Exec(ctx)
+	return r.unavailable(err)
 }
 
 // Health reports whether the server answers and holds the fixtures'
