@@ -119,19 +119,20 @@ func (w *worker) sequence(rt *rapid.T) {
 func (w *worker) actions() map[string]func(*rapid.T) {
 	a := map[string]func(*rapid.T){
 		"":                  w.check,
-		"list":              w.list,
-		"call an operation": w.callOperation,
-		"bad credential":    w.badCredential,
-		"malformed id":      w.malformedID,
+		"list":              w.step(w.list),
+		"call an operation": w.step(w.callOperation),
+		"bad credential":    w.step(w.badCredential),
+		"malformed id":      w.step(w.malformedID),
 	}
 	if len(w.own) > 0 {
-		a["write"] = w.write
-		a["write again"] = w.write
-		a["write once more"] = w.write
-		a["write an invalid body"] = w.writeInvalid
-		a["write an invalid body again"] = w.writeInvalid
-		a["write a body the contract is silent on"] = w.writeSilent
-		a["write to an unknown id"] = w.writeUnknown
+		write, invalid := w.step(w.write), w.step(w.writeInvalid)
+		a["write"] = write
+		a["write again"] = write
+		a["write once more"] = write
+		a["write an invalid body"] = invalid
+		a["write an invalid body again"] = invalid
+		a["write a body the contract is silent on"] = w.step(w.writeSilent)
+		a["write to an unknown id"] = w.step(w.writeUnknown)
 		a["write at once"] = w.writeAtOnce
 	}
 	for name, step := range a {
@@ -311,23 +312,6 @@ func (w *worker) begin(what string) bool {
 	return true
 }
 
-// beginWrite begins a step, described by what, that writes to record id,
-// one of the worker's (begin, writing).
-func (w *worker) beginWrite(id int64, what string) bool {
-	if !w.begin(what) {
-		return false
-	}
-	w.writing(id)
-	return true
-}
-
-// update sends r, a write to record id, and records the answer (wrote).
-func (w *worker) update(id int64, r Request) *Exchange {
-	x := w.send(r)
-	w.wrote(id, x)
-	return x
-}
-
 // writing notes that the step writes to record id, one of the worker's:
 // the worker is busy until its next list is judged, and the record's
 // value before the sequence is kept for the restore.
@@ -443,11 +427,8 @@ func (w *worker) check(rt *rapid.T) {
 func problemsText(ps []Problem) string { return examples(texts(ps), "; ") }
 
 // list: a plain list with the key; the invariant compares it.
-func (w *worker) list(rt *rapid.T) {
-	if w.begin("list") {
-		x := w.send(Request{Method: w.e.t.inv.List.Method, Path: w.e.t.inv.List.Path})
-		w.expect(rt, x, ExpectList.Problems(x))
-	}
+func (w *worker) list(*rapid.T) (plan, bool) {
+	return plan{what: "list", r: Request{Method: w.e.t.inv.List.Method, Path: w.e.t.inv.List.Path}, want: ExpectList}, true
 }
 
 // drawWriteID draws the worker's record a step writes to, with its value
@@ -561,37 +542,78 @@ func drawValue(rt *rapid.T, f *spec.Field) []byte {
 	return f.ValueFor(nil, rapid.IntRange(0, 50).Draw(rt, f.Name))
 }
 
-// The steps (README: Stateful exploration) follow.
+// The steps (README: Stateful exploration) follow. Each but the writes
+// sent at once draws a plan, which step runs.
+
+// A plan is a step as drawn: its line, its request, and how its answer
+// is judged.
+type plan struct {
+	what   string
+	r      Request
+	times  int   // sent one after another; 0: once
+	busy   bool  // it sends what could write: the worker is busy until its next list
+	id     int64 // with writes, the worker's record it writes to
+	writes bool  // (writing)
+	stores bool  // and the answer says whether it was stored (wrote)
+	want   Expectation
+	then   func(rt *rapid.T, x *Exchange) // after want: more judging, and what the model takes
+}
+
+// step makes draw, which draws a plan or none, a step: begin it, send the
+// request, judge each answer.
+func (w *worker) step(draw func(*rapid.T) (plan, bool)) func(*rapid.T) {
+	return func(rt *rapid.T) {
+		p, ok := draw(rt)
+		if !ok || !w.begin(p.what) {
+			return
+		}
+		if p.busy {
+			w.e.reg.setBusy(w.n, true)
+		}
+		if p.writes {
+			w.writing(p.id)
+		}
+		for range max(p.times, 1) {
+			x := w.send(p.r)
+			if p.stores {
+				w.wrote(p.id, x)
+			}
+			if p.want.Statuses != nil {
+				w.expect(rt, x, p.want.Problems(x))
+			}
+			if p.then != nil {
+				p.then(rt, x)
+			}
+		}
+	}
+}
 
 // write: a valid update, sometimes sent twice; the model takes the answer.
-func (w *worker) write(rt *rapid.T) {
+func (w *worker) write(rt *rapid.T) (plan, bool) {
 	e := w.e
 	id, cur, ok := w.drawWriteID(rt)
 	if !ok {
-		return
+		return plan{}, false
 	}
 	b := w.drawValidBody(rt, cur)
 	twice := rapid.Bool().Draw(rt, "twice")
-	if !w.beginWrite(id, fmt.Sprintf("update %s %d: %s", e.t.inv.Key, id, b.Name)+map[bool]string{true: ", twice"}[twice]) {
-		return
-	}
 	var first Record
-	for range map[bool]int{false: 1, true: 2}[twice] {
-		x := w.send(e.t.Update(id, b.Raw))
-		r := w.expectWritten(rt, id, x, b, false)
-		if !first.IsZero() {
-			w.expect(rt, x, IdempotentProblems(first, r, e.t.Timestamps()))
-		}
-		first = r
-		e.reg.set(id, r)
-	}
+	return plan{what: fmt.Sprintf("update %s %d: %s", e.t.inv.Key, id, b.Name) + map[bool]string{true: ", twice"}[twice],
+		r: e.t.Update(id, b.Raw), times: map[bool]int{false: 1, true: 2}[twice], id: id, writes: true, stores: true,
+		then: func(rt *rapid.T, x *Exchange) {
+			r := w.expectWritten(rt, id, x, b, false)
+			if !first.IsZero() {
+				w.expect(rt, x, IdempotentProblems(first, r, e.t.Timestamps()))
+			}
+			first = r
+			e.reg.set(id, r)
+		}}, true
 }
 
 // expectWritten judges x, the answer to b, a valid update of record id,
 // and returns the record answered. Of writes sent at once, an answer
 // without the values sent is a lost or mixed update.
 func (w *worker) expectWritten(rt *rapid.T, id int64, x *Exchange, b Body, atOnce bool) Record {
-	w.wrote(id, x)
 	r, ps := writtenProblems(x, w.e.t.inv.Key, id, b.Sets)
 	if atOnce && len(ps) > 0 && ps[0].Cause == spec.RuleEchoMismatch {
 		w.fail(rt, spec.RuleLostUpdate, atOnceRule, x, problemsText(ps))
@@ -615,41 +637,40 @@ func (w *worker) writeAtOnce(rt *rapid.T) {
 		bodies[i] = w.drawValidBody(rt, cur)
 		names[i] = bodies[i].Name
 	}
-	if !w.beginWrite(id, fmt.Sprintf("update %s %d %d times at once: %s", e.t.inv.Key, id, len(bodies), strings.Join(names, "; "))) {
+	if !w.begin(fmt.Sprintf("update %s %d %d times at once: %s", e.t.inv.Key, id, len(bodies), strings.Join(names, "; "))) {
 		return
 	}
+	w.writing(id)
 	xs, _ := e.t.UpdateAtOnce(e.ctx, id, bodies)
 	written := make([]Record, 0, len(xs))
 	for i, x := range xs {
 		e.lat.add(x)
 		w.run.step = append(w.run.step, x)
 		w.run.wrote = true
+		w.wrote(id, x)
 		written = append(written, w.expectWritten(rt, id, x, bodies[i], true))
 	}
 	e.reg.setEither(id, written)
 }
 
 // writeInvalid: a body the schema forbids; 400, and nothing changes.
-func (w *worker) writeInvalid(rt *rapid.T) {
-	e := w.e
+func (w *worker) writeInvalid(rt *rapid.T) (plan, bool) {
+	t := w.e.t
 	id, cur, ok := w.drawWriteID(rt)
 	if !ok {
-		return
+		return plan{}, false
 	}
-	b := rapid.SampledFrom(e.t.InvalidBodies(cur)).Draw(rt, "invalid body")
-	if w.beginWrite(id, fmt.Sprintf("update %s %d with %s (invalid)", e.t.inv.Key, id, b.Name)) {
-		x := w.update(id, e.t.Update(id, b.Raw))
-		w.expect(rt, x, ExpectInvalidBody.Problems(x))
-	}
+	b := rapid.SampledFrom(t.InvalidBodies(cur)).Draw(rt, "invalid body")
+	return plan{what: fmt.Sprintf("update %s %d with %s (invalid)", t.inv.Key, id, b.Name), r: t.Update(id, b.Raw), id: id, writes: true, stores: true, want: ExpectInvalidBody}, true
 }
 
 // writeSilent: a body the contract is silent on; 200 (the model takes the
 // answer) or 400 (nothing changes).
-func (w *worker) writeSilent(rt *rapid.T) {
+func (w *worker) writeSilent(rt *rapid.T) (plan, bool) {
 	e := w.e
 	id, cur, ok := w.drawWriteID(rt)
 	if !ok {
-		return
+		return plan{}, false
 	}
 	bodies := e.t.SilentBodies(cur)
 	if ints := w.silentInts(cur); len(ints) > 0 && rapid.Bool().Draw(rt, "a number where bugs gather") {
@@ -660,18 +681,16 @@ func (w *worker) writeSilent(rt *rapid.T) {
 		bodies = []Body{{Name: "a valid body sent as " + ct, Raw: e.t.Harmless(cur), Kind: Silent, ContentType: ct}}
 	}
 	b := rapid.SampledFrom(bodies).Draw(rt, "silent body")
-	if !w.beginWrite(id, fmt.Sprintf("update %s %d with %s (the contract is silent)", e.t.inv.Key, id, b.Name)) {
-		return
-	}
 	r := e.t.Update(id, b.Raw)
 	r.ContentType = b.ContentType
-	x := w.update(id, r)
-	w.expect(rt, x, ExpectSilentBody(b).Problems(x))
-	if x.Status < 300 { // accepted: the model takes the answer
-		rec, ps := writtenProblems(x, e.t.inv.Key, id, nil)
-		w.expect(rt, x, ps)
-		e.reg.set(id, rec)
-	}
+	return plan{what: fmt.Sprintf("update %s %d with %s (the contract is silent)", e.t.inv.Key, id, b.Name), r: r, id: id, writes: true, stores: true, want: ExpectSilentBody(b),
+		then: func(rt *rapid.T, x *Exchange) {
+			if x.Status < 300 { // accepted: the model takes the answer
+				rec, ps := writtenProblems(x, e.t.inv.Key, id, nil)
+				w.expect(rt, x, ps)
+				e.reg.set(id, rec)
+			}
+		}}, true
 }
 
 // silentInts are bodies setting an integer field cur has to a special
@@ -694,45 +713,35 @@ func (w *worker) silentInts(cur Record) []Body {
 }
 
 // writeUnknown: a valid update of an identifier nobody lists; 404.
-func (w *worker) writeUnknown(rt *rapid.T) {
+func (w *worker) writeUnknown(rt *rapid.T) (plan, bool) {
 	e := w.e
 	id, ok := w.drawUnknownID(rt, true)
 	if !ok {
-		return
+		return plan{}, false
 	}
 	cur, _ := e.reg.get(w.own[0])
-	if w.begin(fmt.Sprintf("update the unknown %s %d", e.t.inv.Key, id)) {
-		x := w.send(e.t.Update(id, e.t.Harmless(cur)))
-		w.expect(rt, x, ExpectUnknown.Problems(x))
-	}
+	return plan{what: fmt.Sprintf("update the unknown %s %d", e.t.inv.Key, id), r: e.t.Update(id, e.t.Harmless(cur)), want: ExpectUnknown}, true
 }
 
 // malformedID: an identifier that is not one; 400 or 404. Without
 // --allow-mutations it carries no body, so a target that reads
 // identifiers loosely (abc as 1) has no values to write anywhere; with
 // it, the body is a worker's record's own values.
-func (w *worker) malformedID(rt *rapid.T) {
-	e := w.e
-	if e.t.first == nil || len(e.t.first.Order) == 0 {
-		return
+func (w *worker) malformedID(rt *rapid.T) (plan, bool) {
+	t := w.e.t
+	if t.first == nil || len(t.first.Order) == 0 {
+		return plan{}, false
 	}
-	raw := rapid.SampledFrom(e.t.MalformedIDs()).Draw(rt, "malformed id")
-	r := Request{Method: e.t.inv.Update.Method, Path: e.t.ItemPath(raw)}
+	raw := rapid.SampledFrom(t.MalformedIDs()).Draw(rt, "malformed id")
+	r := Request{Method: t.inv.Update.Method, Path: t.ItemPath(raw)}
 	if len(w.own) > 0 {
 		_, cur, ok := w.drawWriteID(rt)
 		if !ok {
-			return
+			return plan{}, false
 		}
-		r.Body = e.t.Harmless(cur)
+		r.Body = t.Harmless(cur)
 	}
-	if !w.begin(fmt.Sprintf("update %s %q (not an identifier)", e.t.inv.Key, raw)) {
-		return
-	}
-	if r.Body != nil {
-		w.e.reg.setBusy(w.n, true)
-	}
-	x := w.send(r)
-	w.expect(rt, x, ExpectMalformedID.Problems(x))
+	return plan{what: fmt.Sprintf("update %s %q (not an identifier)", t.inv.Key, raw), r: r, busy: r.Body != nil, want: ExpectMalformedID}, true
 }
 
 // A credential is one way of failing to authenticate.
@@ -752,7 +761,7 @@ var BadCredentials = []credential{
 }
 
 // badCredential: any operation with a bad credential; 401.
-func (w *worker) badCredential(rt *rapid.T) {
+func (w *worker) badCredential(rt *rapid.T) (plan, bool) {
 	e := w.e
 	t := e.t
 	c := rapid.SampledFrom(BadCredentials).Draw(rt, "credential")
@@ -778,7 +787,7 @@ func (w *worker) badCredential(rt *rapid.T) {
 				// the one record a request with a body may address.
 				n, ok := w.drawListedID(rt)
 				if !ok || e.reg.owner(n) >= 0 || (t.cfg.PetID != 0 && n != t.cfg.PetID) {
-					return
+					return plan{}, false
 				}
 				curID, hasCur = n, true
 			}
@@ -786,7 +795,7 @@ func (w *worker) badCredential(rt *rapid.T) {
 		case kind == "unknown":
 			n, ok := w.drawUnknownID(rt, true)
 			if !ok {
-				return
+				return plan{}, false
 			}
 			id, unknown = strconv.FormatInt(n, 10), true
 		default:
@@ -805,7 +814,7 @@ func (w *worker) badCredential(rt *rapid.T) {
 		// A worker that owns no record sends no body: nothing a target
 		// that ignores the credential could write.
 		if !malformed {
-			return
+			return plan{}, false
 		}
 	case op == t.inv.Update:
 		r.Body = t.Harmless(cur)
@@ -818,36 +827,23 @@ func (w *worker) badCredential(rt *rapid.T) {
 		// that ignores the credential would act on; only with
 		// --allow-mutations.
 		if !t.cfg.AllowMutations || len(w.own) == 0 {
-			return
+			return plan{}, false
 		}
 		b, ok := t.ValidBody(op, rapid.IntRange(0, 50).Draw(rt, "body"))
 		if !ok {
-			return
+			return plan{}, false
 		}
 		r.Body = b
 	case op.Writes() && (!t.cfg.AllowMutations || len(w.own) == 0):
-		return
+		return plan{}, false
 	}
-	if !w.begin(fmt.Sprintf("%s with %s%s", op.Name(), c.Name, what)) {
-		return
-	}
-	mine := hasCur && slices.Contains(w.own, curID)
-	if op.Writes() {
-		w.e.reg.setBusy(w.n, true)
-		if mine && !malformed && !unknown && r.Body != nil {
-			w.writing(curID)
-		}
-	}
-	x := w.send(r)
-	if mine && !malformed && !unknown && r.Body != nil && op == t.inv.Update {
-		w.wrote(curID, x)
-	}
-	w.expect(rt, x, ExpectAuth.Problems(x))
+	mine := op.Writes() && hasCur && slices.Contains(w.own, curID) && !malformed && !unknown && r.Body != nil
+	return plan{what: fmt.Sprintf("%s with %s%s", op.Name(), c.Name, what), r: r, busy: op.Writes(), id: curID, writes: mine, stores: mine && op == t.inv.Update, want: ExpectAuth}, true
 }
 
 // callOperation: any reading operation with the key; where it answers a
 // record, the model's.
-func (w *worker) callOperation(rt *rapid.T) {
+func (w *worker) callOperation(rt *rapid.T) (plan, bool) {
 	e := w.e
 	t := e.t
 	reads := slices.DeleteFunc(slices.Clone(t.contract.Operations), (*spec.Operation).Writes)
@@ -863,31 +859,29 @@ func (w *worker) callOperation(rt *rapid.T) {
 			id, ok = w.drawListedID(rt)
 		}
 		if !ok {
-			return
+			return plan{}, false
 		}
 	}
 	path := PathFor(op, id)
-	if !w.begin(fmt.Sprintf("%s %s", op.Method, path)) {
-		return
-	}
-	x := w.send(Request{Method: op.Method, Path: path})
-	if !t.ReturnsRecord(op) || len(op.PathParams()) == 0 {
-		return // the invariant checks the response's rules
-	}
-	if !known {
-		if ExpectUnknown.DocumentedBy(op) {
-			w.expect(rt, x, ExpectUnknown.Problems(x))
+	return plan{what: fmt.Sprintf("%s %s", op.Method, path), r: Request{Method: op.Method, Path: path}, then: func(rt *rapid.T, x *Exchange) {
+		if !t.ReturnsRecord(op) || len(op.PathParams()) == 0 {
+			return // the invariant checks the response's rules
 		}
-		return
-	}
-	listed, ok := ExpectListed(op)
-	if !ok {
-		return
-	}
-	w.expect(rt, x, listed.Problems(x))
-	r, ps := recordProblems(x, t.inv.Key)
-	w.expect(rt, x, ps)
-	if want, ok := e.reg.get(id); ok && e.reg.settled(id, w.n) {
-		w.expect(rt, x, AsListedProblems(want, r))
-	}
+		if !known {
+			if ExpectUnknown.DocumentedBy(op) {
+				w.expect(rt, x, ExpectUnknown.Problems(x))
+			}
+			return
+		}
+		listed, ok := ExpectListed(op)
+		if !ok {
+			return
+		}
+		w.expect(rt, x, listed.Problems(x))
+		r, ps := recordProblems(x, t.inv.Key)
+		w.expect(rt, x, ps)
+		if want, ok := e.reg.get(id); ok && e.reg.settled(id, w.n) {
+			w.expect(rt, x, AsListedProblems(want, r))
+		}
+	}}, true
 }
