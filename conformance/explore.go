@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/petstore/inventory-kit/spec"
 	"github.com/petstore/inventory-kit/spec/report"
 )
@@ -336,8 +338,9 @@ type explorer struct {
 	deadline time.Time
 	reg      *registry
 	workers  []*worker
-	lists    gate      // bounds the bytes of lists held at once
-	lat      latencies // how long the target took to answer
+	lists    *semaphore.Weighted // bounds the bytes of lists held at once (gateBytes)
+	listSize atomic.Int64        // the size of the last list read: what the next one is taken to be
+	lat      latencies           // how long the target took to answer
 
 	steps, sequences atomic.Int64 // while exploring, not shrinking
 
@@ -356,7 +359,7 @@ func newExplorer(ctx context.Context, t *Target) *explorer {
 	cfg := t.cfg.Explore
 	n := cfg.Workers
 	orDefault(&n, t.cfg.Workers)
-	e := &explorer{t: t, ctx: ctx, cfg: cfg, start: time.Now()}
+	e := &explorer{t: t, ctx: ctx, cfg: cfg, start: time.Now(), lists: semaphore.NewWeighted(gateBytes)}
 	e.deadline = e.start.Add(cfg.Time)
 	for i := range n {
 		e.workers = append(e.workers, &worker{e: e, n: i, tb: &rapidTB{}})
@@ -366,7 +369,7 @@ func newExplorer(ctx context.Context, t *Target) *explorer {
 	if got, err := DecodeList(ctx, x.RespBody, t.inv.Key); err == nil && x.Status == 200 && x.Failure == "" {
 		ix = got
 	}
-	e.lists.last.Store(int64(len(x.RespBody)))
+	e.listSize.Store(int64(len(x.RespBody)))
 	if ix == nil {
 		return e
 	}

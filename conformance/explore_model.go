@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/petstore/inventory-kit/spec/report"
 )
@@ -224,42 +223,7 @@ func (m mismatch) describe(key string) string {
 	return s
 }
 
-// A gate bounds the bytes of the lists the workers read and judge at
-// once: a list of many records is read a few at a time (as many as fit in
-// gateBytes), a short one by every worker at once.
-type gate struct {
-	mu   sync.Mutex // guards held
-	cond *sync.Cond
-	held int64
-	last atomic.Int64 // the size of the last list read: what the next one is taken to be
-}
-
-// gateBytes is how many bytes of lists the workers hold at once, at most
-// (but one list, however long).
+// gateBytes bounds the bytes of the lists the workers read and judge at
+// once: a list of many records is read a few at a time, a short one by
+// every worker at once, and one list however long.
 const gateBytes = 32 << 20
-
-// enter waits until the next list fits, and returns its weight for leave.
-func (g *gate) enter() int64 {
-	n := max(g.last.Load(), 1)
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.cond == nil {
-		g.cond = sync.NewCond(&g.mu)
-	}
-	for g.held > 0 && g.held+n > gateBytes {
-		g.cond.Wait()
-	}
-	g.held += n
-	return n
-}
-
-// leave gives back n, having read a list of size bytes.
-func (g *gate) leave(n, size int64) {
-	g.last.Store(size)
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.held -= n
-	if g.cond != nil {
-		g.cond.Broadcast()
-	}
-}

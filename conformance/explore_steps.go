@@ -158,12 +158,12 @@ func (w *worker) load(rt *rapid.T, run *sequenceRun) {
 // step, also by the rules every response keeps.
 func (w *worker) judgeList(rt *rapid.T, afterRestore bool) {
 	e, t := w.e, w.e.t
-	n := e.lists.enter()
-	size := int64(0)
-	defer func() { e.lists.leave(n, size) }()
+	n := min(max(e.listSize.Load(), 1), gateBytes)
+	_ = e.lists.Acquire(context.Background(), n) // never fails: no deadline
+	defer e.lists.Release(n)
 	since := e.reg.now()
 	x := w.send(Request{Method: t.inv.List.Method, Path: t.inv.List.Path})
-	size = int64(len(x.RespBody))
+	e.listSize.Store(int64(len(x.RespBody)))
 	if !afterRestore {
 		ps, _ := t.Split(t.ResponseProblems(x))
 		w.expect(rt, x, ps)
