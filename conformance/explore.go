@@ -484,15 +484,10 @@ func (e *explorer) settle() error {
 	for _, id := range slices.Compact(slices.Sorted(slices.Values(ids))) {
 		e.t.Records.mu.Lock()
 		orig, ok := e.t.Records.pending[id]
-		if ok && e.t.restored(orig, ix.ByID[id]) == nil {
-			delete(e.t.Records.pending, id)
-			ok = false
-		}
 		e.t.Records.mu.Unlock()
-		if !ok {
-			continue
-		}
-		if err := e.t.restore(id); err != nil {
+		if ok && e.t.restored(orig, ix.ByID[id]) == nil {
+			e.t.settled(id, nil)
+		} else if err := e.t.restore(id); err != nil {
 			failed = append(failed, err.Error())
 		}
 	}

@@ -109,23 +109,17 @@ func (r *registry) setEither(id int64, recs []Record) {
 	}
 }
 
-// has reports whether the model holds id, listed or reserved.
-func (r *registry) has(id int64) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	_, ok := r.recs[id]
-	return ok
-}
-
 // reserve takes id, which no record has, for worker w's write to an
-// unknown identifier; false if the model holds it already.
+// unknown identifier (w < 0: takes nothing); false if the model holds it.
 func (r *registry) reserve(id int64, w int) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.recs[id]; ok {
 		return false
 	}
-	r.recs[id] = &entry{owner: w}
+	if w >= 0 {
+		r.recs[id] = &entry{owner: w}
+	}
 	return true
 }
 
@@ -209,11 +203,7 @@ func (m mismatch) describe(key string) string {
 	case kind == "vanished":
 		s = fmt.Sprintf("%s %d is no longer listed (it was %s)", key, m.id, m.want)
 	case len(m.either) > 0:
-		vals := make([]string, len(m.either))
-		for i, r := range m.either {
-			vals[i] = r.String()
-		}
-		s = fmt.Sprintf("%s %d is %s; want one of the %d records the writes sent at once answered: %s", key, m.id, m.got, len(m.either), strings.Join(vals, ", "))
+		s = fmt.Sprintf("%s %d is %s; want one of the %d records the writes sent at once answered: %s", key, m.id, m.got, len(m.either), examples(m.either, ", ")) // 2 to 4
 	default:
 		s = fmt.Sprintf("%s %d: %s", key, m.id, strings.Join(m.want.Diff(m.got), ", "))
 	}

@@ -386,11 +386,9 @@ func (w *worker) stepCurls() {
 	if len(run.lines) == 0 || len(run.step) == 0 {
 		return
 	}
-	var parts []string
 	for _, x := range run.step {
-		parts = append(parts, "     "+x.Curl())
+		run.lines[len(run.lines)-1] += "\n     " + x.Curl()
 	}
-	run.lines[len(run.lines)-1] += "\n" + strings.Join(parts, "\n")
 	run.step = nil
 }
 
@@ -425,11 +423,6 @@ func (w *worker) check(rt *rapid.T) {
 
 // problemsText joins problems' words, the first maxExamples of them.
 func problemsText(ps []Problem) string { return examples(texts(ps), "; ") }
-
-// list: a plain list with the key; the invariant compares it.
-func (w *worker) list(*rapid.T) (plan, bool) {
-	return plan{what: "list", r: Request{Method: w.e.t.inv.List.Method, Path: w.e.t.inv.List.Path}, want: ExpectList}, true
-}
 
 // drawWriteID draws the worker's record a step writes to, with its value
 // in the model: as often as not the one the sequence last wrote to (bugs
@@ -485,7 +478,7 @@ func (w *worker) drawUnknownID(rt *rapid.T, reserve bool) (int64, bool) {
 		return 0, false
 	}
 	if !reserve {
-		return id, !e.reg.has(id)
+		return id, e.reg.reserve(id, -1)
 	}
 	e.reg.setBusy(w.n, true)
 	if !e.reg.reserve(id, w.n) {
@@ -586,6 +579,11 @@ func (w *worker) step(draw func(*rapid.T) (plan, bool)) func(*rapid.T) {
 			}
 		}
 	}
+}
+
+// list: a plain list with the key; the invariant compares it.
+func (w *worker) list(*rapid.T) (plan, bool) {
+	return plan{what: "list", r: Request{Method: w.e.t.inv.List.Method, Path: w.e.t.inv.List.Path}, want: ExpectList}, true
 }
 
 // write: a valid update, sometimes sent twice; the model takes the answer.
