@@ -239,16 +239,16 @@ func (t *Target) Explore(ctx context.Context) *exploreResult {
 			why = "it did not happen again when the sequence was replayed alone (a flaky target, or the effect of another worker's requests)"
 		case last == nil || last.rule != f.rule:
 			why = "shrinking ran out of time"
-		case len(last.lines) >= f.length && time.Now().After(e.shrinkUntil):
+		case len(last.lines) >= len(f.lines) && time.Now().After(e.shrinkUntil):
 			why = "shrinking ran out of time before it found a shorter sequence"
-		case len(last.lines) >= f.length:
+		case len(last.lines) >= len(f.lines):
 			why = "no shorter sequence fails the same way"
 		}
 		if why != "" {
 			last = f
 		}
 		res.Found = e.found
-		res.Failure = &exploreFailure{Rule: last.rule, Cause: last.cause, Detail: last.detail, Steps: last.lines, Original: f.length, Shrunk: why == "", Why: why}
+		res.Failure = &exploreFailure{Rule: last.rule, Cause: last.cause, Detail: last.detail, Steps: last.lines, Original: len(f.lines), Shrunk: why == "", Why: why}
 	}
 	if t.cfg.AllowMutations && res.Failure == nil && ctx.Err() == nil {
 		if err := e.settle(); err != nil {

@@ -46,7 +46,6 @@ type sequenceRun struct {
 	last      int64            // the record the sequence last wrote to, where hasLast
 	hasLast   bool
 
-	length int
 	rule   string
 	cause  Cause
 	detail string
@@ -77,7 +76,10 @@ func (w *worker) explore() {
 // sequence is rapid's property: one sequence of steps.
 func (w *worker) sequence(rt *rapid.T) {
 	e := w.e
-	shrinking := e.shrinking(w)
+	e.mu.Lock()
+	shrinking := e.shrinker == w
+	replay := shrinking && !e.reproChecked // rapid first replays the failing sequence to see it fail again
+	e.mu.Unlock()
 	if !shrinking {
 		i := w.iter
 		w.iter++
@@ -92,24 +94,20 @@ func (w *worker) sequence(rt *rapid.T) {
 		e.sequences.Add(1)
 	}
 	run := &sequenceRun{orig: map[int64]Record{}}
-	w.run = run
-	w.seqStart = time.Now()
-	if shrinking {
-		e.mu.Lock()
-		checked := e.reproChecked
-		e.mu.Unlock()
-		if !checked {
-			// rapid first replays the failing sequence to see it fail again.
-			defer func() {
-				e.mu.Lock()
-				e.reproChecked = true
-				e.reproduced = run.rule == e.first.rule
-				e.mu.Unlock()
-			}()
-		}
+	w.run, w.seqStart = run, time.Now()
+	if replay {
+		defer func() {
+			e.mu.Lock()
+			e.reproChecked = true
+			e.reproduced = run.rule == e.first.rule
+			e.mu.Unlock()
+		}()
 	}
 	defer w.restore(rt, run)
-	w.load(rt, run)
+	w.judgeList(rt, true) // the previous sequence's restore put every record back
+	w.restored = nil
+	e.reg.setBusy(w.n, false)
+	run.lines, run.step = nil, nil // the loading list is not a step
 	rt.Repeat(w.actions())
 }
 
@@ -143,15 +141,6 @@ func (w *worker) actions() map[string]func(*rapid.T) {
 		}
 	}
 	return a
-}
-
-// load judges the list against the model: the previous sequence's
-// restore put every record back.
-func (w *worker) load(rt *rapid.T, run *sequenceRun) {
-	w.judgeList(rt, true)
-	w.restored = nil
-	w.e.reg.setBusy(w.n, false)
-	run.lines, run.step = nil, nil // the loading list is not a step
 }
 
 // judgeList reads the list and judges it against the model; after a
@@ -191,14 +180,16 @@ func (w *worker) judge(rt *rapid.T, x *Exchange, ix *Index, since uint64, afterR
 	}
 	m := ms[0]
 	key := e.t.inv.Key
-	if m.kind != "appeared" {
-		w.touchWith(m.id, m.want) // put it back when the sequence ends
+	if !m.want.IsZero() { // put it back when the sequence ends
+		e.t.Records.remember(m.id, m.want)
+		if _, ok := run.orig[m.id]; !ok && slices.Contains(w.own, m.id) {
+			run.orig[m.id] = m.want
+		}
 	}
-	more := ""
+	problem := m.describe(key)
 	if len(ms) > 1 {
-		more = fmt.Sprintf(" (and %d more differences)", len(ms)-1)
+		problem += fmt.Sprintf(" (and %d more differences)", len(ms)-1)
 	}
-	problem := m.describe(key) + more
 	accepted, addressed := run.addressed[m.id]
 	switch {
 	case m.kind == "appeared":
@@ -278,9 +269,7 @@ func (w *worker) restore(rt *rapid.T, run *sequenceRun) {
 			continue
 		}
 		w.acked = time.Now()
-		if owned, _ := e.reg.get(id); !owned.IsZero() || slices.Contains(w.own, id) {
-			e.reg.set(id, orig)
-		}
+		e.reg.set(id, orig) // run.orig holds only the worker's own records
 	}
 	if len(failed) > 0 && !rt.Failed() && e.ctx.Err() == nil && !e.halted() {
 		run.lines = append(run.lines, "(the restore at the end of the sequence)")
@@ -338,19 +327,6 @@ func (w *worker) wrote(id int64, x *Exchange) {
 	}
 }
 
-// touchWith records want as the values to put record id back to.
-func (w *worker) touchWith(id int64, want Record) {
-	if want.IsZero() {
-		return
-	}
-	w.e.t.Records.remember(id, want)
-	if slices.Contains(w.own, id) {
-		if _, ok := w.run.orig[id]; !ok {
-			w.run.orig[id] = want
-		}
-	}
-}
-
 // fail ends the sequence: rapid gets a stable message (the rule), so that
 // shrinking keeps to the same failure; the details go to the report.
 func (w *worker) fail(rt *rapid.T, c Cause, rule string, x *Exchange, problem string) {
@@ -373,7 +349,6 @@ func (w *worker) fail(rt *rapid.T, c Cause, rule string, x *Exchange, problem st
 	if len(e.workers) > 1 {
 		run.detail += fmt.Sprintf("(worker %d of %d; the others ran sequences on records of their own at the same time)\n", w.n+1, len(e.workers))
 	}
-	run.length = len(run.lines)
 	if !e.failed(w, run, time.Since(w.seqStart)) {
 		rt.SkipNow() // another worker's failure came first: it is the one reported
 	}
@@ -508,9 +483,8 @@ func (w *worker) drawValidBody(rt *rapid.T, cur Record) Body {
 			sets[n] = vals[n]
 		}
 	}
-	b := Body{Raw: encodeObject(kept, vals), Kind: Valid, Sets: sets}
-	b.Name = "valid " + string(b.Raw)
-	return b
+	raw := encodeObject(kept, vals)
+	return Body{Name: "valid " + string(raw), Raw: raw, Kind: Valid, Sets: sets}
 }
 
 // drawValue draws a valid value of a field: from its enum, or its grid of
@@ -543,12 +517,12 @@ func drawValue(rt *rapid.T, f *spec.Field) []byte {
 type plan struct {
 	what   string
 	r      Request
-	times  int   // sent one after another; 0: once
-	busy   bool  // it sends what could write: the worker is busy until its next list
-	id     int64 // with writes, the worker's record it writes to
-	writes bool  // (writing)
-	stores bool  // and the answer says whether it was stored (wrote)
-	want   Expectation
+	times  int                            // sent one after another; 0: once
+	busy   bool                           // it sends what could write: the worker is busy until its next list
+	id     int64                          // with writes, the worker's record it writes to
+	writes bool                           // (writing)
+	stores bool                           // and the answer says whether it was stored (wrote)
+	want   Expectation                    // the statuses the answer may have; none: then judges it
 	then   func(rt *rapid.T, x *Exchange) // after want: more judging, and what the model takes
 }
 
@@ -683,10 +657,8 @@ func (w *worker) writeSilent(rt *rapid.T) (plan, bool) {
 	r.ContentType = b.ContentType
 	return plan{what: fmt.Sprintf("update %s %d with %s (the contract is silent)", e.t.inv.Key, id, b.Name), r: r, id: id, writes: true, stores: true, want: ExpectSilentBody(b),
 		then: func(rt *rapid.T, x *Exchange) {
-			if x.Status < 300 { // accepted: the model takes the answer
-				rec, ps := writtenProblems(x, e.t.inv.Key, id, nil)
-				w.expect(rt, x, ps)
-				e.reg.set(id, rec)
+			if x.Status < 300 { // accepted: the model takes the answer, whatever values it shows
+				e.reg.set(id, w.expectWritten(rt, id, x, Body{}, false))
 			}
 		}}, true
 }
@@ -760,26 +732,22 @@ var BadCredentials = []credential{
 
 // badCredential: any operation with a bad credential; 401.
 func (w *worker) badCredential(rt *rapid.T) (plan, bool) {
-	e := w.e
-	t := e.t
+	e, t := w.e, w.e.t
 	c := rapid.SampledFrom(BadCredentials).Draw(rt, "credential")
 	op := rapid.SampledFrom(t.contract.Operations).Draw(rt, "operation")
-	path := op.Path
+	path, what, kind := op.Path, "", "listed"
 	// The record a wrongly accepted update would write to, with its own
 	// values: the worker's, or, for a worker that owns none, a listed
 	// record no worker writes to.
-	var cur Record
-	curID, _, hasCur := w.drawWriteID(rt)
-	malformed, unknown := false, false
-	what := ""
+	curID, cur, hasCur := w.drawWriteID(rt)
 	if len(op.PathParams()) > 0 {
 		kinds := []string{"listed", "malformed"}
 		if len(w.own) > 0 {
 			kinds = append(kinds, "unknown")
 		}
 		var id string
-		switch kind := rapid.SampledFrom(kinds).Draw(rt, "id kind"); {
-		case kind == "listed":
+		switch kind = rapid.SampledFrom(kinds).Draw(rt, "id kind"); kind {
+		case "listed":
 			if !hasCur {
 				// Only where the run may write anywhere: --pet-id names
 				// the one record a request with a body may address.
@@ -788,30 +756,26 @@ func (w *worker) badCredential(rt *rapid.T) (plan, bool) {
 					return plan{}, false
 				}
 				curID, hasCur = n, true
+				cur, _ = e.reg.get(n)
 			}
 			id = strconv.FormatInt(curID, 10)
-		case kind == "unknown":
+		case "unknown":
 			n, ok := w.drawUnknownID(rt, true)
 			if !ok {
 				return plan{}, false
 			}
-			id, unknown = strconv.FormatInt(n, 10), true
+			id = strconv.FormatInt(n, 10)
 		default:
 			id = rapid.SampledFrom(t.MalformedIDs()).Draw(rt, "malformed id")
-			malformed = true
 		}
-		path = pathWith(op, id)
-		what = " on " + id
-	}
-	if hasCur {
-		cur, _ = e.reg.get(curID)
+		path, what = pathWith(op, id), " on "+id
 	}
 	r := Request{Method: op.Method, Path: path, Auth: c.Auth(t.Key())}
 	switch {
 	case op == t.inv.Update && !hasCur:
 		// A worker that owns no record sends no body: nothing a target
 		// that ignores the credential could write.
-		if !malformed {
+		if kind != "malformed" {
 			return plan{}, false
 		}
 	case op == t.inv.Update:
@@ -835,15 +799,14 @@ func (w *worker) badCredential(rt *rapid.T) (plan, bool) {
 	case op.Writes() && (!t.cfg.AllowMutations || len(w.own) == 0):
 		return plan{}, false
 	}
-	mine := op.Writes() && hasCur && slices.Contains(w.own, curID) && !malformed && !unknown && r.Body != nil
+	mine := op.Writes() && hasCur && slices.Contains(w.own, curID) && kind == "listed" && r.Body != nil
 	return plan{what: fmt.Sprintf("%s with %s%s", op.Name(), c.Name, what), r: r, busy: op.Writes(), id: curID, writes: mine, stores: mine && op == t.inv.Update, want: ExpectAuth}, true
 }
 
 // callOperation: any reading operation with the key; where it answers a
 // record, the model's.
 func (w *worker) callOperation(rt *rapid.T) (plan, bool) {
-	e := w.e
-	t := e.t
+	e, t := w.e, w.e.t
 	reads := slices.DeleteFunc(slices.Clone(t.contract.Operations), (*spec.Operation).Writes)
 	op := rapid.SampledFrom(reads).Draw(rt, "operation")
 	var id int64
