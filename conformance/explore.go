@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/petstore/inventory-kit/spec"
 	"github.com/petstore/inventory-kit/spec/report"
 )
@@ -237,16 +239,16 @@ func (t *Target) Explore(ctx context.Context) *exploreResult {
 			why = "it did not happen again when the sequence was replayed alone (a flaky target, or the effect of another worker's requests)"
 		case last == nil || last.rule != f.rule:
 			why = "shrinking ran out of time"
-		case len(last.lines) >= f.length && time.Now().After(e.shrinkUntil):
+		case len(last.lines) >= len(f.lines) && time.Now().After(e.shrinkUntil):
 			why = "shrinking ran out of time before it found a shorter sequence"
-		case len(last.lines) >= f.length:
+		case len(last.lines) >= len(f.lines):
 			why = "no shorter sequence fails the same way"
 		}
 		if why != "" {
 			last = f
 		}
 		res.Found = e.found
-		res.Failure = &exploreFailure{Rule: last.rule, Cause: last.cause, Detail: last.detail, Steps: last.lines, Original: f.length, Shrunk: why == "", Why: why}
+		res.Failure = &exploreFailure{Rule: last.rule, Cause: last.cause, Detail: last.detail, Steps: last.lines, Original: len(f.lines), Shrunk: why == "", Why: why}
 	}
 	if t.cfg.AllowMutations && res.Failure == nil && ctx.Err() == nil {
 		if err := e.settle(); err != nil {
@@ -336,8 +338,9 @@ type explorer struct {
 	deadline time.Time
 	reg      *registry
 	workers  []*worker
-	lists    gate      // bounds the bytes of lists held at once
-	lat      latencies // how long the target took to answer
+	lists    *semaphore.Weighted // bounds the bytes of lists held at once (gateBytes)
+	listSize atomic.Int64        // the size of the last list read: what the next one is taken to be
+	lat      latencies           // how long the target took to answer
 
 	steps, sequences atomic.Int64 // while exploring, not shrinking
 
@@ -356,7 +359,7 @@ func newExplorer(ctx context.Context, t *Target) *explorer {
 	cfg := t.cfg.Explore
 	n := cfg.Workers
 	orDefault(&n, t.cfg.Workers)
-	e := &explorer{t: t, ctx: ctx, cfg: cfg, start: time.Now()}
+	e := &explorer{t: t, ctx: ctx, cfg: cfg, start: time.Now(), lists: semaphore.NewWeighted(gateBytes)}
 	e.deadline = e.start.Add(cfg.Time)
 	for i := range n {
 		e.workers = append(e.workers, &worker{e: e, n: i, tb: &rapidTB{}})
@@ -366,7 +369,7 @@ func newExplorer(ctx context.Context, t *Target) *explorer {
 	if got, err := DecodeList(ctx, x.RespBody, t.inv.Key); err == nil && x.Status == 200 && x.Failure == "" {
 		ix = got
 	}
-	e.lists.last.Store(int64(len(x.RespBody)))
+	e.listSize.Store(int64(len(x.RespBody)))
 	if ix == nil {
 		return e
 	}
@@ -481,15 +484,10 @@ func (e *explorer) settle() error {
 	for _, id := range slices.Compact(slices.Sorted(slices.Values(ids))) {
 		e.t.Records.mu.Lock()
 		orig, ok := e.t.Records.pending[id]
-		if ok && e.t.restored(orig, ix.ByID[id]) == nil {
-			delete(e.t.Records.pending, id)
-			ok = false
-		}
 		e.t.Records.mu.Unlock()
-		if !ok {
-			continue
-		}
-		if err := e.t.restore(id); err != nil {
+		if ok && e.t.restored(orig, ix.ByID[id]) == nil {
+			e.t.settled(id, nil)
+		} else if err := e.t.restore(id); err != nil {
 			failed = append(failed, err.Error())
 		}
 	}

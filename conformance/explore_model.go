@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/petstore/inventory-kit/spec/report"
 )
@@ -110,23 +109,17 @@ func (r *registry) setEither(id int64, recs []Record) {
 	}
 }
 
-// has reports whether the model holds id, listed or reserved.
-func (r *registry) has(id int64) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	_, ok := r.recs[id]
-	return ok
-}
-
 // reserve takes id, which no record has, for worker w's write to an
-// unknown identifier; false if the model holds it already.
+// unknown identifier (w < 0: takes nothing); false if the model holds it.
 func (r *registry) reserve(id int64, w int) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.recs[id]; ok {
 		return false
 	}
-	r.recs[id] = &entry{owner: w}
+	if w >= 0 {
+		r.recs[id] = &entry{owner: w}
+	}
 	return true
 }
 
@@ -210,11 +203,7 @@ func (m mismatch) describe(key string) string {
 	case kind == "vanished":
 		s = fmt.Sprintf("%s %d is no longer listed (it was %s)", key, m.id, m.want)
 	case len(m.either) > 0:
-		vals := make([]string, len(m.either))
-		for i, r := range m.either {
-			vals[i] = r.String()
-		}
-		s = fmt.Sprintf("%s %d is %s; want one of the %d records the writes sent at once answered: %s", key, m.id, m.got, len(m.either), strings.Join(vals, ", "))
+		s = fmt.Sprintf("%s %d is %s; want one of the %d records the writes sent at once answered: %s", key, m.id, m.got, len(m.either), examples(m.either, ", ")) // 2 to 4
 	default:
 		s = fmt.Sprintf("%s %d: %s", key, m.id, strings.Join(m.want.Diff(m.got), ", "))
 	}
@@ -224,42 +213,7 @@ func (m mismatch) describe(key string) string {
 	return s
 }
 
-// A gate bounds the bytes of the lists the workers read and judge at
-// once: a list of many records is read a few at a time (as many as fit in
-// gateBytes), a short one by every worker at once.
-type gate struct {
-	mu   sync.Mutex // guards held
-	cond *sync.Cond
-	held int64
-	last atomic.Int64 // the size of the last list read: what the next one is taken to be
-}
-
-// gateBytes is how many bytes of lists the workers hold at once, at most
-// (but one list, however long).
+// gateBytes bounds the bytes of the lists the workers read and judge at
+// once: a list of many records is read a few at a time, a short one by
+// every worker at once, and one list however long.
 const gateBytes = 32 << 20
-
-// enter waits until the next list fits, and returns its weight for leave.
-func (g *gate) enter() int64 {
-	n := max(g.last.Load(), 1)
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.cond == nil {
-		g.cond = sync.NewCond(&g.mu)
-	}
-	for g.held > 0 && g.held+n > gateBytes {
-		g.cond.Wait()
-	}
-	g.held += n
-	return n
-}
-
-// leave gives back n, having read a list of size bytes.
-func (g *gate) leave(n, size int64) {
-	g.last.Store(size)
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.held -= n
-	if g.cond != nil {
-		g.cond.Broadcast()
-	}
-}

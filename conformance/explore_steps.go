@@ -46,7 +46,6 @@ type sequenceRun struct {
 	last      int64            // the record the sequence last wrote to, where hasLast
 	hasLast   bool
 
-	length int
 	rule   string
 	cause  Cause
 	detail string
@@ -77,7 +76,10 @@ func (w *worker) explore() {
 // sequence is rapid's property: one sequence of steps.
 func (w *worker) sequence(rt *rapid.T) {
 	e := w.e
-	shrinking := e.shrinking(w)
+	e.mu.Lock()
+	shrinking := e.shrinker == w
+	replay := shrinking && !e.reproChecked // rapid first replays the failing sequence to see it fail again
+	e.mu.Unlock()
 	if !shrinking {
 		i := w.iter
 		w.iter++
@@ -92,24 +94,20 @@ func (w *worker) sequence(rt *rapid.T) {
 		e.sequences.Add(1)
 	}
 	run := &sequenceRun{orig: map[int64]Record{}}
-	w.run = run
-	w.seqStart = time.Now()
-	if shrinking {
-		e.mu.Lock()
-		checked := e.reproChecked
-		e.mu.Unlock()
-		if !checked {
-			// rapid first replays the failing sequence to see it fail again.
-			defer func() {
-				e.mu.Lock()
-				e.reproChecked = true
-				e.reproduced = run.rule == e.first.rule
-				e.mu.Unlock()
-			}()
-		}
+	w.run, w.seqStart = run, time.Now()
+	if replay {
+		defer func() {
+			e.mu.Lock()
+			e.reproChecked = true
+			e.reproduced = run.rule == e.first.rule
+			e.mu.Unlock()
+		}()
 	}
 	defer w.restore(rt, run)
-	w.load(rt, run)
+	w.judgeList(rt, true) // the previous sequence's restore put every record back
+	w.restored = nil
+	e.reg.setBusy(w.n, false)
+	run.lines, run.step = nil, nil // the loading list is not a step
 	rt.Repeat(w.actions())
 }
 
@@ -119,19 +117,20 @@ func (w *worker) sequence(rt *rapid.T) {
 func (w *worker) actions() map[string]func(*rapid.T) {
 	a := map[string]func(*rapid.T){
 		"":                  w.check,
-		"list":              w.list,
-		"call an operation": w.callOperation,
-		"bad credential":    w.badCredential,
-		"malformed id":      w.malformedID,
+		"list":              w.step(w.list),
+		"call an operation": w.step(w.callOperation),
+		"bad credential":    w.step(w.badCredential),
+		"malformed id":      w.step(w.malformedID),
 	}
 	if len(w.own) > 0 {
-		a["write"] = w.write
-		a["write again"] = w.write
-		a["write once more"] = w.write
-		a["write an invalid body"] = w.writeInvalid
-		a["write an invalid body again"] = w.writeInvalid
-		a["write a body the contract is silent on"] = w.writeSilent
-		a["write to an unknown id"] = w.writeUnknown
+		write, invalid := w.step(w.write), w.step(w.writeInvalid)
+		a["write"] = write
+		a["write again"] = write
+		a["write once more"] = write
+		a["write an invalid body"] = invalid
+		a["write an invalid body again"] = invalid
+		a["write a body the contract is silent on"] = w.step(w.writeSilent)
+		a["write to an unknown id"] = w.step(w.writeUnknown)
 		a["write at once"] = w.writeAtOnce
 	}
 	for name, step := range a {
@@ -144,25 +143,16 @@ func (w *worker) actions() map[string]func(*rapid.T) {
 	return a
 }
 
-// load judges the list against the model: the previous sequence's
-// restore put every record back.
-func (w *worker) load(rt *rapid.T, run *sequenceRun) {
-	w.judgeList(rt, true)
-	w.restored = nil
-	w.e.reg.setBusy(w.n, false)
-	run.lines, run.step = nil, nil // the loading list is not a step
-}
-
 // judgeList reads the list and judges it against the model; after a
 // step, also by the rules every response keeps.
 func (w *worker) judgeList(rt *rapid.T, afterRestore bool) {
 	e, t := w.e, w.e.t
-	n := e.lists.enter()
-	size := int64(0)
-	defer func() { e.lists.leave(n, size) }()
+	n := min(max(e.listSize.Load(), 1), gateBytes)
+	_ = e.lists.Acquire(context.Background(), n) // never fails: no deadline
+	defer e.lists.Release(n)
 	since := e.reg.now()
 	x := w.send(Request{Method: t.inv.List.Method, Path: t.inv.List.Path})
-	size = int64(len(x.RespBody))
+	e.listSize.Store(int64(len(x.RespBody)))
 	if !afterRestore {
 		ps, _ := t.Split(t.ResponseProblems(x))
 		w.expect(rt, x, ps)
@@ -190,14 +180,16 @@ func (w *worker) judge(rt *rapid.T, x *Exchange, ix *Index, since uint64, afterR
 	}
 	m := ms[0]
 	key := e.t.inv.Key
-	if m.kind != "appeared" {
-		w.touchWith(m.id, m.want) // put it back when the sequence ends
+	if !m.want.IsZero() { // put it back when the sequence ends
+		e.t.Records.remember(m.id, m.want)
+		if _, ok := run.orig[m.id]; !ok && slices.Contains(w.own, m.id) {
+			run.orig[m.id] = m.want
+		}
 	}
-	more := ""
+	problem := m.describe(key)
 	if len(ms) > 1 {
-		more = fmt.Sprintf(" (and %d more differences)", len(ms)-1)
+		problem += fmt.Sprintf(" (and %d more differences)", len(ms)-1)
 	}
-	problem := m.describe(key) + more
 	accepted, addressed := run.addressed[m.id]
 	switch {
 	case m.kind == "appeared":
@@ -277,9 +269,7 @@ func (w *worker) restore(rt *rapid.T, run *sequenceRun) {
 			continue
 		}
 		w.acked = time.Now()
-		if owned, _ := e.reg.get(id); !owned.IsZero() || slices.Contains(w.own, id) {
-			e.reg.set(id, orig)
-		}
+		e.reg.set(id, orig) // run.orig holds only the worker's own records
 	}
 	if len(failed) > 0 && !rt.Failed() && e.ctx.Err() == nil && !e.halted() {
 		run.lines = append(run.lines, "(the restore at the end of the sequence)")
@@ -311,23 +301,6 @@ func (w *worker) begin(what string) bool {
 	return true
 }
 
-// beginWrite begins a step, described by what, that writes to record id,
-// one of the worker's (begin, writing).
-func (w *worker) beginWrite(id int64, what string) bool {
-	if !w.begin(what) {
-		return false
-	}
-	w.writing(id)
-	return true
-}
-
-// update sends r, a write to record id, and records the answer (wrote).
-func (w *worker) update(id int64, r Request) *Exchange {
-	x := w.send(r)
-	w.wrote(id, x)
-	return x
-}
-
 // writing notes that the step writes to record id, one of the worker's:
 // the worker is busy until its next list is judged, and the record's
 // value before the sequence is kept for the restore.
@@ -354,19 +327,6 @@ func (w *worker) wrote(id int64, x *Exchange) {
 	}
 }
 
-// touchWith records want as the values to put record id back to.
-func (w *worker) touchWith(id int64, want Record) {
-	if want.IsZero() {
-		return
-	}
-	w.e.t.Records.remember(id, want)
-	if slices.Contains(w.own, id) {
-		if _, ok := w.run.orig[id]; !ok {
-			w.run.orig[id] = want
-		}
-	}
-}
-
 // fail ends the sequence: rapid gets a stable message (the rule), so that
 // shrinking keeps to the same failure; the details go to the report.
 func (w *worker) fail(rt *rapid.T, c Cause, rule string, x *Exchange, problem string) {
@@ -389,7 +349,6 @@ func (w *worker) fail(rt *rapid.T, c Cause, rule string, x *Exchange, problem st
 	if len(e.workers) > 1 {
 		run.detail += fmt.Sprintf("(worker %d of %d; the others ran sequences on records of their own at the same time)\n", w.n+1, len(e.workers))
 	}
-	run.length = len(run.lines)
 	if !e.failed(w, run, time.Since(w.seqStart)) {
 		rt.SkipNow() // another worker's failure came first: it is the one reported
 	}
@@ -402,11 +361,9 @@ func (w *worker) stepCurls() {
 	if len(run.lines) == 0 || len(run.step) == 0 {
 		return
 	}
-	var parts []string
 	for _, x := range run.step {
-		parts = append(parts, "     "+x.Curl())
+		run.lines[len(run.lines)-1] += "\n     " + x.Curl()
 	}
-	run.lines[len(run.lines)-1] += "\n" + strings.Join(parts, "\n")
 	run.step = nil
 }
 
@@ -441,14 +398,6 @@ func (w *worker) check(rt *rapid.T) {
 
 // problemsText joins problems' words, the first maxExamples of them.
 func problemsText(ps []Problem) string { return examples(texts(ps), "; ") }
-
-// list: a plain list with the key; the invariant compares it.
-func (w *worker) list(rt *rapid.T) {
-	if w.begin("list") {
-		x := w.send(Request{Method: w.e.t.inv.List.Method, Path: w.e.t.inv.List.Path})
-		w.expect(rt, x, ExpectList.Problems(x))
-	}
-}
 
 // drawWriteID draws the worker's record a step writes to, with its value
 // in the model: as often as not the one the sequence last wrote to (bugs
@@ -504,7 +453,7 @@ func (w *worker) drawUnknownID(rt *rapid.T, reserve bool) (int64, bool) {
 		return 0, false
 	}
 	if !reserve {
-		return id, !e.reg.has(id)
+		return id, e.reg.reserve(id, -1)
 	}
 	e.reg.setBusy(w.n, true)
 	if !e.reg.reserve(id, w.n) {
@@ -534,9 +483,8 @@ func (w *worker) drawValidBody(rt *rapid.T, cur Record) Body {
 			sets[n] = vals[n]
 		}
 	}
-	b := Body{Raw: encodeObject(kept, vals), Kind: Valid, Sets: sets}
-	b.Name = "valid " + string(b.Raw)
-	return b
+	raw := encodeObject(kept, vals)
+	return Body{Name: "valid " + string(raw), Raw: raw, Kind: Valid, Sets: sets}
 }
 
 // drawValue draws a valid value of a field: from its enum, or its grid of
@@ -561,37 +509,83 @@ func drawValue(rt *rapid.T, f *spec.Field) []byte {
 	return f.ValueFor(nil, rapid.IntRange(0, 50).Draw(rt, f.Name))
 }
 
-// The steps (README: Stateful exploration) follow.
+// The steps (README: Stateful exploration) follow. Each but the writes
+// sent at once draws a plan, which step runs.
+
+// A plan is a step as drawn: its line, its request, and how its answer
+// is judged.
+type plan struct {
+	what   string
+	r      Request
+	times  int                            // sent one after another; 0: once
+	busy   bool                           // it sends what could write: the worker is busy until its next list
+	id     int64                          // with writes, the worker's record it writes to
+	writes bool                           // (writing)
+	stores bool                           // and the answer says whether it was stored (wrote)
+	want   Expectation                    // the statuses the answer may have; none: then judges it
+	then   func(rt *rapid.T, x *Exchange) // after want: more judging, and what the model takes
+}
+
+// step makes draw, which draws a plan or none, a step: begin it, send the
+// request, judge each answer.
+func (w *worker) step(draw func(*rapid.T) (plan, bool)) func(*rapid.T) {
+	return func(rt *rapid.T) {
+		p, ok := draw(rt)
+		if !ok || !w.begin(p.what) {
+			return
+		}
+		if p.busy {
+			w.e.reg.setBusy(w.n, true)
+		}
+		if p.writes {
+			w.writing(p.id)
+		}
+		for range max(p.times, 1) {
+			x := w.send(p.r)
+			if p.stores {
+				w.wrote(p.id, x)
+			}
+			if p.want.Statuses != nil {
+				w.expect(rt, x, p.want.Problems(x))
+			}
+			if p.then != nil {
+				p.then(rt, x)
+			}
+		}
+	}
+}
+
+// list: a plain list with the key; the invariant compares it.
+func (w *worker) list(*rapid.T) (plan, bool) {
+	return plan{what: "list", r: Request{Method: w.e.t.inv.List.Method, Path: w.e.t.inv.List.Path}, want: ExpectList}, true
+}
 
 // write: a valid update, sometimes sent twice; the model takes the answer.
-func (w *worker) write(rt *rapid.T) {
+func (w *worker) write(rt *rapid.T) (plan, bool) {
 	e := w.e
 	id, cur, ok := w.drawWriteID(rt)
 	if !ok {
-		return
+		return plan{}, false
 	}
 	b := w.drawValidBody(rt, cur)
 	twice := rapid.Bool().Draw(rt, "twice")
-	if !w.beginWrite(id, fmt.Sprintf("update %s %d: %s", e.t.inv.Key, id, b.Name)+map[bool]string{true: ", twice"}[twice]) {
-		return
-	}
 	var first Record
-	for range map[bool]int{false: 1, true: 2}[twice] {
-		x := w.send(e.t.Update(id, b.Raw))
-		r := w.expectWritten(rt, id, x, b, false)
-		if !first.IsZero() {
-			w.expect(rt, x, IdempotentProblems(first, r, e.t.Timestamps()))
-		}
-		first = r
-		e.reg.set(id, r)
-	}
+	return plan{what: fmt.Sprintf("update %s %d: %s", e.t.inv.Key, id, b.Name) + map[bool]string{true: ", twice"}[twice],
+		r: e.t.Update(id, b.Raw), times: map[bool]int{false: 1, true: 2}[twice], id: id, writes: true, stores: true,
+		then: func(rt *rapid.T, x *Exchange) {
+			r := w.expectWritten(rt, id, x, b, false)
+			if !first.IsZero() {
+				w.expect(rt, x, IdempotentProblems(first, r, e.t.Timestamps()))
+			}
+			first = r
+			e.reg.set(id, r)
+		}}, true
 }
 
 // expectWritten judges x, the answer to b, a valid update of record id,
 // and returns the record answered. Of writes sent at once, an answer
 // without the values sent is a lost or mixed update.
 func (w *worker) expectWritten(rt *rapid.T, id int64, x *Exchange, b Body, atOnce bool) Record {
-	w.wrote(id, x)
 	r, ps := writtenProblems(x, w.e.t.inv.Key, id, b.Sets)
 	if atOnce && len(ps) > 0 && ps[0].Cause == spec.RuleEchoMismatch {
 		w.fail(rt, spec.RuleLostUpdate, atOnceRule, x, problemsText(ps))
@@ -615,41 +609,40 @@ func (w *worker) writeAtOnce(rt *rapid.T) {
 		bodies[i] = w.drawValidBody(rt, cur)
 		names[i] = bodies[i].Name
 	}
-	if !w.beginWrite(id, fmt.Sprintf("update %s %d %d times at once: %s", e.t.inv.Key, id, len(bodies), strings.Join(names, "; "))) {
+	if !w.begin(fmt.Sprintf("update %s %d %d times at once: %s", e.t.inv.Key, id, len(bodies), strings.Join(names, "; "))) {
 		return
 	}
+	w.writing(id)
 	xs, _ := e.t.UpdateAtOnce(e.ctx, id, bodies)
 	written := make([]Record, 0, len(xs))
 	for i, x := range xs {
 		e.lat.add(x)
 		w.run.step = append(w.run.step, x)
 		w.run.wrote = true
+		w.wrote(id, x)
 		written = append(written, w.expectWritten(rt, id, x, bodies[i], true))
 	}
 	e.reg.setEither(id, written)
 }
 
 // writeInvalid: a body the schema forbids; 400, and nothing changes.
-func (w *worker) writeInvalid(rt *rapid.T) {
-	e := w.e
+func (w *worker) writeInvalid(rt *rapid.T) (plan, bool) {
+	t := w.e.t
 	id, cur, ok := w.drawWriteID(rt)
 	if !ok {
-		return
+		return plan{}, false
 	}
-	b := rapid.SampledFrom(e.t.InvalidBodies(cur)).Draw(rt, "invalid body")
-	if w.beginWrite(id, fmt.Sprintf("update %s %d with %s (invalid)", e.t.inv.Key, id, b.Name)) {
-		x := w.update(id, e.t.Update(id, b.Raw))
-		w.expect(rt, x, ExpectInvalidBody.Problems(x))
-	}
+	b := rapid.SampledFrom(t.InvalidBodies(cur)).Draw(rt, "invalid body")
+	return plan{what: fmt.Sprintf("update %s %d with %s (invalid)", t.inv.Key, id, b.Name), r: t.Update(id, b.Raw), id: id, writes: true, stores: true, want: ExpectInvalidBody}, true
 }
 
 // writeSilent: a body the contract is silent on; 200 (the model takes the
 // answer) or 400 (nothing changes).
-func (w *worker) writeSilent(rt *rapid.T) {
+func (w *worker) writeSilent(rt *rapid.T) (plan, bool) {
 	e := w.e
 	id, cur, ok := w.drawWriteID(rt)
 	if !ok {
-		return
+		return plan{}, false
 	}
 	bodies := e.t.SilentBodies(cur)
 	if ints := w.silentInts(cur); len(ints) > 0 && rapid.Bool().Draw(rt, "a number where bugs gather") {
@@ -660,18 +653,14 @@ func (w *worker) writeSilent(rt *rapid.T) {
 		bodies = []Body{{Name: "a valid body sent as " + ct, Raw: e.t.Harmless(cur), Kind: Silent, ContentType: ct}}
 	}
 	b := rapid.SampledFrom(bodies).Draw(rt, "silent body")
-	if !w.beginWrite(id, fmt.Sprintf("update %s %d with %s (the contract is silent)", e.t.inv.Key, id, b.Name)) {
-		return
-	}
 	r := e.t.Update(id, b.Raw)
 	r.ContentType = b.ContentType
-	x := w.update(id, r)
-	w.expect(rt, x, ExpectSilentBody(b).Problems(x))
-	if x.Status < 300 { // accepted: the model takes the answer
-		rec, ps := writtenProblems(x, e.t.inv.Key, id, nil)
-		w.expect(rt, x, ps)
-		e.reg.set(id, rec)
-	}
+	return plan{what: fmt.Sprintf("update %s %d with %s (the contract is silent)", e.t.inv.Key, id, b.Name), r: r, id: id, writes: true, stores: true, want: ExpectSilentBody(b),
+		then: func(rt *rapid.T, x *Exchange) {
+			if x.Status < 300 { // accepted: the model takes the answer, whatever values it shows
+				e.reg.set(id, w.expectWritten(rt, id, x, Body{}, false))
+			}
+		}}, true
 }
 
 // silentInts are bodies setting an integer field cur has to a special
@@ -694,45 +683,35 @@ func (w *worker) silentInts(cur Record) []Body {
 }
 
 // writeUnknown: a valid update of an identifier nobody lists; 404.
-func (w *worker) writeUnknown(rt *rapid.T) {
+func (w *worker) writeUnknown(rt *rapid.T) (plan, bool) {
 	e := w.e
 	id, ok := w.drawUnknownID(rt, true)
 	if !ok {
-		return
+		return plan{}, false
 	}
 	cur, _ := e.reg.get(w.own[0])
-	if w.begin(fmt.Sprintf("update the unknown %s %d", e.t.inv.Key, id)) {
-		x := w.send(e.t.Update(id, e.t.Harmless(cur)))
-		w.expect(rt, x, ExpectUnknown.Problems(x))
-	}
+	return plan{what: fmt.Sprintf("update the unknown %s %d", e.t.inv.Key, id), r: e.t.Update(id, e.t.Harmless(cur)), want: ExpectUnknown}, true
 }
 
 // malformedID: an identifier that is not one; 400 or 404. Without
 // --allow-mutations it carries no body, so a target that reads
 // identifiers loosely (abc as 1) has no values to write anywhere; with
 // it, the body is a worker's record's own values.
-func (w *worker) malformedID(rt *rapid.T) {
-	e := w.e
-	if e.t.first == nil || len(e.t.first.Order) == 0 {
-		return
+func (w *worker) malformedID(rt *rapid.T) (plan, bool) {
+	t := w.e.t
+	if t.first == nil || len(t.first.Order) == 0 {
+		return plan{}, false
 	}
-	raw := rapid.SampledFrom(e.t.MalformedIDs()).Draw(rt, "malformed id")
-	r := Request{Method: e.t.inv.Update.Method, Path: e.t.ItemPath(raw)}
+	raw := rapid.SampledFrom(t.MalformedIDs()).Draw(rt, "malformed id")
+	r := Request{Method: t.inv.Update.Method, Path: t.ItemPath(raw)}
 	if len(w.own) > 0 {
 		_, cur, ok := w.drawWriteID(rt)
 		if !ok {
-			return
+			return plan{}, false
 		}
-		r.Body = e.t.Harmless(cur)
+		r.Body = t.Harmless(cur)
 	}
-	if !w.begin(fmt.Sprintf("update %s %q (not an identifier)", e.t.inv.Key, raw)) {
-		return
-	}
-	if r.Body != nil {
-		w.e.reg.setBusy(w.n, true)
-	}
-	x := w.send(r)
-	w.expect(rt, x, ExpectMalformedID.Problems(x))
+	return plan{what: fmt.Sprintf("update %s %q (not an identifier)", t.inv.Key, raw), r: r, busy: r.Body != nil, want: ExpectMalformedID}, true
 }
 
 // A credential is one way of failing to authenticate.
@@ -752,60 +731,52 @@ var BadCredentials = []credential{
 }
 
 // badCredential: any operation with a bad credential; 401.
-func (w *worker) badCredential(rt *rapid.T) {
-	e := w.e
-	t := e.t
+func (w *worker) badCredential(rt *rapid.T) (plan, bool) {
+	e, t := w.e, w.e.t
 	c := rapid.SampledFrom(BadCredentials).Draw(rt, "credential")
 	op := rapid.SampledFrom(t.contract.Operations).Draw(rt, "operation")
-	path := op.Path
+	path, what, kind := op.Path, "", "listed"
 	// The record a wrongly accepted update would write to, with its own
 	// values: the worker's, or, for a worker that owns none, a listed
 	// record no worker writes to.
-	var cur Record
-	curID, _, hasCur := w.drawWriteID(rt)
-	malformed, unknown := false, false
-	what := ""
+	curID, cur, hasCur := w.drawWriteID(rt)
 	if len(op.PathParams()) > 0 {
 		kinds := []string{"listed", "malformed"}
 		if len(w.own) > 0 {
 			kinds = append(kinds, "unknown")
 		}
 		var id string
-		switch kind := rapid.SampledFrom(kinds).Draw(rt, "id kind"); {
-		case kind == "listed":
+		switch kind = rapid.SampledFrom(kinds).Draw(rt, "id kind"); kind {
+		case "listed":
 			if !hasCur {
 				// Only where the run may write anywhere: --pet-id names
 				// the one record a request with a body may address.
 				n, ok := w.drawListedID(rt)
 				if !ok || e.reg.owner(n) >= 0 || (t.cfg.PetID != 0 && n != t.cfg.PetID) {
-					return
+					return plan{}, false
 				}
 				curID, hasCur = n, true
+				cur, _ = e.reg.get(n)
 			}
 			id = strconv.FormatInt(curID, 10)
-		case kind == "unknown":
+		case "unknown":
 			n, ok := w.drawUnknownID(rt, true)
 			if !ok {
-				return
+				return plan{}, false
 			}
-			id, unknown = strconv.FormatInt(n, 10), true
+			id = strconv.FormatInt(n, 10)
 		default:
 			id = rapid.SampledFrom(t.MalformedIDs()).Draw(rt, "malformed id")
-			malformed = true
 		}
-		path = pathWith(op, id)
-		what = " on " + id
-	}
-	if hasCur {
-		cur, _ = e.reg.get(curID)
+		path, what = pathWith(op, id), " on "+id
 	}
 	r := Request{Method: op.Method, Path: path, Auth: c.Auth(t.Key())}
 	switch {
 	case op == t.inv.Update && !hasCur:
 		// A worker that owns no record sends no body: nothing a target
 		// that ignores the credential could write.
-		if !malformed {
-			return
+		if kind != "malformed" {
+			return plan{}, false
 		}
 	case op == t.inv.Update:
 		r.Body = t.Harmless(cur)
@@ -818,38 +789,24 @@ func (w *worker) badCredential(rt *rapid.T) {
 		// that ignores the credential would act on; only with
 		// --allow-mutations.
 		if !t.cfg.AllowMutations || len(w.own) == 0 {
-			return
+			return plan{}, false
 		}
 		b, ok := t.ValidBody(op, rapid.IntRange(0, 50).Draw(rt, "body"))
 		if !ok {
-			return
+			return plan{}, false
 		}
 		r.Body = b
 	case op.Writes() && (!t.cfg.AllowMutations || len(w.own) == 0):
-		return
+		return plan{}, false
 	}
-	if !w.begin(fmt.Sprintf("%s with %s%s", op.Name(), c.Name, what)) {
-		return
-	}
-	mine := hasCur && slices.Contains(w.own, curID)
-	if op.Writes() {
-		w.e.reg.setBusy(w.n, true)
-		if mine && !malformed && !unknown && r.Body != nil {
-			w.writing(curID)
-		}
-	}
-	x := w.send(r)
-	if mine && !malformed && !unknown && r.Body != nil && op == t.inv.Update {
-		w.wrote(curID, x)
-	}
-	w.expect(rt, x, ExpectAuth.Problems(x))
+	mine := op.Writes() && hasCur && slices.Contains(w.own, curID) && kind == "listed" && r.Body != nil
+	return plan{what: fmt.Sprintf("%s with %s%s", op.Name(), c.Name, what), r: r, busy: op.Writes(), id: curID, writes: mine, stores: mine && op == t.inv.Update, want: ExpectAuth}, true
 }
 
 // callOperation: any reading operation with the key; where it answers a
 // record, the model's.
-func (w *worker) callOperation(rt *rapid.T) {
-	e := w.e
-	t := e.t
+func (w *worker) callOperation(rt *rapid.T) (plan, bool) {
+	e, t := w.e, w.e.t
 	reads := slices.DeleteFunc(slices.Clone(t.contract.Operations), (*spec.Operation).Writes)
 	op := rapid.SampledFrom(reads).Draw(rt, "operation")
 	var id int64
@@ -863,31 +820,29 @@ func (w *worker) callOperation(rt *rapid.T) {
 			id, ok = w.drawListedID(rt)
 		}
 		if !ok {
-			return
+			return plan{}, false
 		}
 	}
 	path := PathFor(op, id)
-	if !w.begin(fmt.Sprintf("%s %s", op.Method, path)) {
-		return
-	}
-	x := w.send(Request{Method: op.Method, Path: path})
-	if !t.ReturnsRecord(op) || len(op.PathParams()) == 0 {
-		return // the invariant checks the response's rules
-	}
-	if !known {
-		if ExpectUnknown.DocumentedBy(op) {
-			w.expect(rt, x, ExpectUnknown.Problems(x))
+	return plan{what: fmt.Sprintf("%s %s", op.Method, path), r: Request{Method: op.Method, Path: path}, then: func(rt *rapid.T, x *Exchange) {
+		if !t.ReturnsRecord(op) || len(op.PathParams()) == 0 {
+			return // the invariant checks the response's rules
 		}
-		return
-	}
-	listed, ok := ExpectListed(op)
-	if !ok {
-		return
-	}
-	w.expect(rt, x, listed.Problems(x))
-	r, ps := recordProblems(x, t.inv.Key)
-	w.expect(rt, x, ps)
-	if want, ok := e.reg.get(id); ok && e.reg.settled(id, w.n) {
-		w.expect(rt, x, AsListedProblems(want, r))
-	}
+		if !known {
+			if ExpectUnknown.DocumentedBy(op) {
+				w.expect(rt, x, ExpectUnknown.Problems(x))
+			}
+			return
+		}
+		listed, ok := ExpectListed(op)
+		if !ok {
+			return
+		}
+		w.expect(rt, x, listed.Problems(x))
+		r, ps := recordProblems(x, t.inv.Key)
+		w.expect(rt, x, ps)
+		if want, ok := e.reg.get(id); ok && e.reg.settled(id, w.n) {
+			w.expect(rt, x, AsListedProblems(want, r))
+		}
+	}}, true
 }

@@ -131,19 +131,10 @@ func (rs *Records) restore(id int64) error {
 	if !ok {
 		return nil
 	}
-	fail := func(why error) error {
-		rs.settled(id, why)
-		return fmt.Errorf("%s %d: could not restore %s: %w", rs.bodies.inv.Key, id, rs.values(orig, orig), why)
+	err := rs.putBack(orig)
+	if rs.settled(id, err); err != nil {
+		return fmt.Errorf("%s %d: could not restore %s: %w", rs.bodies.inv.Key, id, rs.values(orig, orig), err)
 	}
-	if why, gone := rs.client.stop.reason(); gone {
-		return fail(errors.New(why))
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*rs.client.cfg.Timeout+rs.client.cfg.RestoreDeadline)
-	defer cancel()
-	if err := rs.putBack(ctx, orig); err != nil {
-		return fail(err)
-	}
-	rs.settled(id, nil)
 	return nil
 }
 
@@ -271,10 +262,15 @@ func (rs *Records) values(orig, got Record) string {
 	return strings.Join(parts, ", ")
 }
 
-// putBack writes orig's values and reads the list until it shows them
-// or Config.RestoreDeadline passes: a target whose reads lag its writes
-// shows a restore late, not never.
-func (rs *Records) putBack(ctx context.Context, orig Record) error {
+// putBack writes orig's values, unless the run was stopped, and reads the
+// list until it shows them or Config.RestoreDeadline passes: a target
+// whose reads lag its writes shows a restore late, not never.
+func (rs *Records) putBack(orig Record) error {
+	if why, gone := rs.client.stop.reason(); gone {
+		return errors.New(why)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*rs.client.cfg.Timeout+rs.client.cfg.RestoreDeadline)
+	defer cancel()
 	deadline := time.Now().Add(rs.client.cfg.RestoreDeadline)
 	err := rs.writeBackRetrying(ctx, orig)
 	if err != nil {
