@@ -29,7 +29,6 @@ type entry struct {
 	rec    Record   // zero: no record, an identifier reserved for a write to an unknown one
 	owner  int      // the worker that writes it; -1: none does
 	either []Record // after writes sent at once, their answers: the owner's next list must show one, which becomes rec
-	before Record   // with either: the record before those writes
 }
 
 func newRegistry(ix *Index) *registry {
@@ -105,7 +104,7 @@ func (r *registry) setEither(id int64, recs []Record) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if e, ok := r.recs[id]; ok && len(recs) > 0 {
-		e.before, e.rec, e.either = e.rec, recs[len(recs)-1], recs
+		e.rec, e.either = recs[len(recs)-1], recs
 	}
 }
 
@@ -140,7 +139,6 @@ type mismatch struct {
 	want, got  Record   // zero where there is none
 	kind       string   // "changed", "vanished", "appeared"
 	either     []Record // the values written at once, one of which was wanted
-	unchanged  bool     // with either: the record is listed as before those writes, none of them stored
 	own        bool     // the record is the judging worker's
 	othersBusy int      // other workers that were in a writing step meanwhile
 }
@@ -171,7 +169,7 @@ func (r *registry) judge(w int, ix *Index, since uint64) []mismatch {
 				continue
 			}
 			if listed {
-				out = append(out, mismatch{id: id, want: e.rec, got: got, kind: "changed", either: e.either, unchanged: got.Equal(e.before), own: own, othersBusy: busy})
+				out = append(out, mismatch{id: id, want: e.rec, got: got, kind: "changed", either: e.either, own: own, othersBusy: busy})
 				continue
 			}
 		}

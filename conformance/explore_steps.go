@@ -201,9 +201,7 @@ func (w *worker) judge(rt *rapid.T, x *Exchange, ix *Index, since uint64, afterR
 		w.failChanged(rt, spec.RuleWriteNotStored, fmt.Sprintf("the list shows the %s as the accepted update left it", key), x, m, problem)
 	case m.kind == "vanished":
 		w.fail(rt, spec.RuleRecordVanished, "no record vanishes", x, problem)
-	case addressed && accepted && len(m.either) > 0 && !m.unchanged:
-		// Some were stored, or parts of them: a lost or mixed update.
-		// Listed as before them all, none was: write-not-stored.
+	case addressed && accepted && len(m.either) > 0:
 		w.failChanged(rt, spec.RuleLostUpdate, atOnceRule, x, m, problem)
 	case addressed && accepted:
 		w.failChanged(rt, spec.RuleWriteNotStored, fmt.Sprintf("the list shows the %s as the accepted update left it", key), x, m, problem)
