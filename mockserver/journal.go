@@ -71,17 +71,13 @@ type ring struct {
 	bytes   int // the entrySize of its entries
 }
 
-// An entry is one journaled request, as one record: the request's own
-// (httpapi.Entry: its id, start, session, operation, Error code and what
-// was done on purpose, as the access log wrote it) and the exchange (what
-// was sent and came back, bodies cut to the limit), which the Judge
-// judges and the curl line renders. It holds the request's headers and a
-// list's snapshot, not copies: nothing modifies them once served. What
-// the admin API shows is rendered from it when asked.
-//
-// While the request is served, the entry is its Entry's Observer and
-// collects the bodies' first limit bytes (x.Body, x.RespBody) and their
-// sizes; record completes it once the request is answered.
+// An entry is one journaled request: its httpapi.Entry, as the access log
+// wrote it, and the exchange the Judge judges and the curl line renders,
+// bodies cut to the limit; what the admin API shows is rendered from it
+// when asked. It holds the request's headers and a list's snapshot, not
+// copies: nothing modifies them once served. While the request is served
+// it is the Entry's Observer, collecting the bodies and their sizes;
+// record completes it once the request is answered.
 type entry struct {
 	httpapi.Entry
 	x exchange.Exchange
@@ -291,17 +287,14 @@ func (j *journal) add(e *entry) {
 	}
 	r.used = e.Start
 	size := entrySize(e)
-	r.bytes += size
-	j.bytes += size
 	if len(r.entries) < j.perSession {
 		r.entries = append(r.entries, e)
 	} else {
-		old := entrySize(r.entries[r.next])
-		r.bytes -= old
-		j.bytes -= old
-		r.entries[r.next] = e
-		r.next = (r.next + 1) % j.perSession
+		size -= entrySize(r.entries[r.next])
+		r.entries[r.next], r.next = e, (r.next+1)%j.perSession
 	}
+	r.bytes += size
+	j.bytes += size
 	for j.bytes > j.maxBytes && len(j.sessions) > 1 {
 		j.evictLocked(e.Session)
 	}
