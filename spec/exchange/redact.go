@@ -554,7 +554,7 @@ func (rd *Redactor) namedInURL(raw string) string {
 	if at, end := userinfo(raw); at >= 0 {
 		raw = raw[:at] + rd.hidden() + raw[end:]
 	}
-	rest, frag, hasFrag := strings.Cut(raw, "#")
+	rest, _, _ := strings.Cut(raw, "#")
 	base, query, hasQuery := strings.Cut(rest, "?")
 	if !hasQuery {
 		return raw
@@ -566,10 +566,7 @@ func (rd *Redactor) namedInURL(raw string) string {
 			parts[i] = name + "=" + rd.hidden()
 		}
 	}
-	if raw = base + "?" + strings.Join(parts, "&"); hasFrag {
-		raw += "#" + frag
-	}
-	return raw
+	return base + "?" + strings.Join(parts, "&") + raw[len(rest):] // and the fragment
 }
 
 // minPiece is the shortest start of a secret Cut takes off a cut text.
