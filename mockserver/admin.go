@@ -149,13 +149,7 @@ func (s *Server) dropSession(w http.ResponseWriter, r *http.Request, _ *httpapi.
 // listRequests answers the journal, newest first.
 func (s *Server) listRequests(w http.ResponseWriter, r *http.Request, _ *httpapi.Request) {
 	q := r.URL.Query()
-	f := journalFilter{session: q.Get("session"), operation: q.Get("operation"), limit: 100}
-	if v := q.Get("status"); v != "" {
-		f.status, _ = strconv.Atoi(v)
-	}
-	if v := q.Get("limit"); v != "" {
-		f.limit, _ = strconv.Atoi(v)
-	}
+	f := journalFilter{session: q.Get("session"), operation: q.Get("operation"), status: intParam(q, "status", 0), limit: intParam(q, "limit", 100)}
 	if v := q.Get("since"); v != "" {
 		t, err := time.Parse(time.RFC3339Nano, v)
 		switch {

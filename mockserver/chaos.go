@@ -475,10 +475,8 @@ func (d draw) after(w http.ResponseWriter, r *http.Request) (http.ResponseWriter
 // sleep waits d, or until the client gives up; it reports whether the
 // client is still there.
 func sleep(r *http.Request, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-time.After(d): // collected once it fires or is unreachable
 		return true
 	case <-r.Context().Done():
 		return false

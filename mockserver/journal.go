@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -72,13 +71,13 @@ type ring struct {
 	bytes   int // the entrySize of its entries
 }
 
-// An entry is one journaled request, as one record: the request's own
-// (httpapi.Entry: its id, start, session, operation, Error code and what
-// was done on purpose, as the access log wrote it) and the exchange (what
-// was sent and came back, bodies cut to the limit), which the Judge
-// judges and the curl line renders. It holds the request's headers and a
-// list's snapshot, not copies: nothing modifies them once served. What
-// the admin API shows is rendered from it when asked.
+// An entry is one journaled request: its httpapi.Entry, as the access log
+// wrote it, and the exchange the Judge judges and the curl line renders,
+// bodies cut to the limit; what the admin API shows is rendered from it
+// when asked. It holds the request's headers and a list's snapshot, not
+// copies: nothing modifies them once served. While the request is served
+// it is the Entry's Observer, collecting the bodies and their sizes;
+// record completes it once the request is answered.
 type entry struct {
 	httpapi.Entry
 	x exchange.Exchange
@@ -93,21 +92,9 @@ type entry struct {
 
 	judged  sync.Once
 	verdict *verdict // the contract's judgement of the answer, made once, when first shown
-}
 
-// A capture is what the journal collects of one request while it is
-// served: the request's Entry has it as its Observer.
-type capture struct {
-	limit     int
-	reqBody   []byte // the first limit bytes of the request body read
-	reqBytes  int    // bytes of the request body read
-	reqDone   bool   // the request body was read to its end
-	respBody  []byte
-	respBytes int
-	// list is the answer where it is a list small enough to keep whole:
-	// a snapshot, never modified, kept by reference instead of copied.
-	list    store.List
-	hasList bool
+	limit   int  // bytes kept of each body
+	reqDone bool // the request body was read to its end
 	// body is the request body, where an answer given before it was read
 	// should read its start for the journal; nil: not to be read.
 	body io.Reader
@@ -125,44 +112,38 @@ func keepList(w http.ResponseWriter, r *http.Request, l store.List) {
 	if _, damaged := w.(*bufferedWriter); damaged {
 		return
 	}
-	if c, ok := httpapi.EntryOf(r).Observer.(*capture); ok && l.Size() <= listKept*c.limit {
-		c.list, c.hasList = l, true
+	if e, ok := httpapi.EntryOf(r).Observer.(*entry); ok && l.Size() <= listKept*e.limit {
+		e.list, e.hasList = l, true
 	}
 }
 
-// requestRead keeps what the journal keeps of request body bytes just
-// read.
-func (c *capture) requestRead(p []byte) {
-	c.reqBytes += len(p)
-	if room := c.limit - len(c.reqBody); room > 0 && len(p) > 0 {
-		c.reqBody = append(c.reqBody, p[:min(len(p), room)]...)
-	}
+// keep appends to body what fits of p within limit bytes.
+func keep(body, p []byte, limit int) []byte {
+	return append(body, p[:min(len(p), max(limit-len(body), 0))]...)
 }
 
 // Wrote keeps the first limit bytes of the response body, unless the
 // answer is a list kept whole.
-func (c *capture) Wrote(p []byte) {
-	c.respBytes += len(p)
-	if c.hasList {
-		return
-	}
-	if room := c.limit - len(c.respBody); room > 0 {
-		c.respBody = append(c.respBody, p[:min(len(p), room)]...)
+func (e *entry) Wrote(p []byte) {
+	e.x.RespSize += int64(len(p))
+	if !e.hasList {
+		e.x.RespBody = keep(e.x.RespBody, p, e.limit)
 	}
 }
 
 // A teeBody is a request body that hands what is read of it to the
-// journal's capture.
+// journal's entry.
 type teeBody struct {
 	io.ReadCloser
-	c *capture
+	e *entry
 }
 
 func (t *teeBody) Read(p []byte) (int, error) {
 	n, err := t.ReadCloser.Read(p)
-	t.c.requestRead(p[:n])
+	t.e.x.BodySize += int64(n)
+	t.e.x.Body = keep(t.e.x.Body, p[:n], t.e.limit)
 	if err == io.EOF {
-		t.c.reqDone = true
+		t.e.reqDone = true
 	}
 	return n, err
 }
@@ -175,13 +156,13 @@ func (j *journal) collect() httpapi.Step {
 		return nil
 	}
 	return func(w http.ResponseWriter, r *http.Request) *http.Request {
-		c := &capture{limit: j.bodyLimit}
-		httpapi.EntryOf(r).Observer = c
+		e := &entry{limit: j.bodyLimit}
+		httpapi.EntryOf(r).Observer = e
 		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
-			tee := &teeBody{ReadCloser: r.Body, c: c}
+			tee := &teeBody{ReadCloser: r.Body, e: e}
 			r.Body = tee
 			if !strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
-				c.body = tee
+				e.body = tee
 			}
 		}
 		return r
@@ -193,17 +174,17 @@ func (j *journal) collect() httpapi.Step {
 // would read and discard it at this point anyway, before it sends the
 // answer's header. A client that waits for 100 Continue is not asked for
 // its body.
-func (c *capture) BeforeAnswer() {
-	if c.body != nil && !c.reqDone && len(c.reqBody) < c.limit {
-		io.CopyN(io.Discard, c.body, int64(c.limit-len(c.reqBody)))
+func (e *entry) BeforeAnswer() {
+	if e.body != nil && !e.reqDone && len(e.x.Body) < e.limit {
+		io.CopyN(io.Discard, e.body, int64(e.limit-len(e.x.Body)))
 	}
 }
 
-// record adds a request the capture step saw to the journal, once it is
+// record adds a request the collect step saw to the journal, once it is
 // answered: an httpapi.After, so that a request whose answer was dropped
 // on purpose (a panic with http.ErrAbortHandler) is journaled too.
 func (j *journal) record(w http.ResponseWriter, r *http.Request, e *httpapi.Entry) {
-	c, ok := e.Observer.(*capture)
+	en, ok := e.Observer.(*entry)
 	if !ok {
 		return
 	}
@@ -211,20 +192,16 @@ func (j *journal) record(w http.ResponseWriter, r *http.Request, e *httpapi.Entr
 	// kept in the default session whatever session it names: only a key
 	// holder makes sessions, so nobody without one can fill the journal
 	// with sessions or push a team's out.
-	en := &entry{Entry: *e, url: r.URL, host: r.Host, tls: r.TLS != nil, list: c.list, hasList: c.hasList}
+	en.Entry, en.url, en.host, en.tls, en.body = *e, r.URL, r.Host, r.TLS != nil, nil
 	en.Observer = nil
 	en.Session = cmp.Or(en.Session, store.DefaultSession)
-	reqBytes := c.reqBytes
-	if !c.reqDone && r.ContentLength > int64(reqBytes) {
-		reqBytes = int(r.ContentLength)
+	if !en.reqDone && r.ContentLength > en.x.BodySize {
+		en.x.BodySize = r.ContentLength
 	}
-	en.x = exchange.Exchange{
-		Time: e.Start, Method: r.Method, Path: r.URL.Path,
-		// The request's and the answer's headers are kept, not copied:
-		// nothing writes to them once the answer has been sent.
-		Header: r.Header, Body: c.reqBody, BodySize: int64(reqBytes),
-		Status: e.Status(), RespHeader: w.Header(), RespBody: c.respBody, RespSize: int64(c.respBytes), Elapsed: time.Since(e.Start),
-	}
+	// The request's and the answer's headers are kept, not copied: nothing
+	// writes to them once the answer has been sent.
+	en.x.Time, en.x.Method, en.x.Path, en.x.Header = e.Start, r.Method, r.URL.Path, r.Header
+	en.x.Status, en.x.RespHeader, en.x.Elapsed = e.Status(), w.Header(), time.Since(e.Start)
 	if e.Aborted {
 		en.x.Failure, en.x.Err = exchange.FailureNoAnswer, "the connection was dropped on purpose ("+e.Fault+")"
 	}
@@ -310,17 +287,14 @@ func (j *journal) add(e *entry) {
 	}
 	r.used = e.Start
 	size := entrySize(e)
-	r.bytes += size
-	j.bytes += size
 	if len(r.entries) < j.perSession {
 		r.entries = append(r.entries, e)
 	} else {
-		old := entrySize(r.entries[r.next])
-		r.bytes -= old
-		j.bytes -= old
-		r.entries[r.next] = e
-		r.next = (r.next + 1) % j.perSession
+		size -= entrySize(r.entries[r.next])
+		r.entries[r.next], r.next = e, (r.next+1)%j.perSession
 	}
+	r.bytes += size
+	j.bytes += size
 	for j.bytes > j.maxBytes && len(j.sessions) > 1 {
 		j.evictLocked(e.Session)
 	}
@@ -362,7 +336,7 @@ func (j *journal) list(f journalFilter) []*entry {
 		}
 	}
 	j.mu.Unlock()
-	sort.SliceStable(all, func(a, b int) bool { return all[a].Start.After(all[b].Start) })
+	slices.SortStableFunc(all, newestFirst)
 	// After an id: the entries added after it, which is not the same as
 	// newer: an entry is added when its answer is done, so a slow request
 	// comes after a quicker one that started later.
@@ -372,17 +346,10 @@ func (j *journal) list(f journalFilter) []*entry {
 			after = max(after, e.seq)
 		}
 	}
-	out := all[:0]
-	for _, e := range all {
-		switch {
-		case e.seq <= after,
-			f.status != 0 && e.x.Status != f.status,
-			!f.since.IsZero() && !e.Start.After(f.since),
-			f.operation != "" && e.Op.Name() != f.operation:
-			continue
-		}
-		out = append(out, e)
-	}
+	out := slices.DeleteFunc(all, func(e *entry) bool {
+		return e.seq <= after || f.status != 0 && e.x.Status != f.status ||
+			!f.since.IsZero() && !e.Start.After(f.since) || f.operation != "" && e.Op.Name() != f.operation
+	})
 	if f.limit <= 0 || len(out) <= f.limit {
 		return out
 	}
@@ -391,16 +358,17 @@ func (j *journal) list(f journalFilter) []*entry {
 	}
 	// The first f.limit after since: by seq after an id, by start after a
 	// time; then newest first again.
-	first := slices.Clone(out)
 	if f.sinceID != "" {
-		slices.SortFunc(first, func(a, b *entry) int { return cmp.Compare(a.seq, b.seq) })
+		slices.SortFunc(out, func(a, b *entry) int { return cmp.Compare(a.seq, b.seq) })
 	} else {
-		slices.SortStableFunc(first, func(a, b *entry) int { return a.Start.Compare(b.Start) })
+		slices.SortStableFunc(out, func(a, b *entry) int { return a.Start.Compare(b.Start) })
 	}
-	first = first[:f.limit]
-	sort.SliceStable(first, func(a, b int) bool { return first[a].Start.After(first[b].Start) })
-	return first
+	out = out[:f.limit]
+	slices.SortStableFunc(out, newestFirst)
+	return out
 }
+
+func newestFirst(a, b *entry) int { return b.Start.Compare(a.Start) }
 
 // clear empties the journal of one session, or of all.
 func (j *journal) clear(session string) {

@@ -71,28 +71,17 @@ func (s *Server) listRecords(w http.ResponseWriter, r *http.Request, _ *httpapi.
 		httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidParameter, err.Error())
 		return
 	}
-	// rows are the records that pass, in the order asked, up to the end
-	// of the page at least; total counts them all.
-	var (
-		rows  []json.RawMessage
-		total int
-	)
 	page := recordPage{Offset: q.offset, Limit: q.limit, Records: []json.RawMessage{}}
-	if key, ok := q.keyFilter(s.shape.Key); ok {
-		rows, err = s.recordByKey(r, session, key, q.filters)
-		total = len(rows)
+	var rows []json.RawMessage // the page's records
+	if i := slices.IndexFunc(q.filters, func(f recordFilter) bool { return f.field == s.shape.Key }); i >= 0 {
+		rows, err = s.recordByKey(r, session, q.filters[i].value, q)
+		page.Total, rows = len(rows), rows[min(q.offset, len(rows)):]
+	} else if l, lerr := s.store.List(r.Context(), session); lerr != nil {
+		err = lerr
+	} else if (q.sort == "" || q.sort == s.shape.Key) && len(q.filters) == 0 {
+		page.Total, rows = l.Len(), cutList(l, q)
 	} else {
-		l, lerr := s.store.List(r.Context(), session)
-		if lerr != nil {
-			s.writeStoreError(w, r, lerr)
-			return
-		}
-		if (q.sort == "" || q.sort == s.shape.Key) && len(q.filters) == 0 {
-			page.Total, page.Records = l.Len(), s.reshaped(cutList(l, q))
-			httpapi.WriteValue(w, r, http.StatusOK, page)
-			return
-		}
-		total, rows, err = s.sortRecords(l, q)
+		page.Total, rows, err = s.sortRecords(l, q)
 	}
 	if err != nil {
 		if errors.Is(err, errBadRecord) {
@@ -102,42 +91,22 @@ func (s *Server) listRecords(w http.ResponseWriter, r *http.Request, _ *httpapi.
 		}
 		return
 	}
-	page.Total = total
-	page.Records = append(page.Records, s.reshaped(rows[min(q.offset, len(rows)):min(q.offset+q.limit, len(rows))])...)
+	for _, raw := range rows {
+		if s.reshape != nil { // as the contract in force serves them
+			raw = s.reshape.record(raw)
+		}
+		page.Records = append(page.Records, raw)
+	}
 	httpapi.WriteValue(w, r, http.StatusOK, page)
-}
-
-// reshaped returns the records of a page as the contract in force serves
-// them.
-func (s *Server) reshaped(rows []json.RawMessage) []json.RawMessage {
-	if s.reshape == nil {
-		return rows
-	}
-	out := make([]json.RawMessage, len(rows))
-	for i, raw := range rows {
-		out[i] = s.reshape.record(raw)
-	}
-	return out
 }
 
 // errBadRecord wraps a stored record the page cannot read.
 var errBadRecord = errors.New("reading a stored record")
 
-// keyFilter returns the value of the query's first filter on the key
-// field, if it has one.
-func (q recordQuery) keyFilter(key string) (string, bool) {
-	for _, f := range q.filters {
-		if f.field == key {
-			return f.value, true
-		}
-	}
-	return "", false
-}
-
 // recordByKey returns the one record whose key is the text value (a
 // number, checked by recordQuery: 5 and 5.0 name the same record), if it
-// is stored and passes the other filters too.
-func (s *Server) recordByKey(r *http.Request, session, value string, filters []recordFilter) ([]json.RawMessage, error) {
+// is stored and passes q's other filters too.
+func (s *Server) recordByKey(r *http.Request, session, value string, q recordQuery) ([]json.RawMessage, error) {
 	n, ok := new(big.Rat).SetString(value)
 	if !ok || !n.IsInt() || !n.Num().IsInt64() {
 		return nil, nil // no record has a key that is not an int64
@@ -149,15 +118,11 @@ func (s *Server) recordByKey(r *http.Request, session, value string, filters []r
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, len(filters))
-	for i, f := range filters {
-		names[i] = f.field
-	}
-	values, err := newFieldReader(names).read(rec.JSON)
+	values, err := q.reader().read(rec.JSON)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errBadRecord, err)
 	}
-	if !matches(values, filters) {
+	if !matches(values, q.filters) {
 		return nil, nil
 	}
 	return []json.RawMessage{rec.JSON}, nil
@@ -188,8 +153,8 @@ func cutList(l store.List, q recordQuery) []json.RawMessage {
 }
 
 // sortRecords reads the fields q needs from every record of l, and returns
-// how many pass its filters and, in the order it asks for, those up to the
-// end of its page.
+// how many pass its filters and, in the order it asks for, those of its
+// page.
 func (s *Server) sortRecords(l store.List, q recordQuery) (int, []json.RawMessage, error) {
 	// A row is a record that passed, with its place in key order, which
 	// breaks ties: records with equal values stay in key order, both ways,
@@ -216,16 +181,7 @@ func (s *Server) sortRecords(l store.List, q recordQuery) (int, []json.RawMessag
 	if end > l.Len()/4 {
 		rows.n = -1
 	}
-	// The fields read of each record: the filters' (value i for filter
-	// i), then the sort field's.
-	var names []string
-	for _, f := range q.filters {
-		names = append(names, f.field)
-	}
-	if q.sort != "" {
-		names = append(names, q.sort)
-	}
-	fr := newFieldReader(names)
+	fr := q.reader()
 	enum := enumOf(s.shape.Schema.Property(q.sort)) // the order of a string field's values, if it has one
 	total, pos := 0, 0
 	for raw := range l.All() {
@@ -245,11 +201,24 @@ func (s *Server) sortRecords(l store.List, q recordQuery) (int, []json.RawMessag
 		rows.add(rw)
 	}
 	sorted := rows.sorted()
-	out := make([]json.RawMessage, min(len(sorted), end))
-	for i := range out {
-		out[i] = sorted[i].raw
+	var out []json.RawMessage
+	for _, rw := range sorted[min(q.offset, len(sorted)):min(end, len(sorted))] {
+		out = append(out, rw.raw)
 	}
 	return total, out, nil
+}
+
+// reader reads the fields q needs of a record: the filters' (value i for
+// filter i), then the sort field's.
+func (q recordQuery) reader() *fieldReader {
+	var names []string
+	for _, f := range q.filters {
+		names = append(names, f.field)
+	}
+	if q.sort != "" {
+		names = append(names, q.sort)
+	}
+	return newFieldReader(names)
 }
 
 // least keeps the n least of the values added, by compare, which orders
@@ -287,14 +256,7 @@ func (l *least[T]) sorted() []T {
 // has checked the types and ranges; the field names and values are checked
 // here against the loaded record schema.
 func (s *Server) recordQuery(v url.Values) (recordQuery, error) {
-	q := recordQuery{limit: defaultRecordLimit}
-	if o := v.Get("offset"); o != "" {
-		q.offset, _ = strconv.Atoi(o)
-	}
-	if l := v.Get("limit"); l != "" {
-		q.limit, _ = strconv.Atoi(l)
-	}
-	q.offset, q.limit = max(q.offset, 0), min(max(q.limit, 1), maxRecordLimit)
+	q := recordQuery{offset: max(intParam(v, "offset", 0), 0), limit: min(max(intParam(v, "limit", defaultRecordLimit), 1), maxRecordLimit)}
 	q.desc = v.Get("order") == "desc"
 	if q.sort = v.Get("sort"); q.sort != "" && !s.shape.Has(q.sort) {
 		return q, fmt.Errorf("sort: %s has no field %q; it has %s", s.shape.Schema.Name, q.sort, strings.Join(s.shape.Fields, ", "))
@@ -310,6 +272,15 @@ func (s *Server) recordQuery(v url.Values) (recordQuery, error) {
 		q.filters = append(q.filters, recordFilter{field: field, value: value})
 	}
 	return q, nil
+}
+
+// intParam reads an integer query parameter of an admin request, which
+// the admin document has checked; def where it is absent.
+func intParam(v url.Values, name string, def int) int {
+	if s := v.Get(name); s != "" {
+		def, _ = strconv.Atoi(s)
+	}
+	return def
 }
 
 // checkFilter checks that a filter's value is one the field can have: one
@@ -382,70 +353,53 @@ func valueIs(v any, text string) bool {
 	return string(spec.AppendJSON(nil, v)) == text
 }
 
-// A sortKey is a field's value made comparable: numbers as numbers,
-// enum values in the schema's order, other values as text. A record
-// without the field sorts last.
+// A sortKey is a field's value made comparable: numbers as numbers (enum
+// values as their place in the schema's order, false and true as 0 and
+// 1), then other values as text; a record without the field sorts last.
 type sortKey struct {
-	missing bool
-	isNum   bool
-	num     float64
-	i       int64 // the number, where it is an int64
-	isInt   bool
-	text    string
+	rank  int   // 0: a number, 1: text, 2: missing
+	i     int64 // the number, where it is an int64 (isInt)
+	isInt bool
+	num   float64
+	text  string
 }
+
+func intKey(i int64) sortKey { return sortKey{i: i, isInt: true, num: float64(i)} }
 
 // keyOf makes the sort key of a value; enum is the order of a string
 // field's values, if it has one.
 func keyOf(v any, enum []string) sortKey {
 	switch v := v.(type) {
 	case nil:
-		return sortKey{missing: true}
+		return sortKey{rank: 2}
 	case json.Number:
-		k := sortKey{isNum: true}
 		if i, err := strconv.ParseInt(string(v), 10, 64); err == nil {
-			k.i, k.isInt, k.num = i, true, float64(i)
-		} else {
-			k.num, _ = strconv.ParseFloat(string(v), 64)
+			return intKey(i)
 		}
-		return k
+		f, _ := strconv.ParseFloat(string(v), 64)
+		return sortKey{num: f}
 	case string:
 		if i := slices.Index(enum, v); i >= 0 {
-			return sortKey{isNum: true, isInt: true, i: int64(i), num: float64(i)}
+			return intKey(int64(i))
 		}
-		return sortKey{text: v}
+		return sortKey{rank: 1, text: v}
 	case bool:
 		if v {
-			return sortKey{isNum: true, isInt: true, i: 1, num: 1}
+			return intKey(1)
 		}
-		return sortKey{isNum: true, isInt: true}
+		return intKey(0)
 	}
-	return sortKey{text: string(spec.AppendJSON(nil, v))}
+	return sortKey{rank: 1, text: string(spec.AppendJSON(nil, v))}
 }
 
-// compare orders two sort keys: numbers before text, missing values last.
 func (a sortKey) compare(b sortKey) int {
 	switch {
-	case a.missing || b.missing:
-		return cmpBool(a.missing, b.missing)
-	case a.isNum != b.isNum:
-		return cmpBool(!a.isNum, !b.isNum)
-	case a.isNum && a.isInt && b.isInt:
+	case a.rank != b.rank || a.rank > 0:
+		return cmp.Or(cmp.Compare(a.rank, b.rank), strings.Compare(a.text, b.text))
+	case a.isInt && b.isInt:
 		return cmp.Compare(a.i, b.i)
-	case a.isNum:
-		return cmp.Compare(a.num, b.num)
 	}
-	return strings.Compare(a.text, b.text)
-}
-
-// cmpBool orders false before true.
-func cmpBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
-	}
-	return -1
+	return cmp.Compare(a.num, b.num)
 }
 
 // updateRecord returns the handler of PATCH /__admin/records/{key}: the

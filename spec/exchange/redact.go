@@ -2,6 +2,7 @@ package exchange
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"io"
@@ -9,7 +10,6 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -369,7 +369,7 @@ func (rd *Redactor) find(s string, before, after int, all bool) []span {
 	if len(spans) < 2 {
 		return spans // the usual case, none: nothing to sort or merge
 	}
-	sort.Slice(spans, func(a, b int) bool { return spans[a].at < spans[b].at })
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.at, b.at) })
 	out := spans[:0]
 	for _, sp := range spans {
 		if n := len(out); n > 0 && (sp.at < out[n-1].end || all && sp.at == out[n-1].end) {
@@ -554,7 +554,7 @@ func (rd *Redactor) namedInURL(raw string) string {
 	if at, end := userinfo(raw); at >= 0 {
 		raw = raw[:at] + rd.hidden() + raw[end:]
 	}
-	rest, frag, hasFrag := strings.Cut(raw, "#")
+	rest, _, _ := strings.Cut(raw, "#")
 	base, query, hasQuery := strings.Cut(rest, "?")
 	if !hasQuery {
 		return raw
@@ -566,10 +566,7 @@ func (rd *Redactor) namedInURL(raw string) string {
 			parts[i] = name + "=" + rd.hidden()
 		}
 	}
-	if raw = base + "?" + strings.Join(parts, "&"); hasFrag {
-		raw += "#" + frag
-	}
-	return raw
+	return base + "?" + strings.Join(parts, "&") + raw[len(rest):] // and the fragment
 }
 
 // minPiece is the shortest start of a secret Cut takes off a cut text.
@@ -653,10 +650,6 @@ func (rd *Redactor) JSON(b []byte) ([]byte, bool) {
 	}
 	return out.Bytes(), true
 }
-
-// Value returns v, decoded from JSON, with secrets replaced: MapJSON
-// with String.
-func (rd *Redactor) Value(v any) any { return MapJSON(v, rd.String) }
 
 // MapJSON returns v, a value decoded from JSON into any, with f applied
 // to every string, member name and json.Number (which becomes a string

@@ -245,12 +245,12 @@ func TestRedactJSONKeepsTheDocument(t *testing.T) {
 	if got, ok := apiKey(",").JSON([]byte(`["a" , "b"]`)); ok || string(got) != `["a" , "b"]` {
 		t.Errorf("a key in the structure: %s, %v; want false", got, ok)
 	}
-	v := rd.Value(map[string]any{"secret-key-1": []any{"a secret-key-1", 1.0, json.Number("2")}})
+	v := MapJSON(map[string]any{"secret-key-1": []any{"a secret-key-1", 1.0, json.Number("2")}}, rd.String)
 	if b, _ := json.Marshal(v); string(b) != `{"$INVENTORY_API_KEY":["a $INVENTORY_API_KEY",1,2]}` {
-		t.Errorf("Value = %s", b)
+		t.Errorf("MapJSON = %s", b)
 	}
-	if v := apiKey("12345678").Value(json.Number("12345678")); v != "$INVENTORY_API_KEY" {
-		t.Errorf("Value of a number that is the key = %#v", v)
+	if v := MapJSON(json.Number("12345678"), apiKey("12345678").String); v != "$INVENTORY_API_KEY" {
+		t.Errorf("MapJSON of a number that is the key = %#v", v)
 	}
 }
 
