@@ -108,17 +108,23 @@ func (r *registry) setEither(id int64, recs []Record) {
 	}
 }
 
+// has reports whether the model holds id, listed or reserved.
+func (r *registry) has(id int64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.recs[id]
+	return ok
+}
+
 // reserve takes id, which no record has, for worker w's write to an
-// unknown identifier (w < 0: takes nothing); false if the model holds it.
+// unknown identifier; false if the model holds it already.
 func (r *registry) reserve(id int64, w int) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.recs[id]; ok {
 		return false
 	}
-	if w >= 0 {
-		r.recs[id] = &entry{owner: w}
-	}
+	r.recs[id] = &entry{owner: w}
 	return true
 }
 

@@ -451,7 +451,7 @@ func (w *worker) drawUnknownID(rt *rapid.T, reserve bool) (int64, bool) {
 		return 0, false
 	}
 	if !reserve {
-		return id, e.reg.reserve(id, -1)
+		return id, !e.reg.has(id)
 	}
 	e.reg.setBusy(w.n, true)
 	if !e.reg.reserve(id, w.n) {
