@@ -189,7 +189,7 @@ type control[T any] interface {
 	// set checks v and puts it in force; on error nothing changes.
 	set(session string, v T) error
 	// clear removes session's own, which then follows the global one
-	// again; "" clears the global one.
+	// again.
 	clear(session string)
 	// withSessions lists the sessions with a setting of their own.
 	withSessions() []string
@@ -199,8 +199,8 @@ type control[T any] interface {
 // force: the global one, or with ?session=NAME the one NAME's requests
 // follow, and whether it is the session's own. set replaces the global one
 // or with ?session=NAME that session's own; one the mock cannot apply is a
-// 400 and changes nothing. clear removes the global one, or with
-// ?session=NAME the session's own.
+// 400 and changes nothing. clear sets the global one to none (T's zero
+// value), or with ?session=NAME removes the session's own.
 func controlAPI[T any](s *Server, c control[T]) (get, set, clear httpapi.Handler) {
 	view := func(session string) controlView[T] {
 		v, own := c.get(session)
@@ -232,10 +232,16 @@ func controlAPI[T any](s *Server, c control[T]) (get, set, clear httpapi.Handler
 		httpapi.WriteValue(w, r, http.StatusOK, view(session))
 	}
 	clear = func(w http.ResponseWriter, r *http.Request, _ *httpapi.Request) {
-		if session, ok := s.adminSession(w, r, ""); ok {
+		session, ok := s.adminSession(w, r, "")
+		switch {
+		case !ok:
+			return
+		case session == "":
+			c.set("", *new(T))
+		default:
 			c.clear(session)
-			w.WriteHeader(http.StatusNoContent)
 		}
+		w.WriteHeader(http.StatusNoContent)
 	}
 	return get, set, clear
 }

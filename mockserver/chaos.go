@@ -221,13 +221,9 @@ func (c *chaos) set(session string, cfg Chaos) error {
 	return nil
 }
 
-// clear removes the global rules, or the rules of session, which then
-// follows the global ones again.
+// clear removes the rules of session, which then follows the global ones
+// again.
 func (c *chaos) clear(session string) {
-	if session == "" {
-		c.set("", Chaos{})
-		return
-	}
 	c.mu.Lock()
 	delete(c.sessions, session)
 	c.active.Store(len(c.global.cfg.Rules) > 0 || len(c.sessions) > 0)

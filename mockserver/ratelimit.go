@@ -188,13 +188,8 @@ func (l *limiter) set(session string, rl RateLimit) error {
 	return nil
 }
 
-// clear lifts the limit of session: it follows the global one again. ""
-// lifts the global limit.
+// clear lifts the limit of session: it follows the global one again.
 func (l *limiter) clear(session string) {
-	if session == "" {
-		l.set("", RateLimit{})
-		return
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if _, ok := l.sessions[session]; ok {
@@ -336,13 +331,9 @@ func (l *limiter) limited(w http.ResponseWriter, r *http.Request) *http.Request 
 }
 
 // callerID identifies the caller a bucket belongs to: the SHA-256 of the
-// bearer token, as the key check read it, and the session.
+// bearer token the key check accepted, and the session.
 func callerID(r *http.Request, session string) [sha256.Size]byte {
-	token := ""
-	if v := r.Header["Authorization"]; len(v) == 1 {
-		_, t, _ := strings.Cut(strings.TrimSpace(v[0]), " ")
-		token = strings.TrimSpace(t)
-	}
+	token, _ := httpapi.BearerToken(r)
 	b := make([]byte, 0, len(token)+1+len(session))
 	b = append(append(append(b, token...), 0), session...)
 	return sha256.Sum256(b)

@@ -52,10 +52,10 @@ func (k Keyring) Accepts(token string) bool {
 	return match == 1
 }
 
-// bearerToken returns the token of the request's one Authorization header,
+// BearerToken returns the token of the request's one Authorization header,
 // or a sentence saying what is wrong with the header. The scheme word is
 // case-insensitive.
-func bearerToken(r *http.Request) (token, problem string) {
+func BearerToken(r *http.Request) (token, problem string) {
 	values := r.Header["Authorization"] // canonical: no look-up of the name's case
 	switch {
 	case len(values) == 0:
@@ -78,7 +78,7 @@ func bearerToken(r *http.Request) (token, problem string) {
 // check, so a request without a valid key learns nothing else.
 func RequireKey(keys Keyring) Step {
 	return func(w http.ResponseWriter, r *http.Request) *http.Request {
-		token, problem := bearerToken(r)
+		token, problem := BearerToken(r)
 		challenge := noKeyChallenge
 		if problem == "" && !keys.Accepts(token) {
 			problem, challenge = "API key is not valid", badKeyChallenge
@@ -104,7 +104,7 @@ var (
 // told so, rather than that the key is not valid.
 func RequireAdminKey(adminKeys, apiKeys Keyring, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token, problem := bearerToken(r)
+		token, problem := BearerToken(r)
 		code := CodeUnauthorized
 		challenge := `Bearer realm="inventory-admin"`
 		if problem == "" && !adminKeys.Accepts(token) {

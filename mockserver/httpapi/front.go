@@ -277,11 +277,16 @@ func loggedPath(rd *exchange.Redactor, path string) string {
 	if len(p) <= maxLoggedPath {
 		return p
 	}
-	cut := maxLoggedPath
-	for cut > 0 && !utf8.RuneStart(p[cut]) {
-		cut--
+	return cut(p, maxLoggedPath) + "...(" + strconv.Itoa(len(path)) + " bytes)"
+}
+
+// cut returns the first n bytes of s, or fewer, to end where a character
+// does.
+func cut(s string, n int) string {
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
-	return p[:cut] + "...(" + strconv.Itoa(len(path)) + " bytes)"
+	return s[:n]
 }
 
 // requestID returns the caller's request id if it is a short token of

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/petstore/inventory-kit/spec/exchange"
 )
@@ -156,9 +155,5 @@ func shown(rd *exchange.Redactor, v string) string {
 	if len(v) <= 100 {
 		return v
 	}
-	cut := 100
-	for cut > 0 && !utf8.RuneStart(v[cut]) {
-		cut--
-	}
-	return v[:cut] + "..."
+	return cut(v, 100) + "..."
 }

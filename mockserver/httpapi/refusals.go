@@ -37,26 +37,22 @@ func (o *OriginRefusals) Refused(origin, what, flag string) {
 		return
 	}
 	key := what + " " + origin
-	const (
-		quiet = iota
-		first
-		last
-	)
-	say := quiet
 	o.mu.Lock()
+	quiet, last := o.seen[key] || o.full, len(o.seen) == maxRefusedOrigins
 	switch {
-	case o.seen[key] || o.full:
-	case len(o.seen) == maxRefusedOrigins:
-		o.full, say = true, last
+	case quiet:
+	case last:
+		o.full = true
 	default:
-		o.seen[key], say = true, first
+		o.seen[key] = true
 	}
 	o.mu.Unlock()
-	switch say {
-	case first:
-		o.logger.Warn("CORS: refused a browser page's request; the page sees only a failed fetch",
-			"origin", shown(o.rd, origin), "to", what, "hint", "allow it with "+flag+" "+shown(o.rd, origin))
+	switch {
+	case quiet:
 	case last:
 		o.logger.Warn("CORS: more origins refused; they are not logged", "logged", maxRefusedOrigins)
+	default:
+		o.logger.Warn("CORS: refused a browser page's request; the page sees only a failed fetch",
+			"origin", shown(o.rd, origin), "to", what, "hint", "allow it with "+flag+" "+shown(o.rd, origin))
 	}
 }

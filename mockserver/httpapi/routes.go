@@ -99,9 +99,7 @@ func ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if r.ContentLength > MaxBodyBytes {
 		return nil, errTooLarge
 	}
-	// io.ReadAll, but starting from the announced length (plus one byte, to
-	// see the end without growing), not from 512 bytes.
-	return readAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes), max(r.ContentLength, 0)+1)
+	return ReadUpTo(http.MaxBytesReader(w, r.Body, MaxBodyBytes), MaxBodyBytes, r.ContentLength)
 }
 
 // WriteBodyError answers a body that could not be read: too large, or
@@ -116,22 +114,28 @@ func WriteBodyError(w http.ResponseWriter, r *http.Request, err error) {
 	WriteError(w, r, http.StatusBadRequest, CodeInvalidBody, "body: ended early, before all of it was sent ("+err.Error()+")")
 }
 
-// readAll is io.ReadAll with a first buffer of size bytes.
-func readAll(r io.Reader, size int64) ([]byte, error) {
-	b := make([]byte, 0, size)
-	for {
+// ReadUpTo reads r until EOF or until it has more than limit bytes, with
+// a first buffer of size bytes (plus one, to see the end without
+// growing), not io.ReadAll's 512. It returns what it read: limit+1 bytes
+// at most.
+func ReadUpTo(r io.Reader, limit int, size int64) ([]byte, error) {
+	b := make([]byte, 0, min(max(size, 0), int64(limit))+1)
+	for len(b) <= limit {
 		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
+			nb := make([]byte, len(b), min(2*cap(b), limit+1))
+			copy(nb, b)
+			b = nb
 		}
-		n, err := r.Read(b[len(b):cap(b)])
+		n, err := r.Read(b[len(b):min(cap(b), limit+1)])
 		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
 		if err != nil {
-			if err == io.EOF {
-				err = nil
-			}
 			return b, err
 		}
 	}
+	return b, nil
 }
 
 // ProxyTag tags the admin document's operations the validating proxy

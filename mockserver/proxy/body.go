@@ -53,29 +53,6 @@ func (c *capture) Read(p []byte) (int, error) {
 
 func (c *capture) Close() error { return c.body.Close() }
 
-// readUpTo reads r until EOF or until it has more than limit bytes, with
-// a first buffer of size bytes. It returns what it read: limit+1 bytes at
-// most.
-func readUpTo(r io.Reader, limit int, size int64) ([]byte, error) {
-	b := make([]byte, 0, min(max(size, 0), int64(limit))+1)
-	for len(b) <= limit {
-		if len(b) == cap(b) {
-			nb := make([]byte, len(b), min(2*cap(b), limit+1))
-			copy(nb, b)
-			b = nb
-		}
-		n, err := r.Read(b[len(b):min(cap(b), limit+1)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return b, err
-		}
-	}
-	return b, nil
-}
-
 // A streamBody is a request body read in part for the checks, the rest
 // still to come from the client.
 type streamBody struct {

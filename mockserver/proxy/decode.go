@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/petstore/inventory-kit/mockserver/httpapi"
 )
 
 // decode makes the captured answer body readable for the checks: a gzip-
@@ -40,7 +42,7 @@ func (ex *pending) decode(limit int) {
 	var b []byte
 	if err == nil {
 		defer r.Close()
-		b, err = readUpTo(r, limit, int64(len(x.RespBody))*4)
+		b, err = httpapi.ReadUpTo(r, limit, int64(len(x.RespBody))*4)
 	}
 	if err != nil {
 		x.RespEncoding = enc + " that does not decode (" + err.Error() + ")"

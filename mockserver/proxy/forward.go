@@ -64,7 +64,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 		ex.x.BodySize = max(r.ContentLength, 1)
 		r.Body = streamBody{ex.reqRest, r.Body}
 	default:
-		body, err := readUpTo(r.Body, p.limit, r.ContentLength)
+		body, err := httpapi.ReadUpTo(r.Body, p.limit, r.ContentLength)
 		if err != nil {
 			httpapi.WriteBodyError(w, r, err) // as the mock answers it; nothing reaches the backend
 			return
@@ -177,7 +177,7 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 		resp.Body = c
 		return nil
 	}
-	head, err := readUpTo(c, p.limit, resp.ContentLength)
+	head, err := httpapi.ReadUpTo(c, p.limit, resp.ContentLength)
 	c.buf = head[:min(len(head), p.limit)]
 	if err != nil {
 		return err // the backend cut its answer: upstreamError says so
