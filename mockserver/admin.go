@@ -191,7 +191,7 @@ type control[T any] interface {
 	// clear removes session's own, which then follows the global one
 	// again.
 	clear(session string)
-	// withSessions lists the sessions with a setting of their own.
+	// withSessions lists the sessions with a setting of their own, sorted.
 	withSessions() []string
 }
 
@@ -218,9 +218,10 @@ func controlAPI[T any](s *Server, c control[T]) (get, set, clear httpapi.Handler
 		}
 		// The body passed the admin document's schema; numbers JSON Schema
 		// counts as integers (5.03e2) are written as integers before Go
-		// reads them into its fields.
+		// reads them into its fields. What a view adds (scope, session,
+		// sessions) is no field of T: what GET answered can be PUT back.
 		var v T
-		if err := json.Unmarshal(spec.AppendJSON(nil, wholeNumbers(withoutScope(in.Body))), &v); err != nil {
+		if err := json.Unmarshal(spec.AppendJSON(nil, wholeNumbers(in.Body)), &v); err != nil {
 			httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidBody, "body: "+s.rd.String(err.Error()))
 			return
 		}
@@ -272,8 +273,7 @@ func (v controlView[T]) MarshalJSON() ([]byte, error) {
 // apply to.
 type scope struct {
 	// Scope, in the answer about one session, is "session" (rules of its
-	// own) or "global" (it has none, and follows the global ones). The
-	// global answer has none, as it had before sessions had rules.
+	// own) or "global" (it has none, and follows the global ones).
 	Scope string `json:"scope,omitempty"`
 	// Session is the session asked about; absent for the global rules.
 	Session string `json:"session,omitempty"`
@@ -291,17 +291,6 @@ func (s *Server) scopeOf(session string, own bool, sessions func() []string) sco
 		return scope{Scope: "global", Session: session}
 	}
 	return scope{Sessions: sessions()}
-}
-
-// withoutScope drops what a view of chaos rules or a rate limit adds to
-// them, so that what GET answered can be PUT back.
-func withoutScope(body any) any {
-	if m, ok := body.(map[string]any); ok {
-		delete(m, "scope")
-		delete(m, "session")
-		delete(m, "sessions")
-	}
-	return body
 }
 
 // wholeNumbers returns v with every number that is a whole number written

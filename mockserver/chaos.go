@@ -139,7 +139,9 @@ type rule struct {
 }
 
 // A chaos holds the rules in force, the global ones and those of the
-// sessions that have their own, and the source of their draws.
+// sessions that have their own, and the source of their draws. It is the
+// admin API's control of Chaos: get, set, clear and withSessions are
+// control's (admin.go).
 type chaos struct {
 	maxDelay    time.Duration
 	maxSessions int         // sessions with rules of their own kept at most
@@ -182,8 +184,6 @@ func (c *chaos) use(contract *spec.Contract) {
 	c.mu.Unlock()
 }
 
-// set checks cfg and puts it in force for session ("": the global rules);
-// on error nothing changes.
 func (c *chaos) set(session string, cfg Chaos) error {
 	c.mu.Lock()
 	names, ops := c.names, c.ops
@@ -221,8 +221,6 @@ func (c *chaos) set(session string, cfg Chaos) error {
 	return nil
 }
 
-// clear removes the rules of session, which then follows the global ones
-// again.
 func (c *chaos) clear(session string) {
 	c.mu.Lock()
 	delete(c.sessions, session)
@@ -230,8 +228,6 @@ func (c *chaos) clear(session string) {
 	c.mu.Unlock()
 }
 
-// withSessions returns the names of the sessions with rules of their own,
-// sorted.
 func (c *chaos) withSessions() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -335,8 +331,6 @@ func checkExample(ops map[string]*spec.Operation, r ChaosRule) error {
 	return fmt.Errorf("example %q: %s has no example of that name; it has %s", r.Example, op.Name(), exampleNames(op))
 }
 
-// get returns the rules in force for session ("": the global ones) and
-// whether they are the session's own.
 func (c *chaos) get(session string) (Chaos, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

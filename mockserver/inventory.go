@@ -11,8 +11,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/time/rate"
 
 	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/mockserver/store"
@@ -47,18 +49,15 @@ func (s *Server) listInventory(w http.ResponseWriter, r *http.Request, in *httpa
 		s.writeStoreError(w, r, err)
 		return
 	}
-	h := w.Header()
-	h["Content-Type"] = httpapi.ApplicationJSON
-	h["Cache-Control"] = httpapi.NoStore
 	if s.reshape != nil {
 		// Served as the contract in force shapes the records: made for
 		// this answer, so not kept whole by the journal nor compressed.
-		b := s.reshape.list(l)
-		h["Content-Length"] = []string{strconv.Itoa(len(b))}
-		w.WriteHeader(http.StatusOK)
-		w.Write(b)
+		httpapi.WriteJSON(w, http.StatusOK, s.reshape.list(l))
 		return
 	}
+	h := w.Header()
+	h["Content-Type"] = httpapi.ApplicationJSON
+	h["Cache-Control"] = httpapi.NoStore
 	keepList(w, r, l)
 	if l.Size() >= gzipMinSize {
 		h["Vary"] = varyAcceptEncoding
@@ -257,26 +256,22 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 // at once, then at most one every storeLogEvery, with how many were left
 // out, so that a store down under load does not flood the log.
 type storeErrorLog struct {
-	mu      sync.Mutex // guards last and skipped
-	last    time.Time
-	skipped int
+	every   rate.Sometimes // Interval: storeLogEvery
+	skipped atomic.Int64
 }
 
 // storeLogEvery is the least time between two lines of a storeErrorLog.
 const storeLogEvery = 10 * time.Second
 
 func (l *storeErrorLog) log(logger *slog.Logger, rd *exchange.Redactor, err error, requestID string) {
-	l.mu.Lock()
-	now := time.Now()
-	if !l.last.IsZero() && now.Sub(l.last) < storeLogEvery {
-		l.skipped++
-		l.mu.Unlock()
-		return
+	logged := false
+	l.every.Do(func() {
+		logged = true
+		logger.Warn("the store cannot serve; answered 503", "error", rd.String(err.Error()), "request_id", requestID, "errors_not_logged_since_the_last", l.skipped.Swap(0))
+	})
+	if !logged {
+		l.skipped.Add(1)
 	}
-	skipped := l.skipped
-	l.last, l.skipped = now, 0
-	l.mu.Unlock()
-	logger.Warn("the store cannot serve; answered 503", "error", rd.String(err.Error()), "request_id", requestID, "errors_not_logged_since_the_last", skipped)
 }
 
 // writeRecord sends one record, followed by a newline, without copying it.

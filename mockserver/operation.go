@@ -97,10 +97,23 @@ func labelled(op *spec.Operation) opStep {
 }
 
 // preferred reads the Prefer header, and answers 400 to one that asks for
-// what the mock cannot do.
+// what the mock cannot do. A header that holds a key is refused without
+// being quoted: what a request prefers is shown in the access log, the
+// journal and Error messages.
 func (s *Server) preferred(w http.ResponseWriter, r *http.Request, c *call) bool {
-	pref, ok := s.preferenceOf(w, r)
-	if !ok {
+	v := r.Header["Prefer"]
+	if len(v) == 0 {
+		return true
+	}
+	for _, h := range v {
+		if s.rd.Contains(h) {
+			httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidPreference, "Prefer: a preference must not hold a key")
+			return false
+		}
+	}
+	pref, err := parsePrefer(v, s.maxDelay)
+	if err != nil {
+		httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidPreference, err.Error())
 		return false
 	}
 	c.pref, c.e.Forced = pref, pref.String()
@@ -192,29 +205,6 @@ func checked(op *spec.Operation, natural int, h opHandler) opStep {
 		h(w, r, &c.Request)
 		return false
 	}
-}
-
-// preferenceOf reads the request's Prefer header, or answers 400 and
-// reports false when it asks for what the mock cannot do. A header that
-// holds a key is refused without being quoted: what a request prefers is
-// shown in the access log, the journal and Error messages.
-func (s *Server) preferenceOf(w http.ResponseWriter, r *http.Request) (preference, bool) {
-	v := r.Header["Prefer"]
-	if len(v) == 0 {
-		return preference{}, true
-	}
-	for _, h := range v {
-		if s.rd.Contains(h) {
-			httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidPreference, "Prefer: a preference must not hold a key")
-			return preference{}, false
-		}
-	}
-	pref, err := parsePrefer(v, s.maxDelay)
-	if err != nil {
-		httpapi.WriteError(w, r, http.StatusBadRequest, httpapi.CodeInvalidPreference, err.Error())
-		return preference{}, false
-	}
-	return pref, true
 }
 
 var deprecationTrue = []string{"true"}

@@ -118,7 +118,9 @@ func (rl RateLimit) String() string {
 
 // A limiter holds the rate limits in force, the global one and those of
 // sessions that have their own, and the buckets of their callers: a
-// golang.org/x/time/rate Limiter per API key and session.
+// golang.org/x/time/rate Limiter per API key and session. It is the admin
+// API's control of RateLimit: get, set, clear and withSessions are
+// control's (admin.go).
 type limiter struct {
 	on          atomic.Bool // a limit is in force, global or a session's: the fast path skips the lock
 	max         int         // buckets kept at most
@@ -162,9 +164,7 @@ func newLimit(rl RateLimit) (limit, error) {
 	return limit{cfg: rl, every: rate.Limit(perSecond), burst: int(burst)}, nil
 }
 
-// set checks rl and puts it in force for session ("": the global limit,
-// for every session without one of its own), with the buckets it governs
-// full; on error nothing changes.
+// set starts the buckets the limit it puts in force governs full.
 func (l *limiter) set(session string, rl RateLimit) error {
 	lim, err := newLimit(rl)
 	if err != nil {
@@ -188,7 +188,6 @@ func (l *limiter) set(session string, rl RateLimit) error {
 	return nil
 }
 
-// clear lifts the limit of session: it follows the global one again.
 func (l *limiter) clear(session string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -214,8 +213,6 @@ func (l *limiter) dropBucketsLocked(session string) {
 	}
 }
 
-// get returns the limit in force for session ("": the global one) and
-// whether the session has one of its own.
 func (l *limiter) get(session string) (RateLimit, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -230,8 +227,6 @@ func (l *limiter) get(session string) (RateLimit, bool) {
 	return rl, own
 }
 
-// withSessions returns the names of the sessions with a limit of their
-// own, sorted.
 func (l *limiter) withSessions() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()

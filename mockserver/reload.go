@@ -25,17 +25,12 @@ import (
 // in flight finishes with the contract it started with. How records made
 // under one contract are served under another is in README.md ("Spec hot
 // reload"); the record's key field cannot change.
-func (s *Server) Reload(ctx context.Context, c *spec.Contract) error {
+func (s *Server) Reload(ctx context.Context, c *spec.Contract) (err error) {
 	s.reloads.Lock()
 	defer s.reloads.Unlock()
-	err := s.reload(ctx, c)
 	if s.metrics != nil {
-		s.metrics.Reload(err == nil)
+		defer func() { s.metrics.Reload(err == nil) }()
 	}
-	return err
-}
-
-func (s *Server) reload(ctx context.Context, c *spec.Contract) error {
 	cur := s.live.Load()
 	shape, err := fixtures.NewShape(c)
 	if err != nil {

@@ -20,6 +20,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/mockserver/dashboard"
 	"github.com/petstore/inventory-kit/mockserver/metrics"
@@ -191,7 +193,7 @@ func New(cfg Config) (*Server, error) {
 		maxDelay: maxDelay,
 		rd:       keys.Redactor,
 		keys:     keys, logger: logger,
-		storeLog:       new(storeErrorLog),
+		storeLog:       &storeErrorLog{every: rate.Sometimes{Interval: storeLogEvery}},
 		requireSession: cfg.RequireSession,
 	}
 	for _, name := range shape.Fields {

@@ -85,10 +85,8 @@ type entryKey struct{}
 // EntryOf returns the Entry of a request served behind a Front. Outside
 // it, there is none: it returns a new one, recorded nowhere.
 func EntryOf(r *http.Request) *Entry {
-	if e, ok := r.Context().Value(entryKey{}).(*Entry); ok {
-		return e
-	}
-	return &Entry{Start: time.Now()}
+	_, e := WithEntry(r)
+	return e
 }
 
 // WithEntry returns r with its Entry, and that Entry: a new one where r
