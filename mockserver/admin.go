@@ -204,7 +204,13 @@ type control[T any] interface {
 func controlAPI[T any](s *Server, c control[T]) (get, set, clear httpapi.Handler) {
 	view := func(session string) controlView[T] {
 		v, own := c.get(session)
-		return controlView[T]{v, s.scopeOf(session, own, c.withSessions)}
+		switch {
+		case own:
+			return controlView[T]{v, scope{Scope: "session", Session: session}}
+		case session != "":
+			return controlView[T]{v, scope{Scope: "global", Session: session}}
+		}
+		return controlView[T]{v, scope{Sessions: c.withSessions()}}
 	}
 	get = func(w http.ResponseWriter, r *http.Request, _ *httpapi.Request) {
 		if session, ok := s.adminSession(w, r, ""); ok {
@@ -279,18 +285,6 @@ type scope struct {
 	Session string `json:"session,omitempty"`
 	// Sessions, in the global answer, are the sessions with their own.
 	Sessions []string `json:"sessions,omitempty"`
-}
-
-// scopeOf says whom the rules answered for session apply to; sessions
-// lists those with their own.
-func (s *Server) scopeOf(session string, own bool, sessions func() []string) scope {
-	switch {
-	case own:
-		return scope{Scope: "session", Session: session}
-	case session != "":
-		return scope{Scope: "global", Session: session}
-	}
-	return scope{Sessions: sessions()}
 }
 
 // wholeNumbers returns v with every number that is a whole number written

@@ -279,9 +279,6 @@ func (j *journal) add(e *entry) {
 	e.seq = j.seq
 	r := j.sessions[e.Session]
 	if r == nil {
-		if len(j.sessions) > j.maxSessions {
-			j.evictLocked(e.Session)
-		}
 		r = &ring{entries: make([]*entry, 0, min(j.perSession, 16))}
 		j.sessions[e.Session] = r
 	}
@@ -295,15 +292,11 @@ func (j *journal) add(e *entry) {
 	}
 	r.bytes += size
 	j.bytes += size
-	for j.bytes > j.maxBytes && len(j.sessions) > 1 {
-		j.evictLocked(e.Session)
+	// Past a bound (maxBytes, or maxSessions sessions besides e's), the
+	// least recently used sessions' journals go, never e's.
+	for len(j.sessions) > 1 && (j.bytes > j.maxBytes || len(j.sessions) > j.maxSessions+1) {
+		j.dropLocked(leastUsed(j.sessions, e.Session, func(r *ring) time.Time { return r.used }))
 	}
-}
-
-// evictLocked drops the least recently used session's journal, other than
-// keep's. j.mu must be held.
-func (j *journal) evictLocked(keep string) {
-	j.dropLocked(leastUsed(j.sessions, keep, func(r *ring) time.Time { return r.used }))
 }
 
 // dropLocked drops a session's journal. j.mu must be held.

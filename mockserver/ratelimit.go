@@ -156,20 +156,13 @@ func newLimiter(max int, now func() time.Time) *limiter {
 		sessions: map[string]*limit{}, buckets: map[[sha256.Size]byte]*bucket{}}
 }
 
-func newLimit(rl RateLimit) (limit, error) {
-	perSecond, burst, err := rl.parse()
-	if err != nil {
-		return limit{}, err
-	}
-	return limit{cfg: rl, every: rate.Limit(perSecond), burst: int(burst)}, nil
-}
-
 // set starts the buckets the limit it puts in force governs full.
 func (l *limiter) set(session string, rl RateLimit) error {
-	lim, err := newLimit(rl)
+	perSecond, burst, err := rl.parse()
 	if err != nil {
 		return err
 	}
+	lim := limit{cfg: rl, every: rate.Limit(perSecond), burst: int(burst)}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if session == "" {
@@ -292,12 +285,7 @@ func (l *limiter) evictLocked(now time.Time) {
 	if excess <= 0 {
 		return
 	}
-	slices.SortFunc(kept, func(a, b held) int {
-		if c := cmp.Compare(b.full, a.full); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.seq, a.seq)
-	})
+	slices.SortFunc(kept, func(a, b held) int { return cmp.Or(cmp.Compare(b.full, a.full), cmp.Compare(b.seq, a.seq)) })
 	for _, h := range kept[:excess] {
 		delete(l.buckets, h.id)
 	}

@@ -92,10 +92,7 @@ func (s *Server) listRecords(w http.ResponseWriter, r *http.Request, _ *httpapi.
 		return
 	}
 	for _, raw := range rows {
-		if s.reshape != nil { // as the contract in force serves them
-			raw = s.reshape.record(raw)
-		}
-		page.Records = append(page.Records, raw)
+		page.Records = append(page.Records, s.reshape.record(raw)) // as the contract in force serves them
 	}
 	httpapi.WriteValue(w, r, http.StatusOK, page)
 }

@@ -74,9 +74,6 @@ func (e *Entry) Status() int {
 	return e.status
 }
 
-// Began reports whether the answer's header has been written.
-func (e *Entry) Began() bool { return e.status != 0 }
-
 // Bytes returns the body bytes written so far.
 func (e *Entry) Bytes() int { return e.bytes }
 
@@ -235,7 +232,7 @@ func (f Front) recovered(s *served, r *http.Request, v any) (abort bool) {
 	}
 	e := &s.entry
 	f.Logger.Error("panic", "method", loggedMethod(f.Redactor, r.Method), "path", loggedPath(f.Redactor, r.URL.Path), "panic", v, "stack", string(debug.Stack()), "request_id", e.ID)
-	if e.Began() {
+	if e.status != 0 { // the answer has begun
 		return true
 	}
 	WriteError(s, r, http.StatusInternalServerError, CodeInternal, "the server failed on this request; see its log")
