@@ -22,8 +22,18 @@ import (
 
 // adminHandlers maps the admin document's operationIds to their handlers.
 func (s *Server) adminHandlers() map[string]httpapi.Handler {
-	getChaos, setChaos, clearChaos := controlAPI(s, s.chaos)
-	getRateLimit, setRateLimit, clearRateLimit := controlAPI(s, s.limiter)
+	getChaos, setChaos, clearChaos := controlAPI(s, s.chaos, func(v Chaos, sc scope) any {
+		return struct {
+			Chaos
+			scope
+		}{v, sc}
+	})
+	getRateLimit, setRateLimit, clearRateLimit := controlAPI(s, s.limiter, func(v RateLimit, sc scope) any {
+		return struct {
+			RateLimit
+			scope
+		}{v, sc}
+	})
 	return map[string]httpapi.Handler{
 		"resetSession":   s.resetSession,
 		"listSessions":   s.listSessions,
@@ -200,17 +210,19 @@ type control[T any] interface {
 // follow, and whether it is the session's own. set replaces the global one
 // or with ?session=NAME that session's own; one the mock cannot apply is a
 // 400 and changes nothing. clear sets the global one to none (T's zero
-// value), or with ?session=NAME removes the session's own.
-func controlAPI[T any](s *Server, c control[T]) (get, set, clear httpapi.Handler) {
-	view := func(session string) controlView[T] {
+// value), or with ?session=NAME removes the session's own. What get and
+// set answer is as embeds T and sc, the setting's fields, then its
+// scope's.
+func controlAPI[T any](s *Server, c control[T], as func(v T, sc scope) any) (get, set, clear httpapi.Handler) {
+	view := func(session string) any {
 		v, own := c.get(session)
 		switch {
 		case own:
-			return controlView[T]{v, scope{Scope: "session", Session: session}}
+			return as(v, scope{Scope: "session", Session: session})
 		case session != "":
-			return controlView[T]{v, scope{Scope: "global", Session: session}}
+			return as(v, scope{Scope: "global", Session: session})
 		}
-		return controlView[T]{v, scope{Sessions: c.withSessions()}}
+		return as(v, scope{Sessions: c.withSessions()})
 	}
 	get = func(w http.ResponseWriter, r *http.Request, _ *httpapi.Request) {
 		if session, ok := s.adminSession(w, r, ""); ok {
@@ -251,28 +263,6 @@ func controlAPI[T any](s *Server, c control[T]) (get, set, clear httpapi.Handler
 		w.WriteHeader(http.StatusNoContent)
 	}
 	return get, set, clear
-}
-
-// A controlView is a control's setting as the admin API answers it: the
-// setting's fields, then its scope's.
-type controlView[T any] struct {
-	setting T
-	scope
-}
-
-func (v controlView[T]) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(v.setting)
-	if err != nil {
-		return nil, err
-	}
-	sc, err := json.Marshal(v.scope)
-	switch {
-	case string(b) == "{}":
-		return sc, err
-	case string(sc) != "{}":
-		b = append(append(b[:len(b)-1], ','), sc[1:]...)
-	}
-	return b, err
 }
 
 // A scope says whom chaos rules or a rate limit the admin API answers

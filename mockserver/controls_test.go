@@ -620,18 +620,31 @@ func TestReviewedInputs(t *testing.T) {
 	}
 }
 
-// TestControlViewJSON checks the admin API's answer about a setting: the
-// setting's fields, then its scope's, whichever of them is empty.
+// TestControlViewJSON checks the admin API's answer about a setting, a
+// struct that embeds it and its scope (controlAPI's as): the setting's
+// fields, then its scope's, whichever of them is empty.
 func TestControlViewJSON(t *testing.T) {
 	tests := []struct {
 		name string
 		v    any
 		want string
 	}{
-		{"rules, global", controlView[Chaos]{Chaos{Seed: 7, Rules: []ChaosRule{}}, scope{Sessions: []string{"a"}}}, `{"seed":7,"rules":[],"sessions":["a"]}`},
-		{"no limit, a session", controlView[RateLimit]{RateLimit{}, scope{Scope: "global", Session: "a"}}, `{"scope":"global","session":"a"}`},
-		{"a limit, no scope", controlView[RateLimit]{RateLimit{Rate: "10/s"}, scope{}}, `{"rate":"10/s"}`},
-		{"nothing", controlView[RateLimit]{}, `{}`},
+		{"rules, global", struct {
+			Chaos
+			scope
+		}{Chaos{Seed: 7, Rules: []ChaosRule{}}, scope{Sessions: []string{"a"}}}, `{"seed":7,"rules":[],"sessions":["a"]}`},
+		{"no limit, a session", struct {
+			RateLimit
+			scope
+		}{RateLimit{}, scope{Scope: "global", Session: "a"}}, `{"scope":"global","session":"a"}`},
+		{"a limit, no scope", struct {
+			RateLimit
+			scope
+		}{RateLimit{Rate: "10/s"}, scope{}}, `{"rate":"10/s"}`},
+		{"nothing", struct {
+			RateLimit
+			scope
+		}{}, `{}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -247,8 +247,7 @@ func quietRead(r *http.Request, status int) bool {
 	if (r.Method != http.MethodGet && r.Method != http.MethodHead) || status >= 400 {
 		return false
 	}
-	p, base := r.URL.Path, adminBase
-	return len(p) > len(base) && p[len(base)] == '/' && p[:len(base)] == base
+	return r.URL.Path != adminBase && Under(r.URL.Path, adminBase)
 }
 
 // adminBase is where the admin API is served.

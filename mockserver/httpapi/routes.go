@@ -159,9 +159,13 @@ func AdminMux(doc *spec.Contract, tag string, handlers map[string]Handler) (http
 			byPath[p] = map[string]http.Handler{}
 			order = append(order, p)
 		}
-		if mine := slices.Contains(op.Operation.Tags, ProxyTag) == (tag == ProxyTag); !mine {
+		if proxyOp := slices.Contains(op.Operation.Tags, ProxyTag); proxyOp != (tag == ProxyTag) {
+			by := "the mock (inventory-mock without --proxy-to)"
+			if proxyOp {
+				by = "the validating proxy (inventory-mock --proxy-to URL)"
+			}
 			byPath[p][op.Method] = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				WriteError(w, r, http.StatusNotFound, CodeNotFound, fmt.Sprintf("%s %s is %s's: this server does not serve it", op.Method, r.URL.Path, servedBy(op)))
+				WriteError(w, r, http.StatusNotFound, CodeNotFound, fmt.Sprintf("%s %s is %s's: this server does not serve it", op.Method, r.URL.Path, by))
 			})
 			continue
 		}
@@ -182,14 +186,6 @@ func AdminMux(doc *spec.Contract, tag string, handlers map[string]Handler) (http
 	}
 	mux.HandleFunc("/", NotFound)
 	return mux, nil
-}
-
-// servedBy names the server that serves an admin operation.
-func servedBy(op *spec.Operation) string {
-	if slices.Contains(op.Operation.Tags, ProxyTag) {
-		return "the validating proxy (inventory-mock --proxy-to URL)"
-	}
-	return "the mock (inventory-mock without --proxy-to)"
 }
 
 // adminOperation reads and validates an admin request before h sees it.
