@@ -68,8 +68,7 @@ func (s *Server) sessionOf(w http.ResponseWriter, r *http.Request) (string, bool
 			q.Del(SessionQuery)
 			u := *r.URL
 			u.RawQuery = q.Encode()
-			r2 := new(http.Request)
-			*r2 = *r
+			r2 := r.WithContext(r.Context())
 			r2.URL, r2.RequestURI = &u, u.RequestURI()
 			name, ok := s.checkSession(w, r2, v, SessionQuery+" query parameter")
 			return name, true, r2, ok
