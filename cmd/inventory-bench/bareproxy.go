@@ -28,8 +28,8 @@ func runBareProxy(ctx context.Context, args []string, stdout io.Writer) error {
 		To   string `name:"proxy-to" placeholder:"URL" help:"the backend's URL, with its base path, such as http://127.0.0.1:8080/v1 (required)"`
 		Key  string `name:"api-key" help:"ignored: the backend checks keys"`
 	}
-	if err := parseMode("bare-proxy", &o, nil, args, stdout,
-		"Usage: inventory-bench bare-proxy --proxy-to URL [flags]\n\nServes a bare httputil.ReverseProxy in front of --proxy-to, the scale of the\nproxy-* scenarios (see inventory-bench --help)."); err != nil {
+	if err := parseMode("inventory-bench bare-proxy", &o, nil, args, stdout,
+		"Usage: inventory-bench bare-proxy --proxy-to URL [flags]\n\nServes a bare httputil.ReverseProxy in front of --proxy-to, the scale of the\nproxy-* scenarios (see inventory-bench --help).", ""); err != nil {
 		return err
 	}
 	up, err := url.Parse(o.To)

@@ -29,8 +29,8 @@ func runBaseline(ctx context.Context, args []string, stdout io.Writer) error {
 		Generate int    `name:"generate" placeholder:"N" help:"serve N generated pets instead of the default fixtures"`
 		Seed     uint64 `name:"seed" default:"1" placeholder:"SEED" help:"seed for --generate"`
 	}
-	if err := parseMode("baseline", &o, map[string]string{"key": benchKey}, args, stdout,
-		"Usage: inventory-bench baseline [flags]\n\nServes the bare baseline (see inventory-bench --help)."); err != nil {
+	if err := parseMode("inventory-bench baseline", &o, map[string]string{"key": benchKey}, args, stdout,
+		"Usage: inventory-bench baseline [flags]\n\nServes the bare baseline (see inventory-bench --help).", ""); err != nil {
 		return err
 	}
 	items, err := baselineItems(o.Generate, o.Seed)
