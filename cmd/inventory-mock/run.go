@@ -224,7 +224,7 @@ func serve(ctx context.Context, o *options, h http.Handler, logs slog.Handler, r
 	srv.ConnState, srv.ConnContext, srv.Handler = conns.track, connContext, conns.serving(flights, h)
 	ln = conns
 	if srv.TLSConfig != nil {
-		ln = tls.NewListener(plainHTTPAnswered(ln), srv.TLSConfig)
+		ln = tls.NewListener(plainHTTPListener{ln}, srv.TLSConfig)
 		if o.TLSCertOut != "" {
 			if err := writeAtomically(o.TLSCertOut, cert); err != nil {
 				ln.Close()
