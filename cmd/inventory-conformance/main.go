@@ -369,6 +369,7 @@ type reportFlags struct{ junit, json, markdown, html string }
 // after "="), wherever they stand.
 func reportPaths(args []string) reportFlags {
 	var r reportFlags
+	paths := map[string]*string{"junit-report": &r.junit, "json-report": &r.json, "markdown-report": &r.markdown, "html-report": &r.html}
 	for i, a := range args {
 		if a == "--" {
 			break
@@ -383,15 +384,8 @@ func reportPaths(args []string) reportFlags {
 		if !eq && i+1 >= len(args) {
 			continue
 		}
-		switch name {
-		case "junit-report":
-			r.junit = value
-		case "json-report":
-			r.json = value
-		case "markdown-report":
-			r.markdown = value
-		case "html-report":
-			r.html = value
+		if p := paths[name]; p != nil {
+			*p = value
 		}
 	}
 	return r
