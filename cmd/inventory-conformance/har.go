@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -38,32 +39,16 @@ func harParser(o *harOptions) *cli.Parser {
 
 // isHAR reports whether args ask for the HAR check.
 func isHAR(args []string) bool {
-	for _, a := range args {
-		if a == "--" {
-			return false
-		}
-		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if strings.HasPrefix(a, "-") && name == "har" {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(cli.FlagArgs(args), func(f [2]string) bool { return f[0] == "har" })
 }
 
 // suiteOnly returns the first flag of args that the run against a target
 // has and the HAR check (har) does not; "" if none.
 func suiteOnly(har *cli.Parser, args []string) string {
 	suite := suiteParser(&options{})
-	for _, a := range args {
-		if a == "--" {
-			break
-		}
-		if !strings.HasPrefix(a, "-") {
-			continue
-		}
-		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !har.Has(name) && suite.Has(name) {
-			return name
+	for _, f := range cli.FlagArgs(args) {
+		if !har.Has(f[0]) && suite.Has(f[0]) {
+			return f[0]
 		}
 	}
 	return ""
