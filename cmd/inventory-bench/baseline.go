@@ -15,13 +15,10 @@ import (
 	"github.com/petstore/inventory-kit/spec"
 )
 
-// runBaseline serves the baseline: the least a correct server could do on
-// the two operations, with net/http and nothing else. It checks the bearer
-// key; a list writes the same bytes as the mock, encoded with encoding/json
-// and kept until the next update; an update decodes the body, sets the
-// quantity under a lock and encodes the record. It does not validate against the spec and does not
-// log. inventory-bench starts it as a child process, as it does the mock.
-// Its help goes to stdout; its errors are returned, for main to print.
+// runBaseline serves the baseline, the least a correct server could do on
+// the two operations with net/http (README.md, How it measures), as a
+// child process of inventory-bench. Its help goes to stdout; its errors
+// are returned, for main to print.
 func runBaseline(ctx context.Context, args []string, stdout io.Writer) error {
 	var o struct {
 		Addr     string `name:"addr" default:"127.0.0.1:8081" placeholder:"HOST:PORT" help:"host:port to listen on"`

@@ -477,8 +477,7 @@ func againstBare(r row, rows []row) string {
 	return ""
 }
 
-// bound writes a target as the scenario gives it: 0.95 stays 0.95 (with
-// %.1f the report once said ">= 0.9" of a 0.95 target it called missed).
+// bound writes a target with all its digits: %.1f would show 0.95 as 0.9.
 func bound(op string, target float64) string {
 	return op + " " + strconv.FormatFloat(target, 'f', -1, 64)
 }
