@@ -21,6 +21,7 @@ import (
 	"github.com/petstore/inventory-kit/cmd/inventory-mock/mcp"
 	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/mockserver"
+	"github.com/petstore/inventory-kit/mockserver/metrics"
 	"github.com/petstore/inventory-kit/mockserver/store"
 )
 
@@ -65,7 +66,9 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 	logger, flushLogs := httpapi.NewBatchingLogger(stderr, o.LogFormat == "json", logWindow)
 	defer flushLogs()
 	handler := logger.Handler()
-	o.Staging.m = newMetrics(o)
+	if o.Staging.Metrics {
+		o.Staging.m = metrics.New()
+	}
 	if o.Proxy.To != "" {
 		return runProxy(ctx, o, lookupEnv, stdout, handler, logger, begin, ready)
 	}
