@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -79,9 +80,7 @@ func runHAR(ctx context.Context, args []string, getenv func(string) string, stdo
 		}
 		return cannot("%s", doubleDash(err.Error()))
 	}
-	if o.APIKey == "" {
-		o.APIKey = getenv("INVENTORY_API_KEY")
-	}
+	o.APIKey = cmp.Or(o.APIKey, getenv("INVENTORY_API_KEY"))
 	doc := spec.Document
 	if o.Spec != "" {
 		var err error
