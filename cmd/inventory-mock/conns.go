@@ -66,23 +66,21 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	for placed := false; !placed; {
-		select {
-		case l.slots <- struct{}{}:
-			placed = true
-			continue
-		default:
-		}
+	select {
+	case l.slots <- struct{}{}:
+	default:
 		// At the cap: make room, then wait for it; where no connection
 		// could be closed, look again now and then.
-		l.shed()
-		select {
-		case l.slots <- struct{}{}:
-			placed = true
-		case <-time.After(100 * time.Millisecond):
-		case <-l.done:
-			c.Close()
-			return nil, net.ErrClosed
+		for placed := false; !placed; {
+			l.shed()
+			select {
+			case l.slots <- struct{}{}:
+				placed = true
+			case <-time.After(100 * time.Millisecond):
+			case <-l.done:
+				c.Close()
+				return nil, net.ErrClosed
+			}
 		}
 	}
 	if float64(len(l.slots)) >= pressureShare*float64(cap(l.slots)) {
