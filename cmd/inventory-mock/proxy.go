@@ -76,7 +76,7 @@ func (p *proxyOptions) check(o *options) error {
 
 // runProxy serves proxy mode until ctx is done, then writes the reports
 // and says whether violations were seen.
-func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, bool), stdout io.Writer, logs slog.Handler, logger *slog.Logger, start time.Time, ready func(addr string)) (err error) {
+func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, bool), stdout io.Writer, logger *slog.Logger, start time.Time, ready func(addr string)) (err error) {
 	p := &o.Proxy
 	contract, err := loadContract(o)
 	if err != nil {
@@ -165,7 +165,7 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 	if err != nil {
 		return err
 	}
-	cut, err := serve(ctx, o, httpapi.Steps(px, guard), logs, ready, func(addr string) {
+	cut, err := serve(ctx, o, httpapi.Steps(px, guard), logger, ready, func(addr string) {
 		// Once listening: never before a refusal of the settings.
 		if len(o.APIKeys) == 0 && o.AdminKey == "" {
 			logger.Warn("no --admin-key or --api-key: /__admin/violations takes the development key (see mockserver/proxy/README.md)")
