@@ -59,9 +59,6 @@ var platforms = []platform{
 // name is the platform package's name, as the launcher derives it.
 func (p platform) name() string { return main_ + "-" + p.os + "-" + p.cpu }
 
-// dir is the platform package's directory under --out.
-func (p platform) dir() string { return "inventory-mock-" + p.os + "-" + p.cpu }
-
 // exe is the binary's file name.
 func (p platform) exe() string {
 	if p.goos == "windows" {
@@ -133,7 +130,7 @@ func build(dist, out string, ps []platform) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		dir := filepath.Join(out, p.dir())
+		dir := filepath.Join(out, "inventory-mock-"+p.os+"-"+p.cpu)
 		pkg := manifest{
 			Name:        p.name(),
 			Version:     version,
