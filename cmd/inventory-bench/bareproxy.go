@@ -15,21 +15,19 @@ import (
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
 )
 
-// runBareProxy serves the reference of the proxy scenarios: a bare
-// httputil.ReverseProxy in front of the --proxy-to address, tuned as
-// inventory-mock's proxy mode is (keep-alive pool, pooled copy buffers,
-// GOGC=400) and doing nothing else (no checks, no log). What the
-// validating proxy costs beyond it is the cost of its checks and log; what
-// the bare proxy costs is the cost of one more HTTP hop.
-// Its help goes to stdout; its errors are returned, for main to print.
+// runBareProxy serves the reference of the proxy scenarios (README.md,
+// The proxy's cost): a bare httputil.ReverseProxy in front of the
+// --proxy-to address, tuned as inventory-mock's proxy mode is (keep-alive
+// pool, pooled copy buffers, GOGC=400), without checks or log. Its help
+// goes to stdout; its errors are returned, for main to print.
 func runBareProxy(ctx context.Context, args []string, stdout io.Writer) error {
 	var o struct {
 		Addr string `name:"addr" default:"127.0.0.1:8082" placeholder:"HOST:PORT" help:"host:port to listen on"`
 		To   string `name:"proxy-to" placeholder:"URL" help:"the backend's URL, with its base path, such as http://127.0.0.1:8080/v1 (required)"`
 		Key  string `name:"api-key" help:"ignored: the backend checks keys"`
 	}
-	if err := parseMode("bare-proxy", &o, nil, args, stdout,
-		"Usage: inventory-bench bare-proxy --proxy-to URL [flags]\n\nServes a bare httputil.ReverseProxy in front of --proxy-to, the scale of the\nproxy-* scenarios (see inventory-bench --help)."); err != nil {
+	if err := parseMode("inventory-bench bare-proxy", &o, nil, args, stdout,
+		"Usage: inventory-bench bare-proxy --proxy-to URL [flags]\n\nServes a bare httputil.ReverseProxy in front of --proxy-to, the scale of the\nproxy-* scenarios (see inventory-bench --help).", ""); err != nil {
 		return err
 	}
 	up, err := url.Parse(o.To)

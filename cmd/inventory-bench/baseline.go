@@ -15,13 +15,10 @@ import (
 	"github.com/petstore/inventory-kit/spec"
 )
 
-// runBaseline serves the baseline: the least a correct server could do on
-// the two operations, with net/http and nothing else. It checks the bearer
-// key; a list writes the same bytes as the mock, encoded with encoding/json
-// and kept until the next update; an update decodes the body, sets the
-// quantity under a lock and encodes the record. It does not validate against the spec and does not
-// log. inventory-bench starts it as a child process, as it does the mock.
-// Its help goes to stdout; its errors are returned, for main to print.
+// runBaseline serves the baseline, the least a correct server could do on
+// the two operations with net/http (README.md, How it measures), as a
+// child process of inventory-bench. Its help goes to stdout; its errors
+// are returned, for main to print.
 func runBaseline(ctx context.Context, args []string, stdout io.Writer) error {
 	var o struct {
 		Addr     string `name:"addr" default:"127.0.0.1:8081" placeholder:"HOST:PORT" help:"host:port to listen on"`
@@ -29,8 +26,8 @@ func runBaseline(ctx context.Context, args []string, stdout io.Writer) error {
 		Generate int    `name:"generate" placeholder:"N" help:"serve N generated pets instead of the default fixtures"`
 		Seed     uint64 `name:"seed" default:"1" placeholder:"SEED" help:"seed for --generate"`
 	}
-	if err := parseMode("baseline", &o, map[string]string{"key": benchKey}, args, stdout,
-		"Usage: inventory-bench baseline [flags]\n\nServes the bare baseline (see inventory-bench --help)."); err != nil {
+	if err := parseMode("inventory-bench baseline", &o, map[string]string{"key": benchKey}, args, stdout,
+		"Usage: inventory-bench baseline [flags]\n\nServes the bare baseline (see inventory-bench --help).", ""); err != nil {
 		return err
 	}
 	items, err := baselineItems(o.Generate, o.Seed)

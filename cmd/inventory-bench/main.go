@@ -33,15 +33,16 @@ func run(ctx context.Context, args []string, _ func(string) (string, bool), stdo
 	return cli.Failed(err)
 }
 
-// parseMode parses the flags of a mode of this binary (baseline,
-// bare-proxy) into o; on --help it prints usage and the flags to stdout.
-func parseMode(name string, o any, vars map[string]string, args []string, stdout io.Writer, usage string) error {
-	p := cli.New("inventory-bench "+name, o, vars, false)
+// parseMode parses the flags of command name (inventory-bench, or one of
+// its modes) into o; on --help it prints usage, the flags and after to
+// stdout.
+func parseMode(name string, o any, vars map[string]string, args []string, stdout io.Writer, usage, after string) error {
+	p := cli.New(name, o, vars, false)
 	err := p.Parse(args, nil)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(stdout, usage+"\n\nFlags:")
 		cli.PrintFlags(stdout, p.Lines(nil))
-		fmt.Fprintln(stdout, "  --help\n      show this help")
+		fmt.Fprint(stdout, "  --help\n      show this help\n"+after)
 	}
 	return err
 }

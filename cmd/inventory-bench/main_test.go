@@ -128,7 +128,7 @@ func TestParse(t *testing.T) {
 		{[]string{"--rounds", "many"}, `--rounds "many": want a whole number`},
 		{[]string{"--duration", "5"}, `--duration "5": want a duration such as 500ms`},
 	} {
-		_, err := parse(tt.args)
+		_, err := parse(tt.args, io.Discard)
 		switch {
 		case tt.want == "" && err != nil:
 			t.Errorf("parse(%q) = %v; want no error", tt.args, err)

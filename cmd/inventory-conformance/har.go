@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -9,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -38,32 +40,16 @@ func harParser(o *harOptions) *cli.Parser {
 
 // isHAR reports whether args ask for the HAR check.
 func isHAR(args []string) bool {
-	for _, a := range args {
-		if a == "--" {
-			return false
-		}
-		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if strings.HasPrefix(a, "-") && name == "har" {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(cli.FlagArgs(args), func(f [2]string) bool { return f[0] == "har" })
 }
 
 // suiteOnly returns the first flag of args that the run against a target
 // has and the HAR check (har) does not; "" if none.
 func suiteOnly(har *cli.Parser, args []string) string {
 	suite := suiteParser(&options{})
-	for _, a := range args {
-		if a == "--" {
-			break
-		}
-		if !strings.HasPrefix(a, "-") {
-			continue
-		}
-		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !har.Has(name) && suite.Has(name) {
-			return name
+	for _, f := range cli.FlagArgs(args) {
+		if !har.Has(f[0]) && suite.Has(f[0]) {
+			return f[0]
 		}
 	}
 	return ""
@@ -94,9 +80,7 @@ func runHAR(ctx context.Context, args []string, getenv func(string) string, stdo
 		}
 		return cannot("%s", doubleDash(err.Error()))
 	}
-	if o.APIKey == "" {
-		o.APIKey = getenv("INVENTORY_API_KEY")
-	}
+	o.APIKey = cmp.Or(o.APIKey, getenv("INVENTORY_API_KEY"))
 	doc := spec.Document
 	if o.Spec != "" {
 		var err error

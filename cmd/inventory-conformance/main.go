@@ -104,7 +104,7 @@ func conform(ctx context.Context, args []string, getenv func(string) string, std
 	out, errOut := secrets.Writer(stdout), secrets.Writer(stderr)
 	defer out.Flush()
 	defer errOut.Flush()
-	reports := newReportFiles(reportFlags{o.JUnit, o.JSONReport, o.Markdown, o.HTML}, getenv, out, secrets)
+	reports := newReportFiles(reportFiles{out: report.Outputs{JUnit: o.JUnit, Markdown: o.Markdown, HTML: o.HTML}, json: o.JSONReport}, getenv, out, secrets)
 	cannot := func(format string, a ...any) int {
 		msg := fmt.Sprintf(format, a...)
 		fmt.Fprintf(errOut, "inventory-conformance: cannot run: %s\n", msg)
@@ -329,10 +329,10 @@ type reportFiles struct {
 	secrets *conformance.Secrets
 }
 
-// newReportFiles returns the reports at paths, with GitHub's from getenv
-// (annotations to w).
-func newReportFiles(paths reportFlags, getenv func(string) string, w io.Writer, secrets *conformance.Secrets) reportFiles {
-	r := reportFiles{out: report.Outputs{JUnit: paths.junit, Markdown: paths.markdown, HTML: paths.html}, json: paths.json, secrets: secrets}
+// newReportFiles returns the reports at r's paths, with secrets, and
+// GitHub's from getenv (annotations to w).
+func newReportFiles(r reportFiles, getenv func(string) string, w io.Writer, secrets *conformance.Secrets) reportFiles {
+	r.secrets = secrets
 	r.out.GitHub(getenv, w)
 	return r
 }
@@ -361,14 +361,12 @@ func plain(s string) string {
 	return strings.Join(lines, "; ")
 }
 
-// reportFlags are the report paths of the flags.
-type reportFlags struct{ junit, json, markdown, html string }
-
 // reportPaths finds the report flags in args, in any of the forms the
 // flag package reads (one or two dashes, FILE as the next argument or
 // after "="), wherever they stand.
-func reportPaths(args []string) reportFlags {
-	var r reportFlags
+func reportPaths(args []string) reportFiles {
+	var r reportFiles
+	paths := map[string]*string{"junit-report": &r.out.JUnit, "json-report": &r.json, "markdown-report": &r.out.Markdown, "html-report": &r.out.HTML}
 	for i, a := range args {
 		if a == "--" {
 			break
@@ -383,15 +381,8 @@ func reportPaths(args []string) reportFlags {
 		if !eq && i+1 >= len(args) {
 			continue
 		}
-		switch name {
-		case "junit-report":
-			r.junit = value
-		case "json-report":
-			r.json = value
-		case "markdown-report":
-			r.markdown = value
-		case "html-report":
-			r.html = value
+		if p := paths[name]; p != nil {
+			*p = value
 		}
 	}
 	return r

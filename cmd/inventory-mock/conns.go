@@ -66,23 +66,21 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	for placed := false; !placed; {
-		select {
-		case l.slots <- struct{}{}:
-			placed = true
-			continue
-		default:
-		}
+	select {
+	case l.slots <- struct{}{}:
+	default:
 		// At the cap: make room, then wait for it; where no connection
 		// could be closed, look again now and then.
-		l.shed()
-		select {
-		case l.slots <- struct{}{}:
-			placed = true
-		case <-time.After(100 * time.Millisecond):
-		case <-l.done:
-			c.Close()
-			return nil, net.ErrClosed
+		for placed := false; !placed; {
+			l.shed()
+			select {
+			case l.slots <- struct{}{}:
+				placed = true
+			case <-time.After(100 * time.Millisecond):
+			case <-l.done:
+				c.Close()
+				return nil, net.ErrClosed
+			}
 		}
 	}
 	if float64(len(l.slots)) >= pressureShare*float64(cap(l.slots)) {
@@ -130,22 +128,25 @@ func connContext(ctx context.Context, c net.Conn) context.Context {
 // returns, its connection is not closed to make room.
 func (l *connLimiter) serving(flights *inFlight, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		defer flights.end(flights.begin(r))
+		flights.begin(r)
+		defer flights.end(r)
 		if c, _ := r.Context().Value(connKey{}).(net.Conn); c != nil {
-			a := &arrival{l: l, c: c}
+			a := &arrival{ReadCloser: r.Body, l: l, c: c}
 			defer a.end()
 			if r.Body == nil || r.Body == http.NoBody {
 				a.mark()
 			} else {
-				r.Body = &arrivingBody{ReadCloser: r.Body, a: a}
+				r.Body = a
 			}
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-// An arrival is one request's part in its connection's answering count.
+// An arrival is one request's part in its connection's answering count;
+// as the request's body, it marks the request arrived once read to its end.
 type arrival struct {
+	io.ReadCloser
 	l      *connLimiter
 	c      net.Conn
 	marked bool // counted in answering; only the handler's goroutine reads or writes it
@@ -178,17 +179,10 @@ func (a *arrival) end() {
 	a.l.mu.Unlock()
 }
 
-// An arrivingBody marks its request arrived once the body is read to its
-// end.
-type arrivingBody struct {
-	io.ReadCloser
-	a *arrival
-}
-
-func (b *arrivingBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
+func (a *arrival) Read(p []byte) (int, error) {
+	n, err := a.ReadCloser.Read(p)
 	if err == io.EOF {
-		b.a.mark()
+		a.mark()
 	}
 	return n, err
 }

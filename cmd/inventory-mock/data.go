@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"runtime/debug"
+	"slices"
 
 	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/mockserver"
@@ -16,15 +17,12 @@ import (
 // chaosOf reads the --latency and --fault rules.
 func chaosOf(o *options) (mockserver.Chaos, error) {
 	c := mockserver.Chaos{Seed: o.ChaosSeed}
-	for _, v := range o.Latency {
-		r, err := mockserver.ParseLatencyFlag(v)
-		if err != nil {
-			return c, err
+	for i, v := range slices.Concat(o.Latency, o.Fault) {
+		parse := mockserver.ParseFaultFlag
+		if i < len(o.Latency) {
+			parse = mockserver.ParseLatencyFlag
 		}
-		c.Rules = append(c.Rules, r)
-	}
-	for _, v := range o.Fault {
-		r, err := mockserver.ParseFaultFlag(v)
+		r, err := parse(v)
 		if err != nil {
 			return c, err
 		}
@@ -95,12 +93,11 @@ func load(ctx context.Context, o *options) (*data, error) {
 		d.records, d.unknown, err = fixtures.Load(o.Fixtures, raw, shape)
 	default:
 		d.source = fixtures.DefaultName + " (embedded)"
-		d.records, d.unknown, err = fixtures.Default(shape)
-	}
-	if err != nil && o.Generate == 0 && o.Fixtures == "" && o.Staging.FixturesFrom == "" {
-		// The embedded fixtures, written for the embedded contract, under
-		// a --spec whose record has changed.
-		return nil, fmt.Errorf("%w; the embedded fixtures do not fit the record schema %s of --spec: serve generated pets of its shape with --generate N, or records that fit with --fixtures FILE", err, shape.Schema.Name)
+		if d.records, d.unknown, err = fixtures.Default(shape); err != nil {
+			// The embedded fixtures, written for the embedded contract,
+			// under a --spec whose record has changed.
+			return nil, fmt.Errorf("%w; the embedded fixtures do not fit the record schema %s of --spec: serve generated pets of its shape with --generate N, or records that fit with --fixtures FILE", err, shape.Schema.Name)
+		}
 	}
 	if err != nil {
 		return nil, err

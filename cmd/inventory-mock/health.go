@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/petstore/inventory-kit/cmd/internal/cli"
@@ -20,18 +20,10 @@ func unhealthy(err error) error { return cli.Failed(fmt.Errorf("health check: %w
 // healthCheckAsked reports whether args ask for --health-check, for run
 // to exit 1 rather than 2 on a bad setting of a health check.
 func healthCheckAsked(args []string) bool {
-	for _, a := range args {
-		if a == "--" {
-			return false
-		}
-		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if strings.HasPrefix(a, "-") && name == "health-check" {
-			if b, err := strconv.ParseBool(value); !hasValue || err != nil || b {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(cli.FlagArgs(args), func(f [2]string) bool {
+		b, err := strconv.ParseBool(f[1]) // "": --health-check alone
+		return f[0] == "health-check" && (err != nil || b)
+	})
 }
 
 // healthCheck asks a running mock at o.addr for /healthz. An image without a

@@ -9,14 +9,6 @@ import (
 	"github.com/petstore/inventory-kit/mockserver/metrics"
 )
 
-// newMetrics returns the metrics of a run, or nil with --metrics=false.
-func newMetrics(o *options) *metrics.Metrics {
-	if !o.Staging.Metrics {
-		return nil
-	}
-	return metrics.New()
-}
-
 // serveMetrics serves GET /metrics of m on its own listener at addr,
 // without a key, for a scraper that cannot send one: the metrics hold no
 // key, no session name and no path a client sent (package metrics), so

@@ -35,6 +35,8 @@ type proxyOptions struct {
 	BodyLimit       int           `name:"body-check-limit" env:"INVENTORY_MOCK_BODY_CHECK_LIMIT" default:"${body_limit}" placeholder:"BYTES" help:"proxy: bytes of each body checked; a longer body passes whole, unchecked, with a warning"`
 	MemoryBudget    int64         `name:"proxy-memory-budget" env:"INVENTORY_MOCK_PROXY_MEMORY_BUDGET" placeholder:"BYTES" help:"proxy: bytes of bodies all exchanges hold for the checks at once, of requests and answers (decoded text included); a body that finds them held passes whole, unchecked, with a warning; 0: 64 times --body-check-limit"`
 	Ignore          []string      `name:"ignore-rule" env:"INVENTORY_MOCK_IGNORE_RULE" placeholder:"PATTERN" help:"proxy: leave out violations of the rules matching this pattern, such as request-* (repeatable)"`
+
+	ignore spec.RuleFilter // Ignore, parsed
 }
 
 // check reports flags that make no sense together with proxy mode, or
@@ -68,7 +70,8 @@ func (p *proxyOptions) check(o *options) error {
 	case p.MemoryBudget < 0:
 		return errors.New("--proxy-memory-budget must be positive, or 0 for 64 times --body-check-limit")
 	}
-	if _, err := spec.NewRuleFilter(p.Ignore); err != nil {
+	var err error
+	if p.ignore, err = spec.NewRuleFilter(p.Ignore); err != nil {
 		return fmt.Errorf("--ignore-rule: %v", err)
 	}
 	return nil
@@ -76,17 +79,13 @@ func (p *proxyOptions) check(o *options) error {
 
 // runProxy serves proxy mode until ctx is done, then writes the reports
 // and says whether violations were seen.
-func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, bool), stdout io.Writer, logs slog.Handler, logger *slog.Logger, start time.Time, ready func(addr string)) (err error) {
+func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, bool), stdout io.Writer, logger *slog.Logger, start time.Time, ready func(addr string)) (err error) {
 	p := &o.Proxy
 	contract, err := loadContract(o)
 	if err != nil {
 		return err
 	}
 	if err := checkUpstream(p.To, contract.BasePath); err != nil {
-		return err
-	}
-	filter, err := spec.NewRuleFilter(p.Ignore)
-	if err != nil {
 		return err
 	}
 	rd := httpapi.NewKeys(o.APIKeys, o.AdminKey).Redactor
@@ -149,7 +148,7 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 	}
 	px, err := proxy.New(proxy.Config{
 		Contract: contract, Upstream: p.To, Transport: transport, Timeout: p.Timeout,
-		Enforce: p.Enforce, BodyLimit: p.BodyLimit, Budget: budget, Ignore: filter, Findings: findings, HAR: har,
+		Enforce: p.Enforce, BodyLimit: p.BodyLimit, Budget: budget, Ignore: p.ignore, Findings: findings, HAR: har,
 		AdminKey: o.AdminKey, APIKeys: o.APIKeys, Logger: logger, Metrics: o.Staging.m,
 	})
 	if err != nil {
@@ -165,7 +164,7 @@ func runProxy(ctx context.Context, o *options, lookupEnv func(string) (string, b
 	if err != nil {
 		return err
 	}
-	cut, err := serve(ctx, o, httpapi.Steps(px, guard), logs, ready, func(addr string) {
+	cut, err := serve(ctx, o, httpapi.Steps(px, guard), logger, ready, func(addr string) {
 		// Once listening: never before a refusal of the settings.
 		if len(o.APIKeys) == 0 && o.AdminKey == "" {
 			logger.Warn("no --admin-key or --api-key: /__admin/violations takes the development key (see mockserver/proxy/README.md)")

@@ -21,6 +21,7 @@ import (
 	"github.com/petstore/inventory-kit/cmd/inventory-mock/mcp"
 	"github.com/petstore/inventory-kit/fixtures"
 	"github.com/petstore/inventory-kit/mockserver"
+	"github.com/petstore/inventory-kit/mockserver/metrics"
 	"github.com/petstore/inventory-kit/mockserver/store"
 )
 
@@ -64,10 +65,11 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 	}
 	logger, flushLogs := httpapi.NewBatchingLogger(stderr, o.LogFormat == "json", logWindow)
 	defer flushLogs()
-	handler := logger.Handler()
-	o.Staging.m = newMetrics(o)
+	if o.Staging.Metrics {
+		o.Staging.m = metrics.New()
+	}
 	if o.Proxy.To != "" {
-		return runProxy(ctx, o, lookupEnv, stdout, handler, logger, begin, ready)
+		return runProxy(ctx, o, lookupEnv, stdout, logger, begin, ready)
 	}
 	data, err := load(ctx, o)
 	if err != nil {
@@ -152,7 +154,7 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 		defer stop()
 	}
 
-	_, err = serve(ctx, o, mock, handler, ready, func(url string) {
+	_, err = serve(ctx, o, mock, logger, ready, func(url string) {
 		// Said once the mock listens, so that it never comes before a
 		// refusal of the settings, whose message must be the last line.
 		if len(o.APIKeys) == 0 {
@@ -177,8 +179,7 @@ func runReady(ctx context.Context, args []string, lookupEnv func(string) (string
 // and returned, and the stop is no error, so the exit status stays the
 // run's. listening gets the server's URL once it accepts connections, and
 // ready, if not nil, its address.
-func serve(ctx context.Context, o *options, h http.Handler, logs slog.Handler, ready func(addr string), listening func(url string)) (cut []cutRequest, err error) {
-	logger := slog.New(logs)
+func serve(ctx context.Context, o *options, h http.Handler, logger *slog.Logger, ready func(addr string), listening func(url string)) (cut []cutRequest, err error) {
 	if o.Pprof != "" {
 		stopPprof, err := servePprof(o.Pprof, os.Args, logger)
 		if err != nil {
@@ -200,7 +201,7 @@ func serve(ctx context.Context, o *options, h http.Handler, logs slog.Handler, r
 		WriteTimeout:      writeTimeout(o.MaxDelay),
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(logs, slog.LevelWarn),
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	scheme := "http"
 	var cert []byte // the self-signed certificate, PEM, for --tls-cert-out
@@ -224,7 +225,7 @@ func serve(ctx context.Context, o *options, h http.Handler, logs slog.Handler, r
 	srv.ConnState, srv.ConnContext, srv.Handler = conns.track, connContext, conns.serving(flights, h)
 	ln = conns
 	if srv.TLSConfig != nil {
-		ln = tls.NewListener(plainHTTPAnswered(ln), srv.TLSConfig)
+		ln = tls.NewListener(plainHTTPListener{ln}, srv.TLSConfig)
 		if o.TLSCertOut != "" {
 			if err := writeAtomically(o.TLSCertOut, cert); err != nil {
 				ln.Close()

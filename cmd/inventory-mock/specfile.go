@@ -88,10 +88,11 @@ func checkRefs(abs string, doc []byte, outside bool) (files bool, err error) {
 	root := filepath.Dir(abs)
 	total := int64(len(doc))
 	seen := map[string]bool{abs: true}
-	queue := []struct {
+	type file struct {
 		path string
 		text []byte
-	}{{abs, doc}}
+	}
+	queue := []file{{abs, doc}}
 	for len(queue) > 0 {
 		cur := queue[0]
 		queue = queue[1:]
@@ -119,10 +120,7 @@ func checkRefs(abs string, doc []byte, outside bool) (files bool, err error) {
 				continue // the bundler says which $ref cannot be resolved
 			}
 			total += int64(len(text))
-			queue = append(queue, struct {
-				path string
-				text []byte
-			}{path, text})
+			queue = append(queue, file{path, text})
 		}
 	}
 	return files, nil

@@ -26,7 +26,7 @@ type stagingOptions struct {
 	MetricsAddr string `name:"metrics-addr" env:"INVENTORY_MOCK_METRICS_ADDR" placeholder:"HOST:PORT" help:"also serve the metrics at http://host:port/metrics without a key, for a scraper that cannot send one"`
 
 	limit mockserver.RateLimit // RateLimit, parsed
-	m     *metrics.Metrics     // the run's, from newMetrics; nil: none
+	m     *metrics.Metrics     // the run's; nil with --metrics=false
 }
 
 // upstreamKeyEnv is the variable of --upstream-api-key.

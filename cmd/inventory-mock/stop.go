@@ -21,9 +21,8 @@ const afterCut = 2 * time.Second
 // An inFlight keeps the requests being served, so that a stop that has to
 // cut some can say which.
 type inFlight struct {
-	mu   sync.Mutex // guards next and reqs
-	next uint64
-	reqs map[uint64]cutRequest
+	mu   sync.Mutex // guards reqs
+	reqs map[*http.Request]cutRequest
 	wg   sync.WaitGroup // one per handler running
 }
 
@@ -40,23 +39,20 @@ func (c cutRequest) String() string {
 	return fmt.Sprintf("%s %s, cut after %s", c.Method, c.Path, c.Ran.Round(time.Millisecond))
 }
 
-func newInFlight() *inFlight { return &inFlight{reqs: map[uint64]cutRequest{}} }
+func newInFlight() *inFlight { return &inFlight{reqs: map[*http.Request]cutRequest{}} }
 
-// begin keeps a request while its handler runs, until end(id).
-func (f *inFlight) begin(r *http.Request) (id uint64) {
+// begin keeps r while its handler runs, until end(r).
+func (f *inFlight) begin(r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.next++
-	f.reqs[f.next] = cutRequest{Method: r.Method, Path: r.URL.Path, start: time.Now()}
+	f.reqs[r] = cutRequest{Method: r.Method, Path: r.URL.Path, start: time.Now()}
 	f.wg.Add(1)
-	return f.next
 }
 
-// end forgets the request begin kept as id, once its handler has
-// returned.
-func (f *inFlight) end(id uint64) {
+// end forgets r once its handler has returned.
+func (f *inFlight) end(r *http.Request) {
 	f.mu.Lock()
-	delete(f.reqs, id)
+	delete(f.reqs, r)
 	f.mu.Unlock()
 	f.wg.Done()
 }

@@ -73,14 +73,12 @@ func writeAtomically(path string, data []byte) error {
 	return err
 }
 
-// plainHTTPAnswered wraps the listener under a TLS one: a client that sends
+// A plainHTTPListener is the listener under a TLS one: a client that sends
 // plain HTTP to the HTTPS port gets a 400 with the Error body every other
 // error has, instead of net/http's line of plain text. A TLS client's first
 // byte is 0x16 (a handshake record); an HTTP request's is a letter of its
 // method. The look happens on the connection's first read, in its own
 // goroutine, never in Accept.
-func plainHTTPAnswered(ln net.Listener) net.Listener { return plainHTTPListener{ln} }
-
 type plainHTTPListener struct{ net.Listener }
 
 func (l plainHTTPListener) Accept() (net.Conn, error) {

@@ -131,12 +131,11 @@ func (u *upstream) records(ctx context.Context, shape *fixtures.Shape) (records 
 	if err != nil {
 		return nil, nil, "", err
 	}
-	holdsKeyErr := errors.New("the list holds the key the mock sent; it is not served, nor quoted")
 	records, unknown, err = fixtures.Read("the backend's list", body, shape, func(raw []byte) error {
 		if holdsKey(raw, u.key) {
 			// Messages quote values cut short, where the redactor could
 			// not find the whole key; and the mock would serve it to anyone.
-			return holdsKeyErr
+			return errors.New("the list holds the key the mock sent; it is not served, nor quoted")
 		}
 		return nil
 	})

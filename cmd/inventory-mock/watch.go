@@ -124,8 +124,7 @@ func (sw *specWatcher) reload(ctx context.Context) {
 			return
 		}
 		sw.failed = failure
-		in := sw.mock.Contract()
-		sw.logger.Warn("spec edit not loaded; the contract in force keeps serving", "file", sw.file, "reason", err.Error(), "in_force_sha256", digest(in.Raw))
+		sw.logger.Warn("spec edit not loaded; the contract in force keeps serving", "file", sw.file, "reason", err.Error(), "in_force_sha256", digest(sw.mock.Contract().Raw))
 		return
 	}
 	sw.failed = ""

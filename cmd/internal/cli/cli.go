@@ -34,18 +34,13 @@ func version(stamped string, bi *debug.BuildInfo) string {
 	if v := bi.Main.Version; v != "" && v != "(devel)" {
 		return v
 	}
-	var rev, at, modified string
+	vcs := map[string]string{}
 	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.time":
-			at = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				modified = ", with uncommitted changes"
-			}
-		}
+		vcs[s.Key] = s.Value
+	}
+	rev, modified := vcs["vcs.revision"], ""
+	if vcs["vcs.modified"] == "true" {
+		modified = ", with uncommitted changes"
 	}
 	if rev == "" {
 		return unstamped
@@ -53,7 +48,7 @@ func version(stamped string, bi *debug.BuildInfo) string {
 	if len(rev) > 12 {
 		rev = rev[:12]
 	}
-	return fmt.Sprintf("commit %s (%s%s)", rev, at, modified)
+	return fmt.Sprintf("commit %s (%s%s)", rev, vcs["vcs.time"], modified)
 }
 
 // A UsageError is a mistake on the command line. Commands print it as one

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -77,4 +78,20 @@ func CreateReport(path string) (*os.File, error) {
 		return nil, err
 	}
 	return os.Create(path)
+}
+
+// FlagArgs returns the flags in args up to "--", given with one dash or
+// two, before a parser reads them: each one's name, and its value after
+// "=" ("" for none).
+func FlagArgs(args []string) [][2]string {
+	var flags [][2]string
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if name, value, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") {
+			flags = append(flags, [2]string{name, value})
+		}
+	}
+	return flags
 }

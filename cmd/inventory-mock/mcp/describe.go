@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/petstore/inventory-kit/fixtures"
@@ -111,11 +112,8 @@ func undocumented(op *spec.Operation) [][2]string {
 	if len(op.Params) > 0 || op.Body != nil {
 		add(http.StatusBadRequest, "a request the contract's schemas refuse", "400 with an Error body naming the parameter or field")
 	}
-	for _, p := range op.Params {
-		if p.In == "path" {
-			add(http.StatusNotFound, "a key that names no record", "404 not_found with an Error body")
-			break
-		}
+	if slices.ContainsFunc(op.Params, func(p *spec.Param) bool { return p.In == "path" }) {
+		add(http.StatusNotFound, "a key that names no record", "404 not_found with an Error body")
 	}
 	add(http.StatusTooManyRequests, "past the rate limit, when one is set", "429 too_many_requests with Retry-After and an Error body")
 	add(http.StatusServiceUnavailable, "a status fault of a chaos rule", "the status the rule gives, with an Error body; only while the rule is in force")

@@ -101,16 +101,10 @@ func exchangeOf(in judgeInput, raw map[string]json.RawMessage, base string) (*ex
 	case !strings.HasPrefix(in.Path, "/"):
 		errs = append(errs, fmt.Errorf("path: %q does not start with /; give one such as %s/inventory", in.Path, base))
 	}
-	reqBody, err := bodyOf("requestBody", raw["requestBody"], in.RequestBodyText)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	respBody, err := bodyOf("body", raw["body"], in.BodyText)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	reqBody, reqErr := bodyOf("requestBody", raw["requestBody"], in.RequestBodyText)
+	respBody, respErr := bodyOf("body", raw["body"], in.BodyText)
+	if err := errors.Join(append(errs, reqErr, respErr)...); err != nil {
+		return nil, err
 	}
 	path := u.Path
 	if base != "" && path != base && !strings.HasPrefix(path, base+"/") {

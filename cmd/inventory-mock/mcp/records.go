@@ -48,7 +48,7 @@ type chaos struct {
 // in force: the rule of that operation gets the latency (one is added
 // where there is none); an empty latency takes it off, and a rule left
 // with nothing is dropped. The seed in force is kept.
-func (a *admin) setLatency(ctx context.Context, in latencyInput) ([]byte, error) {
+func (a *admin) setLatency(ctx context.Context, in latencyInput) (json.RawMessage, error) {
 	var cur chaos
 	q := sessionQuery(in.Session)
 	if err := a.get(ctx, "/chaos", q, &cur); err != nil {

@@ -100,6 +100,9 @@ type requestsInput struct {
 // a tool's output: what the admin API answered, in its own shape.
 type output = any
 
+// result is a tool's answer: out, or err.
+func result(out output, err error) (*sdk.CallToolResult, output, error) { return nil, out, err }
+
 func readOnly(title string) *sdk.ToolAnnotations {
 	return &sdk.ToolAnnotations{Title: title, ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)}
 }
@@ -113,8 +116,7 @@ func addTools(s *sdk.Server, a *admin) {
 	sdk.AddTool(s, &sdk.Tool{Name: "describe_contract", Annotations: readOnly("Describe the contract"),
 		Description: "The contract the mock serves: its title and version, the record schema (fields, types, enums, the key field, which fields the update sets), every operation with its documented statuses, named examples, deprecated or experimental label, what a chaos rule can force it to answer, and where the contract is silent, what the mock chooses."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, _ noInput) (*sdk.CallToolResult, output, error) {
-			out, err := a.describe(ctx)
-			return nil, out, err
+			return result(a.describe(ctx))
 		})
 
 	sdk.AddTool(s, &sdk.Tool{Name: "list_sessions", Annotations: readOnly("List sessions"),
@@ -152,14 +154,12 @@ func addTools(s *sdk.Server, a *admin) {
 			for _, f := range in.Filter {
 				q.Add("filter", f)
 			}
-			b, err := a.call(ctx, http.MethodGet, "/records", q, nil)
-			return nil, json.RawMessage(b), err
+			return result(a.call(ctx, http.MethodGet, "/records", q, nil))
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "get_record", Annotations: readOnly("Get a record"),
 		Description: "One record of a session by its key, as the contract's list answers it."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, in recordInput) (*sdk.CallToolResult, output, error) {
-			rec, err := a.record(ctx, in.Session, in.Key)
-			return nil, rec, err
+			return result(a.record(ctx, in.Session, in.Key))
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "set_record", Annotations: changes("Set a record's fields", false, true),
 		Description: "Write fields of one record of a session through the contract's own update operation (its validation, record rules and store, but no chaos rule and no journal entry): the record as written, or the contract's Error message."},
@@ -168,15 +168,13 @@ func addTools(s *sdk.Server, a *admin) {
 			if in.Fields == nil || fields == nil {
 				return nil, nil, fmt.Errorf("fields: give the update body, such as {\"quantity\": 0}")
 			}
-			b, err := a.call(ctx, http.MethodPatch, "/records/"+strconv.FormatInt(in.Key, 10), sessionQuery(in.Session), fields)
-			return nil, json.RawMessage(b), err
+			return result(a.call(ctx, http.MethodPatch, "/records/"+strconv.FormatInt(in.Key, 10), sessionQuery(in.Session), fields))
 		})
 
 	sdk.AddTool(s, &sdk.Tool{Name: "get_chaos", Annotations: readOnly("Get latency and faults"),
 		Description: "The latency, fault and forced-example rules in force, and the seed of their draws. With a session: the rules that session's requests get, its own or else the global ones (scope says which)."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, in controlInput) (*sdk.CallToolResult, output, error) {
-			b, err := a.call(ctx, http.MethodGet, "/chaos", sessionQuery(in.Session), nil)
-			return nil, json.RawMessage(b), err
+			return result(a.call(ctx, http.MethodGet, "/chaos", sessionQuery(in.Session), nil))
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "set_chaos", Annotations: changes("Set latency and faults", true, true),
 		Description: "Replace the latency, fault and forced-example rules, for every operation or for one (a rule naming the operation wins). Without a session they apply to every session that has no rules of its own; with one, only to that session's requests. Such as {\"rules\":[{\"operation\":\"updateInventory\",\"fault\":\"status\",\"status\":503}]}. A rule the mock cannot apply is an error and changes nothing. Answers the rules now in force."},
@@ -184,14 +182,12 @@ func addTools(s *sdk.Server, a *admin) {
 			if in.Rules == nil {
 				in.Rules = []chaosRule{}
 			}
-			b, err := a.call(ctx, http.MethodPut, "/chaos", sessionQuery(in.Session), chaosBody{Seed: in.Seed, Rules: in.Rules})
-			return nil, json.RawMessage(b), err
+			return result(a.call(ctx, http.MethodPut, "/chaos", sessionQuery(in.Session), chaosBody{Seed: in.Seed, Rules: in.Rules}))
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "set_latency", Annotations: changes("Set latency", true, true),
 		Description: "Set the latency of one operation, or of every one, keeping the other rules: a fault or an example of the same operation keeps its place. An empty latency removes it. With a session, that session's own rules change (starting from the global ones when it has none). Answers the rules now in force."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, in latencyInput) (*sdk.CallToolResult, output, error) {
-			b, err := a.setLatency(ctx, in)
-			return nil, json.RawMessage(b), err
+			return result(a.setLatency(ctx, in))
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "clear_chaos", Annotations: changes("Clear latency and faults", true, true),
 		Description: "Remove every global latency, fault and forced-example rule; with a session, that session's own rules, so it follows the global ones again. Answers the rules now in force."},
@@ -202,14 +198,12 @@ func addTools(s *sdk.Server, a *admin) {
 	sdk.AddTool(s, &sdk.Tool{Name: "get_rate_limit", Annotations: readOnly("Get the rate limit"),
 		Description: "The rate limit in force, a token bucket per API key and session; no rate when there is none. With a session: the limit its requests get, its own or else the global one (scope says which)."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, in controlInput) (*sdk.CallToolResult, output, error) {
-			b, err := a.call(ctx, http.MethodGet, "/rate-limit", sessionQuery(in.Session), nil)
-			return nil, json.RawMessage(b), err
+			return result(a.call(ctx, http.MethodGet, "/rate-limit", sessionQuery(in.Session), nil))
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "set_rate_limit", Annotations: changes("Set the rate limit", true, true),
 		Description: "Replace the rate limit: past it, a request of the contract is answered 429 with Retry-After. Without a rate, no limit. With a session, only that session's limit. Answers the limit now in force."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, in rateLimitInput) (*sdk.CallToolResult, output, error) {
-			b, err := a.call(ctx, http.MethodPut, "/rate-limit", sessionQuery(in.Session), rateLimitBody{Rate: in.Rate, Burst: in.Burst})
-			return nil, json.RawMessage(b), err
+			return result(a.call(ctx, http.MethodPut, "/rate-limit", sessionQuery(in.Session), rateLimitBody{Rate: in.Rate, Burst: in.Burst}))
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "clear_rate_limit", Annotations: changes("Lift the rate limit", true, true),
 		Description: "Lift the global rate limit; with a session, that session's own limit, so it follows the global one again. Answers the limit now in force."},
@@ -220,8 +214,7 @@ func addTools(s *sdk.Server, a *admin) {
 	sdk.AddTool(s, &sdk.Tool{Name: "list_requests", Annotations: readOnly("Read the journal"),
 		Description: "The request journal, newest first: each request of the contract the mock served, what was sent and what came back (bodies cut to the journal's limit, credentials left out), the forced answer or fault applied, the contract's verdict on the answer with its problems, and a curl line that replays it (the key read from $INVENTORY_API_KEY)."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, in requestsInput) (*sdk.CallToolResult, output, error) {
-			q := url.Values{}
-			setString(q, "session", in.Session)
+			q := sessionQuery(in.Session)
 			setString(q, "operation", in.Operation)
 			setInt(q, "status", in.Status)
 			setString(q, "since", in.Since)
@@ -232,9 +225,7 @@ func addTools(s *sdk.Server, a *admin) {
 	sdk.AddTool(s, &sdk.Tool{Name: "clear_requests", Annotations: changes("Clear the journal", true, true),
 		Description: "Empty the journal of one session, or of every session when none is given."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, in requestsScope) (*sdk.CallToolResult, output, error) {
-			q := url.Values{}
-			setString(q, "session", in.Session)
-			if _, err := a.call(ctx, http.MethodDelete, "/requests", q, nil); err != nil {
+			if _, err := a.call(ctx, http.MethodDelete, "/requests", sessionQuery(in.Session), nil); err != nil {
 				return nil, nil, err
 			}
 			return nil, map[string]any{"session": in.Session, "cleared": true}, nil
@@ -243,8 +234,7 @@ func addTools(s *sdk.Server, a *admin) {
 	sdk.AddTool(s, &sdk.Tool{Name: "judge_exchange", Annotations: readOnly("Judge an exchange"),
 		Description: "The contract's verdict on one exchange, as the journal and the validating proxy judge them: given the request's method and path (and its body, if any) and the answer's status and body, whether it keeps the contract and every violation: its rule, severity, side (request or response), where (such as $.quantity or header.Content-Type) and what is wrong."},
 		func(ctx context.Context, req *sdk.CallToolRequest, in judgeInput) (*sdk.CallToolResult, output, error) {
-			v, err := a.judgeExchange(in, arguments(req))
-			return nil, v, err
+			return result(a.judgeExchange(in, arguments(req)))
 		})
 }
 
@@ -267,8 +257,7 @@ func (a *admin) clearControl(ctx context.Context, path, session string) (*sdk.Ca
 	if _, err := a.call(ctx, http.MethodDelete, path, q, nil); err != nil {
 		return nil, nil, err
 	}
-	b, err := a.call(ctx, http.MethodGet, path, q, nil)
-	return nil, json.RawMessage(b), err
+	return result(a.call(ctx, http.MethodGet, path, q, nil))
 }
 
 func setString(q url.Values, k, v string) {

@@ -1,19 +1,14 @@
 // Command npm builds the npm packages of inventory-mock from a release's
-// archives, the way esbuild and Biome ship a Go or Rust binary to npm: one
-// package per platform holding that platform's binary, and
-// @petstore/inventory-mock, whose bin is a small Node script that starts
-// the binary of the platform package npm installed. The platform packages
-// are its optionalDependencies, each with the os and cpu npm matches, so
-// npm installs only the one for the machine, and nothing is downloaded
-// after install: the npm registry is all a user needs.
-//
-// Run it after goreleaser, from the repository's root:
+// archives, as README.md beside this file says: one package per platform
+// holding its binary, and @petstore/inventory-mock, whose launcher starts
+// the binary of the platform package npm installed. Run it after
+// goreleaser, from the repository's root:
 //
 //	go run ./cmd/inventory-mock/npm --dist dist --out dist/npm
 //
 // It reads dist/metadata.json for the version and the six inventory-mock
 // archives, and writes one directory per package under --out, each ready
-// for npm pack or npm publish. README.md beside this file says how.
+// for npm pack or npm publish.
 package main
 
 import (
@@ -63,9 +58,6 @@ var platforms = []platform{
 
 // name is the platform package's name, as the launcher derives it.
 func (p platform) name() string { return main_ + "-" + p.os + "-" + p.cpu }
-
-// dir is the platform package's directory under --out.
-func (p platform) dir() string { return "inventory-mock-" + p.os + "-" + p.cpu }
 
 // exe is the binary's file name.
 func (p platform) exe() string {
@@ -138,7 +130,7 @@ func build(dist, out string, ps []platform) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		dir := filepath.Join(out, p.dir())
+		dir := filepath.Join(out, "inventory-mock-"+p.os+"-"+p.cpu)
 		pkg := manifest{
 			Name:        p.name(),
 			Version:     version,
