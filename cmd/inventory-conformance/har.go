@@ -64,8 +64,10 @@ func runHAR(ctx context.Context, args []string, getenv func(string) string, stdo
 	if !isHAR(args) {
 		return 0, false
 	}
+	errOut := argSecrets(args, getenv).Writer(stderr)
+	defer errOut.Flush()
 	cannot := func(format string, a ...any) (int, bool) {
-		fmt.Fprintf(stderr, "inventory-conformance: cannot check the HAR file: "+format+"\n", a...)
+		fmt.Fprintf(errOut, "inventory-conformance: cannot check the HAR file: "+format+"\n", a...)
 		return cli.ExitCannotRun, true
 	}
 	var o harOptions

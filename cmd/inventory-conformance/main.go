@@ -21,6 +21,7 @@ import (
 	"os/signal"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -82,8 +83,7 @@ func conform(ctx context.Context, args []string, getenv func(string) string, std
 		// The report paths may come after the mistake, which stops the
 		// parse: read them from the arguments, so that no stale report
 		// survives a bad flag either.
-		key := cmp.Or(o.APIKey, getenv(conformance.KeyVar))
-		secrets := conformance.NewSecrets(append(headerSecrets(o.Headers), conformance.KeySecret(key))...)
+		secrets := argSecrets(args, getenv)
 		errOut := secrets.Writer(stderr)
 		defer errOut.Flush()
 		msg := doubleDash(err.Error())
@@ -361,12 +361,12 @@ func plain(s string) string {
 	return strings.Join(lines, "; ")
 }
 
-// reportPaths finds the report flags in args, in any of the forms the
-// flag package reads (one or two dashes, FILE as the next argument or
-// after "="), wherever they stand.
-func reportPaths(args []string) reportFiles {
-	var r reportFiles
-	paths := map[string]*string{"junit-report": &r.out.JUnit, "json-report": &r.json, "markdown-report": &r.out.Markdown, "html-report": &r.out.HTML}
+// flagValues finds the values of the flags names in args, in any of the
+// forms the flag package reads (one or two dashes, VALUE as the next
+// argument or after "="), wherever they stand: a parse that stops at a
+// mistake has not read them yet.
+func flagValues(args []string, names ...string) map[string][]string {
+	values := map[string][]string{}
 	for i, a := range args {
 		if a == "--" {
 			break
@@ -375,17 +375,40 @@ func reportPaths(args []string) reportFiles {
 			continue
 		}
 		name, value, eq := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
-		if !eq && i+1 < len(args) {
+		if !eq {
+			if i+1 >= len(args) || strings.HasPrefix(args[i+1], "-") {
+				continue // no value: the parser says so
+			}
 			value = args[i+1]
 		}
-		if !eq && i+1 >= len(args) {
-			continue
-		}
-		if p := paths[name]; p != nil {
-			*p = value
+		if slices.Contains(names, name) {
+			values[name] = append(values[name], value)
 		}
 	}
-	return r
+	return values
+}
+
+// reportPaths finds the report flags in args, the last of each.
+func reportPaths(args []string) reportFiles {
+	v := flagValues(args, "junit-report", "json-report", "markdown-report", "html-report")
+	last := func(name string) string {
+		if vs := v[name]; len(vs) > 0 {
+			return vs[len(vs)-1]
+		}
+		return ""
+	}
+	return reportFiles{out: report.Outputs{JUnit: last("junit-report"), Markdown: last("markdown-report"), HTML: last("html-report")}, json: last("json-report")}
+}
+
+// argSecrets are the secrets of a command line a parse did not finish:
+// every --api-key and --header value in args, and the key's variable.
+func argSecrets(args []string, getenv func(string) string) *conformance.Secrets {
+	v := flagValues(args, "api-key", "header")
+	secrets := conformance.NewSecrets(append(headerSecrets(v["header"]), conformance.KeySecret(getenv(conformance.KeyVar)))...)
+	for _, k := range v["api-key"] {
+		secrets.Add(conformance.KeySecret(k))
+	}
+	return secrets
 }
 
 // singleDash finds a flag name written with Go's one dash in a message of

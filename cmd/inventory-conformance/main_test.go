@@ -117,6 +117,7 @@ func TestCannotRun(t *testing.T) {
 	tlsSrv := httptest.NewTLSServer(http.NotFoundHandler())
 	t.Cleanup(tlsSrv.Close)
 	plain := strings.Replace(url, "http://", "https://", 1)
+	gitHub := map[string]string{"GITHUB_ACTIONS": "true"}
 	tests := []struct {
 		name string
 		args []string
@@ -142,6 +143,14 @@ func TestCannotRun(t *testing.T) {
 		{"unwritable JUnit report", []string{"--base-url", url, "--api-key", testKey, "--junit-report", filepath.Join(notDir, "r.xml")}, nil, "--junit-report"},
 		{"unwritable JSON report", []string{"--base-url", url, "--api-key", testKey, "--json-report", filepath.Join(notDir, "r.json")}, nil, "--json-report"},
 		{"missing CA file", []string{"--base-url", url, "--api-key", testKey, "--ca-cert", filepath.Join(notDir, "ca.pem")}, nil, "--ca-cert"},
+		// A bad flag stops the parse before it reads the key: the key is
+		// hidden still, in the message and in the annotation.
+		{"the key as a bad duration", []string{"--api-key=" + testKey, "--timeout", testKey}, gitHub, `--timeout "$INVENTORY_API_KEY": want a duration`},
+		{"the key after the bad flag", []string{"--timeout", testKey, "-api-key", testKey}, gitHub, `--timeout "$INVENTORY_API_KEY": want a duration`},
+		{"the key from the environment as a bad duration", []string{"--timeout", testKey}, map[string]string{"GITHUB_ACTIONS": "true", "INVENTORY_API_KEY": testKey}, `--timeout "$INVENTORY_API_KEY"`},
+		{"a header's value as a bad duration", []string{"--header", "X-Tenant: t-" + testKey, "--timeout", "t-" + testKey}, gitHub, `--timeout "$INVENTORY_HEADER_X_TENANT"`},
+		{"HAR: the key as a bad coverage", []string{"--har", "testdata/browser.har", "--api-key", testKey, "--min-coverage", testKey}, nil, `--min-coverage "$INVENTORY_API_KEY"`},
+		{"HAR: the key in a file name", []string{"--har", testKey + ".har", "--api-key", testKey}, nil, "open $INVENTORY_API_KEY.har"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

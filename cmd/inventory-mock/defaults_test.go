@@ -143,10 +143,13 @@ func TestAdminHosts(t *testing.T) {
 func TestPprofHidesSecrets(t *testing.T) {
 	args := []string{"inventory-mock", "--api-key", "k-secret-1", "--api-key=k-secret-2", "-admin-key", "adm-secret",
 		"--store", "redis://pw-secret@cache:6379/0", "--store=redis://:pw-secret@cache:6379/0?client_name=pw-secret",
-		"--proxy-to", "https://user:pw-secret@backend/v1", "--addr", "127.0.0.1:0", "--", "--api-key", "kept"}
+		"--proxy-to", "https://user:pw-secret@backend/v1", "--upstream-api-key", "up-secret",
+		"--fixtures-from=https://staging/v1?token=t-secret", "--fixtures-from", "https://staging/v1",
+		"--addr", "127.0.0.1:0", "--", "--api-key", "kept"}
 	got := strings.Join(hiddenArgs(args), " ")
 	want := "inventory-mock --api-key xxxxx --api-key=xxxxx -admin-key xxxxx --store redis://xxxxx@cache:6379/0 " +
-		"--store=redis://:xxxxx@cache:6379/0?client_name=xxxxx --proxy-to xxxxx --addr 127.0.0.1:0 -- --api-key kept"
+		"--store=redis://:xxxxx@cache:6379/0?client_name=xxxxx --proxy-to xxxxx --upstream-api-key xxxxx " +
+		"--fixtures-from=xxxxx --fixtures-from https://staging/v1 --addr 127.0.0.1:0 -- --api-key kept"
 	if got != want {
 		t.Errorf("hiddenArgs = %s\nwant          %s", got, want)
 	}

@@ -72,12 +72,18 @@ var secretFlags = map[string]func(string) string{
 		}
 		return "xxxxx"
 	},
-	"proxy-to": func(v string) string {
-		if u, err := url.Parse(v); err == nil && u.User == nil && u.RawQuery == "" {
-			return v
-		}
-		return "xxxxx"
-	},
+	"upstream-api-key": func(string) string { return "xxxxx" },
+	"proxy-to":         plainURL,
+	"fixtures-from":    plainURL,
+}
+
+// plainURL is a URL flag's value where it holds no password or query,
+// else hidden whole.
+func plainURL(v string) string {
+	if u, err := url.Parse(v); err == nil && u.User == nil && u.RawQuery == "" {
+		return v
+	}
+	return "xxxxx"
 }
 
 // hiddenArgs returns a command line with the values of secretFlags hidden,
