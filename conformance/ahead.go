@@ -77,28 +77,11 @@ func (a *ahead) take(r Request) *Exchange {
 	return xs[0]
 }
 
-// A listCache keeps the last list a check read with List while no request
-// that could write (no GET or HEAD) was sent since: checks that only read
-// the records share one list.
-type listCache struct {
-	mu  sync.Mutex // guards x, ix and gen
+// A listed is the last list a check read with List, kept while no
+// request that could write (no GET or HEAD) was sent since: checks that
+// only read the records share one list.
+type listed struct {
 	x   *Exchange
 	ix  *Index
 	gen uint64 // Client.writes when x was sent
-}
-
-// get returns the list kept, if writes (Client.writes) is as then.
-func (c *listCache) get(writes uint64) (*Exchange, *Index) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.x == nil || c.gen != writes {
-		return nil, nil
-	}
-	return c.x, c.ix
-}
-
-func (c *listCache) put(x *Exchange, ix *Index, gen uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.x, c.ix, c.gen = x, ix, gen
 }

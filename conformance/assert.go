@@ -140,8 +140,11 @@ func (t *Target) List(ctx context.Context) (*Index, *Exchange) {
 		NotJudged(t.listBroken)
 	}
 	gen := t.writes.Load()
-	x, ix := t.lists.get(gen)
-	if x == nil {
+	var x *Exchange
+	var ix *Index
+	if l := t.lists.Load(); l != nil && l.gen == gen {
+		x, ix = l.x, l.ix
+	} else {
 		x = t.Send(ctx, Request{Method: t.inv.List.Method, Path: t.inv.List.Path})
 	}
 	t.expectKept(x, false)
@@ -150,7 +153,7 @@ func (t *Target) List(ctx context.Context) (*Index, *Exchange) {
 		var ps []Problem
 		ix, ps = ListProblems(ctx, x, t.inv.Key)
 		t.ExpectNone(x, ps)
-		t.lists.put(x, ix, gen)
+		t.lists.Store(&listed{x, ix, gen})
 	}
 	return ix, x
 }
@@ -343,4 +346,30 @@ func (t *Target) ExpectWritten(x *Exchange, id int64, b Body) Record {
 	r, ps := writtenProblems(x, t.inv.Key, id, b.Sets)
 	t.ExpectNone(x, ps)
 	return r
+}
+
+// ExpectStored fails the check unless the list, read after an accepted
+// update of record id answered at acked, shows the record as one of
+// written left it (several: writes sent at once), skip aside; else the
+// write was not stored, or lost, unless a later list shows it (staleRead).
+func (t *Target) ExpectStored(ctx context.Context, acked time.Time, id int64, skip []string, written ...Record) {
+	ginkgo.GinkgoHelper()
+	ix, lx := t.List(ctx)
+	got := ix.ByID[id]
+	for _, w := range written {
+		if skip == nil && w.Equal(got) || skip != nil && w.EqualExcept(got, skip) {
+			return
+		}
+	}
+	rid := strconv.FormatInt(id, 10)
+	p := Problem{Cause: spec.RuleWriteNotStored, Want: ruleStored, Record: rid, Text: "differs: " + strings.Join(written[0].Diff(got), ", ")}
+	if len(written) > 1 {
+		p = Problem{Cause: spec.RuleLostUpdate, Want: atOnceRule, Record: rid, Text: "listed " + got.String()}
+	}
+	ps := []Problem{p}
+	if lag := t.staleRead(ctx, acked, lx, id, skip, written...); lag != "" {
+		ps[0].Cause = spec.RuleStaleRead
+		ps = append(ps, Problem{Cause: spec.RuleStaleRead, Want: p.Want, Record: rid, Text: lag})
+	}
+	t.ExpectNone(lx, ps)
 }

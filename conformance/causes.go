@@ -59,6 +59,7 @@ func (t *Target) FailBecause(c Cause, x *Exchange, want string, problems []strin
 		detail = want + " — " + p
 	}
 	t.Because(c, detail)
-	t.recordExample(x, want, problems)
-	ginkgo.Fail(x.Want("%s", want) + "problems:\n  - " + strings.Join(problems, "\n  - "))
+	ex := example{Want: want, Request: x.Curl(), Got: x.Got(), Problems: problems}
+	ginkgo.AddReportEntry(entryExample, ex, ginkgo.ReportEntryVisibilityNever)
+	ginkgo.Fail(ex.String())
 }

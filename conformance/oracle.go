@@ -7,14 +7,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/petstore/inventory-kit/spec"
 	"github.com/petstore/inventory-kit/spec/exchange"
 )
 
 // The oracle: expectations and functions that take an exchange and
-// return typed problems, needing no Target (but Records.StoredProblems).
+// return typed problems, needing no Target.
 // The checks and the exploration's steps both call them, so a verdict is
 // decided in one place.
 
@@ -199,28 +198,4 @@ func IdempotentProblems(first, second Record, skip []string) []Problem {
 	}
 	return []Problem{{Cause: spec.RuleNotIdempotent, Want: ruleSameTwice, Record: strconv.FormatInt(first.ID, 10),
 		Text: fmt.Sprintf("first %s, second %s", first, second)}}
-}
-
-// StoredProblems judges ix, the list lx read after an accepted update of
-// record id answered at acked: it shows the record as one of written
-// left it (several: writes sent at once), skip aside; else the write was
-// not stored, or lost, unless a later list shows it (staleRead).
-func (rs *Records) StoredProblems(ctx context.Context, acked time.Time, lx *Exchange, ix *Index, id int64, skip []string, written ...Record) []Problem {
-	got := ix.ByID[id]
-	for _, w := range written {
-		if skip == nil && w.Equal(got) || skip != nil && w.EqualExcept(got, skip) {
-			return nil
-		}
-	}
-	rid := strconv.FormatInt(id, 10)
-	p := Problem{Cause: spec.RuleWriteNotStored, Want: ruleStored, Record: rid, Text: "differs: " + strings.Join(written[0].Diff(got), ", ")}
-	if len(written) > 1 {
-		p = Problem{Cause: spec.RuleLostUpdate, Want: atOnceRule, Record: rid, Text: "listed " + got.String()}
-	}
-	ps := []Problem{p}
-	if lag := rs.staleRead(ctx, acked, lx, id, skip, written...); lag != "" {
-		ps[0].Cause = spec.RuleStaleRead
-		ps = append(ps, Problem{Cause: spec.RuleStaleRead, Want: p.Want, Record: rid, Text: lag})
-	}
-	return ps
 }

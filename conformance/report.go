@@ -23,10 +23,6 @@ type RunInfo struct {
 	Seed      uint64 // the exploration seed, reported where the exploration ran
 	Mutations bool
 	Strict    bool
-	runFacts
-}
-
-type runFacts struct {
 	Stopped   string        // why the run stopped before its checks were done; "" if it did not
 	Waited    time.Duration // waited on 429 answers
 	Allowance time.Duration // --max-retry-wait
@@ -50,7 +46,7 @@ func FullName(s types.SpecReport) string {
 // failureOf is the failed check s as the reports show it.
 func failureOf(s types.SpecReport) report.Failure {
 	f := report.Failure{Title: FullName(s), Detail: s.Failure.Message, Count: 1}
-	if ex, ok := exampleOf(s); ok {
+	if ex, ok := lastEntry[example](s, entryExample); ok {
 		// The console indents the body under the status line; a report
 		// shows it on a line of its own.
 		f.Want, f.Request, f.Got, f.Problems = ex.Want, ex.Request, strings.ReplaceAll(ex.Got, "\n          ", "\n"), ex.Problems
@@ -64,11 +60,8 @@ func failureOf(s types.SpecReport) report.Failure {
 // last cause entry), and the detail it saw; a failure without one (a
 // panic, a timeout) is its own cause.
 func causeOf(s types.SpecReport) (Cause, string) {
-	for i := len(s.ReportEntries) - 1; i >= 0; i-- {
-		if e := s.ReportEntries[i]; e.Name == entryCause {
-			c, _ := entryValue[causeEntry](e)
-			return c.Cause, exchange.Printable([]byte(c.Detail))
-		}
+	if c, ok := lastEntry[causeEntry](s, entryCause); ok {
+		return c.Cause, exchange.Printable([]byte(c.Detail))
 	}
 	first, _, _ := strings.Cut(s.Failure.Message, "\n")
 	return Cause(s.State.String()), exchange.Printable([]byte(first))
@@ -126,14 +119,7 @@ func caseOf(s types.SpecReport, a Area) report.Case {
 
 // cannotRunJSON is the JSON report of a run that could not be made.
 func cannotRunJSON(reason string, rd *exchange.Redactor) []byte {
-	b, _ := jsonReport(types.Report{
-		SuiteDescription: SuiteName,
-		SuiteSucceeded:   false,
-		SpecialSuiteFailureReasons: []string{
-			"the run could not be made: " + reason,
-		},
-		StartTime: time.Now(),
-		EndTime:   time.Now(),
-	}, rd)
+	b, _ := jsonReport(types.Report{SuiteDescription: SuiteName, SpecialSuiteFailureReasons: []string{"the run could not be made: " + reason},
+		StartTime: time.Now(), EndTime: time.Now()}, rd)
 	return b
 }

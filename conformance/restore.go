@@ -354,31 +354,27 @@ type writeError struct {
 
 func (e *writeError) Error() string { return e.msg }
 
-// writeBack sends the update that puts orig's values back.
-func (rs *Records) writeBack(ctx context.Context, orig Record) error {
+// writeBackRetrying sends the update that puts orig's values back, again
+// up to restoreAttempts times while the target answers 5xx or nothing.
+func (rs *Records) writeBackRetrying(ctx context.Context, orig Record) error {
 	r := rs.bodies.Update(orig.ID, rs.bodies.Harmless(orig))
 	r.restore = true
-	x := rs.client.send(ctx, r)
-	switch {
-	case x.Failure == exchange.FailureNoAnswer:
-		return &writeError{spec.RuleNoAnswer, x.Err}
-	case x.Status >= 500:
-		return &writeError{spec.RuleServerError, fmt.Sprintf("%s answered %d", rs.bodies.inv.Update.Method, x.Status)}
-	case x.Status != http.StatusOK:
-		return &writeError{spec.RuleRestoreFailed, fmt.Sprintf("%s answered %d", rs.bodies.inv.Update.Method, x.Status)}
-	}
-	return nil
-}
-
-// writeBackRetrying is writeBack sent again, up to restoreAttempts times,
-// while the target answers 5xx or nothing.
-func (rs *Records) writeBackRetrying(ctx context.Context, orig Record) error {
-	var err error
+	var err *writeError
 	for attempt := 0; attempt < restoreAttempts; attempt++ {
 		if attempt > 0 {
 			waitFor(ctx, restorePoll)
 		}
-		if err = rs.writeBack(ctx, orig); err == nil || restoreCause(err) == spec.RuleRestoreFailed || ctx.Err() != nil {
+		switch x := rs.client.send(ctx, r); {
+		case x.Failure == exchange.FailureNoAnswer:
+			err = &writeError{spec.RuleNoAnswer, x.Err}
+		case x.Status >= 500:
+			err = &writeError{spec.RuleServerError, fmt.Sprintf("%s answered %d", r.Method, x.Status)}
+		case x.Status != http.StatusOK:
+			return &writeError{spec.RuleRestoreFailed, fmt.Sprintf("%s answered %d", r.Method, x.Status)}
+		default:
+			return nil
+		}
+		if ctx.Err() != nil {
 			return err
 		}
 	}

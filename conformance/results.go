@@ -3,14 +3,12 @@ package conformance
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/petstore/inventory-kit/spec"
@@ -35,20 +33,18 @@ func (e example) String() string {
 	return fmt.Sprintf("contract: %s\nrequest:  %s\ngot:      %s\nproblems:\n  - %s", e.Want, e.Request, e.Got, strings.Join(e.Problems, "\n  - "))
 }
 
-func (t *Target) recordExample(x *Exchange, want string, problems []string) {
-	ginkgo.AddReportEntry(entryExample, example{Want: want, Request: x.Curl(), Got: x.Got(), Problems: problems}, ginkgo.ReportEntryVisibilityNever)
-}
-
-// exampleOf returns the last example entry of a check.
-func exampleOf(s types.SpecReport) (example, bool) {
+// lastEntry returns the value of the last entry of s named name that
+// holds a T.
+func lastEntry[T any](s types.SpecReport, name string) (T, bool) {
 	for i := len(s.ReportEntries) - 1; i >= 0; i-- {
-		if e := s.ReportEntries[i]; e.Name == entryExample {
-			if ex, ok := entryValue[example](e); ok {
-				return ex, true
+		if e := s.ReportEntries[i]; e.Name == name {
+			if v, ok := entryValue[T](e); ok {
+				return v, true
 			}
 		}
 	}
-	return example{}, false
+	var zero T
+	return zero, false
 }
 
 // entryValue returns the value of a report entry the suite added: the
@@ -136,6 +132,12 @@ func gather(r types.Report, info RunInfo) (run report.Run, writesSkipped, leftOu
 				g := group(&run.Warnings, rfcs, report.Cause{Name: w.RFC, About: "what " + w.RFC + " requires and the contract does not: " + w.Text, Severity: spec.SeverityWarning, Unit: "check"})
 				g.Count++
 				g.Failures = append(g.Failures, report.Failure{Title: FullName(s), Problems: []string{w.Text}, Count: 1})
+			case entryNotJudged: // added only before a Skip
+				why, _ := entryValue[string](e)
+				if notJudged[why] == 0 {
+					reasons = append(reasons, why)
+				}
+				notJudged[why]++
 			case entryObservation:
 				observations = append(observations, v)
 			case EntryExploration:
@@ -161,16 +163,6 @@ func gather(r types.Report, info RunInfo) (run report.Run, writesSkipped, leftOu
 			// label filter (which leaves no message).
 			if Mutating.In(s.Labels()) && !info.Mutations && s.Failure.Message != "" {
 				writesSkipped++
-			}
-			for _, e := range s.ReportEntries {
-				if e.Name != entryNotJudged {
-					continue
-				}
-				why, _ := entryValue[string](e)
-				if notJudged[why] == 0 {
-					reasons = append(reasons, why)
-				}
-				notJudged[why]++
 			}
 		case s.State.Is(types.SpecStateInterrupted | types.SpecStateAborted):
 			interrupted = append(interrupted, FullName(s))
@@ -304,9 +296,8 @@ func (t *Target) whyNot(op *spec.Operation, code string, oc report.OperationCove
 	if code != "default" {
 		class = int(code[0] - '0')
 	}
-	safe := op.Method == http.MethodGet || op.Method == http.MethodHead || op.Method == http.MethodOptions
 	var why []string
-	if !safe && !t.cfg.AllowMutations && skippedWrites > 0 {
+	if op.Writes() && !t.cfg.AllowMutations && skippedWrites > 0 {
 		why = append(why, fmt.Sprintf("read-only run (%s that write skipped; --allow-mutations runs them)", report.Plural(skippedWrites, "check")))
 	}
 	if class == 2 && len(op.PathParams()) > 0 && t.petID == 0 {

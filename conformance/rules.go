@@ -213,15 +213,17 @@ func (t *Target) judged(x *Exchange) []spec.Violation {
 // ErrorProblems lists how x's body falls short of the Error envelope, as
 // the Judge sees it, sent as JSON.
 func (t *Target) ErrorProblems(x *Exchange) []Problem {
+	const want = "an Error body: code and message non-empty strings, status equal to the HTTP status"
 	var ps []Problem
 	for _, p := range t.ResponseProblems(x, x.Status) {
 		switch string(p.Cause) {
 		case spec.RuleErrorStatus, spec.RuleErrorBody, spec.RuleErrorFieldEmpty, spec.RuleResponseBody, spec.RuleResponseType:
+			p.Want = want
 			ps = append(ps, p)
 		}
 	}
 	if len(ps) == 0 && x.MediaType() != "application/json" && !strings.HasSuffix(x.MediaType(), "+json") {
-		ps = append(ps, Problem{Cause: Cause(spec.RuleErrorBody), Text: fmt.Sprintf("Content-Type %s: an Error body is sent as application/json", exchange.Quote(x.RespHeader.Get("Content-Type")))})
+		ps = append(ps, Problem{Cause: Cause(spec.RuleErrorBody), Want: want, Text: fmt.Sprintf("Content-Type %s: an Error body is sent as application/json", exchange.Quote(x.RespHeader.Get("Content-Type")))})
 	}
 	return ps
 }

@@ -109,7 +109,7 @@ func Run(t *Target, register func(*Target), o RunOptions) (Outcome, error) {
 	o.Info.Seed = t.cfg.Explore.Seed
 	o.Info.Mutations = t.cfg.AllowMutations
 	o.Info.Strict = t.cfg.Strict
-	o.Info.runFacts = runFacts{Stopped: out.Stopped, Waited: t.waited(), Allowance: t.cfg.MaxRetryWait}
+	o.Info.Stopped, o.Info.Waited, o.Info.Allowance = out.Stopped, t.waited(), t.cfg.MaxRetryWait
 	left := t.Settle()
 	if out.Stopped != "" {
 		captured.SpecialSuiteFailureReasons = append(captured.SpecialSuiteFailureReasons, "the run stopped before its checks were done: "+out.Stopped)

@@ -41,17 +41,11 @@ func NewSecrets(ss ...exchange.Secret) *Secrets {
 // KeySecret is the API key as a secret, shown as $INVENTORY_API_KEY.
 func KeySecret(key string) exchange.Secret { return exchange.Secret{Value: key, Var: KeyVar} }
 
-// HeaderSecret is the value of an extra header as a secret, shown as its
-// HeaderVar.
+// HeaderSecret is the value of an extra header as a secret, shown as
+// $INVENTORY_HEADER_<NAME>, every character of the name but a letter or
+// digit an underscore.
 func HeaderSecret(name, value string) exchange.Secret {
-	return exchange.Secret{Value: value, Var: HeaderVar(name)}
-}
-
-// HeaderVar is the variable that stands for the value of header name:
-// INVENTORY_HEADER_<NAME>, every character but a letter or digit an
-// underscore.
-func HeaderVar(name string) string {
-	return "INVENTORY_HEADER_" + strings.ToUpper(notAlnum.ReplaceAllLiteralString(name, "_"))
+	return exchange.Secret{Value: value, Var: "INVENTORY_HEADER_" + strings.ToUpper(notAlnum.ReplaceAllLiteralString(name, "_"))}
 }
 
 var notAlnum = regexp.MustCompile(`[^A-Za-z0-9]`)

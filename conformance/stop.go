@@ -62,20 +62,17 @@ func (s *stopper) reason() (string, bool) {
 // target gone at goneAfter of them. ended says the request's own context
 // ended: then it says nothing of the target.
 func (s *stopper) answered(x *Exchange, ended bool) {
+	missed := x.Failure == exchange.FailureNoAnswer && !ended && x.Cause != errStopped
 	s.mu.Lock()
 	switch {
 	case x.Failure != exchange.FailureNoAnswer:
 		s.missed = 0
-		s.mu.Unlock()
-		return
-	case ended || x.Cause == errStopped:
-		s.mu.Unlock()
-		return
+	case missed:
+		s.missed++
 	}
-	s.missed++
 	n := s.missed
 	s.mu.Unlock()
-	if n >= goneAfter {
+	if missed && n >= goneAfter {
 		s.halt(fmt.Sprintf("the target stopped answering: %d requests in a row got no answer (the last: %s)", n, x.Method+" "+x.URL+": "+x.Err), true)
 	}
 }

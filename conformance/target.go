@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -83,8 +84,8 @@ type Target struct {
 	contract *spec.Contract
 	inv      *spec.Inventory
 	judge    *spec.Judge
-	stop     *stopper  // the run's stop; its Client's too
-	lists    listCache // the last list a check read
+	stop     *stopper // the run's stop; its Client's too
+	lists    atomic.Pointer[listed]
 }
 
 // A SetupError says why a run could not be made: bad configuration, an
@@ -352,9 +353,6 @@ func (t *Target) Contract() *spec.Contract { return t.contract }
 
 // Config returns the target's configuration, defaults filled in.
 func (t *Target) Config() Config { return t.cfg }
-
-// Mutations reports whether checks may write.
-func (t *Target) Mutations() bool { return t.cfg.AllowMutations }
 
 // orDefault sets *v to d where it is zero or less.
 func orDefault[T int | int64 | time.Duration](v *T, d T) {

@@ -74,6 +74,17 @@ func readRequest(t *conformance.Target, o *spec.Operation) (conformance.Request,
 	return r, true
 }
 
+// checkRequest returns what a check of o labelled labels sends: edit of
+// readRequest's request, sent ahead, where that can be built now; else
+// edit of harmlessRequest's, built when the check runs.
+func checkRequest(t *conformance.Target, o *spec.Operation, labels ginkgo.Labels, edit func(conformance.Request) conformance.Request) func(context.Context) conformance.Request {
+	if r, ok := readRequest(t, o); ok {
+		r = t.Ahead(labels, edit(r))
+		return func(context.Context) conformance.Request { return r }
+	}
+	return func(ctx context.Context) conformance.Request { return edit(harmlessRequest(ctx, t, o)) }
+}
+
 // writeOp reports whether o is a write other than the update: the suite
 // knows no body for it that changes nothing.
 func writeOp(t *conformance.Target, o *spec.Operation) bool {
@@ -98,17 +109,12 @@ func registerAuth(t *conformance.Target) {
 		for _, o := range t.Contract().Operations {
 			for _, c := range conformance.BadCredentials {
 				labels := opLabels(t, o, conformance.AreaAuth)
-				r, ahead := readRequest(t, o)
-				if ahead {
+				request := checkRequest(t, o, labels, func(r conformance.Request) conformance.Request {
 					r.Auth = c.Auth(t.Key())
-					r = t.Ahead(labels, r)
-				}
+					return r
+				})
 				ginkgo.It(o.Name()+": "+c.Name+" gives 401 with an Error body", labels, func(ctx ginkgo.SpecContext) {
-					if !ahead {
-						r = harmlessRequest(ctx, t, o)
-						r.Auth = c.Auth(t.Key())
-					}
-					x := t.Do(ctx, r)
+					x := t.Do(ctx, request(ctx))
 					t.Expect(x, conformance.ExpectAuth)
 					if x.RespHeader.Get("WWW-Authenticate") == "" {
 						t.Warn("RFC 9110 section 11.6.1", "%s: 401 without a WWW-Authenticate header", o.Name())
@@ -116,21 +122,14 @@ func registerAuth(t *conformance.Target) {
 				})
 			}
 			labels := opLabels(t, o, conformance.AreaAuth, conformance.KeyInURL)
-			inURL := func(r conformance.Request) conformance.Request {
+			request := checkRequest(t, o, labels, func(r conformance.Request) conformance.Request {
 				key := t.Key()
 				r.Auth = conformance.NoAuth
 				r.Path += "?api_key=" + key + "&access_token=" + key
 				return r
-			}
-			r, ahead := readRequest(t, o)
-			if ahead {
-				r = t.Ahead(labels, inURL(r))
-			}
+			})
 			ginkgo.It(o.Name()+": the key only in the query string gives 401 with an Error body", labels, func(ctx ginkgo.SpecContext) {
-				if !ahead {
-					r = inURL(harmlessRequest(ctx, t, o))
-				}
-				x := t.Do(ctx, r)
+				x := t.Do(ctx, request(ctx))
 				t.Expect(x, conformance.ExpectAuth)
 			})
 		}

@@ -29,8 +29,7 @@ func registerConcurrency(t *conformance.Target) {
 				}
 				written = append(written, t.ExpectWritten(x, id, bodies[i]))
 			}
-			ix, lx := t.List(ctx)
-			t.ExpectNone(lx, t.StoredProblems(ctx, acked, lx, ix, id, t.Timestamps(), written...))
+			t.ExpectStored(ctx, acked, id, t.Timestamps(), written...)
 		})
 	})
 }

@@ -15,7 +15,7 @@ func registerExplore(t *conformance.Target) {
 		return
 	}
 	labels := conformance.Labels(conformance.AreaExplore)
-	if t.Mutations() {
+	if t.Config().AllowMutations {
 		labels = conformance.Labels(conformance.AreaExplore, conformance.Mutating)
 	}
 	ginkgo.Describe(string(conformance.AreaExplore), labels, func() {

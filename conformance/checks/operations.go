@@ -36,16 +36,7 @@ func registerOperations(t *conformance.Target) {
 				})
 				continue
 			}
-			r, ahead := readRequest(t, o)
-			if ahead {
-				r = t.Ahead(labels, r)
-			}
-			request := func(ctx ginkgo.SpecContext) conformance.Request {
-				if ahead {
-					return r
-				}
-				return harmlessRequest(ctx, t, o)
-			}
+			request := checkRequest(t, o, labels, func(r conformance.Request) conformance.Request { return r })
 			if !o.Shaped() {
 				ginkgo.It(o.Name()+": with the key, no 5xx other than 501 (the contract gives no shape)", labels, func(ctx ginkgo.SpecContext) {
 					x := t.Do(ctx, request(ctx))
