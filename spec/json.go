@@ -250,7 +250,7 @@ func fieldPath(segs []string) string {
 		if strings.Contains(s, "~") {
 			s = pointerEscapes.Replace(s)
 		}
-		if isIndex(s) {
+		if s != "" && strings.Trim(s, "0123456789") == "" { // an index
 			b.WriteString("[" + s + "]")
 			continue
 		}
@@ -260,10 +260,6 @@ func fieldPath(segs []string) string {
 		b.WriteString(s)
 	}
 	return b.String()
-}
-
-func isIndex(s string) bool {
-	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // AppendJSON appends v, a value as DecodeJSON returns it, as compact JSON:

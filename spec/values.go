@@ -163,16 +163,12 @@ func NumberJSON(r *big.Rat) json.RawMessage {
 		return json.RawMessage(r.Num().String())
 	}
 	for d := 1; d <= 40; d++ {
-		if s := r.FloatString(d); ratEqual(s, r) {
+		s := r.FloatString(d)
+		if v, ok := new(big.Rat).SetString(s); ok && v.Cmp(r) == 0 {
 			return json.RawMessage(strings.TrimRight(s, "0"))
 		}
 	}
 	return json.RawMessage(r.FloatString(20))
-}
-
-func ratEqual(s string, r *big.Rat) bool {
-	v, ok := new(big.Rat).SetString(s)
-	return ok && v.Cmp(r) == 0
 }
 
 // Accepts reports whether v is valid for the field: by its compiled
