@@ -123,14 +123,7 @@ func mdCauses(b *strings.Builder, title string, causes []Cause) {
 			fmt.Fprintf(b, "%s\n", mdBlock(f.Detail, ""))
 		}
 		if len(c.Failures) > 1 {
-			var names []string
-			for i, o := range c.Failures[1:] {
-				if i == mdChecksNamed {
-					names = append(names, fmt.Sprintf("and %d more", len(c.Failures)-1-i))
-					break
-				}
-				names = append(names, mdText(o.Title))
-			}
+			names := upTo(c.Failures[1:], mdChecksNamed, func(f Failure) string { return mdText(f.Title) }, "and %d more")
 			fmt.Fprintf(b, "Also: %s.\n\n", strings.Join(names, "; "))
 		}
 	}
@@ -147,12 +140,8 @@ func mdNote(b *strings.Builder, n Note) {
 // mdList writes the first limit of items as a list, each rendered by
 // line, then how many more there are and, after more, where to find them.
 func mdList[T any](b *strings.Builder, items []T, limit int, more string, line func(T) string) {
-	for i, it := range items {
-		if i == limit {
-			fmt.Fprintf(b, "- and %d more%s\n", len(items)-i, more)
-			break
-		}
-		fmt.Fprintf(b, "- %s\n", line(it))
+	for _, l := range upTo(items, limit, line, "and %d more"+more) {
+		fmt.Fprintf(b, "- %s\n", l)
 	}
 }
 
@@ -160,15 +149,11 @@ func mdList[T any](b *strings.Builder, items []T, limit int, more string, line f
 func mdCoverage(b *strings.Builder, c *Coverage) {
 	fmt.Fprintf(b, "#### Coverage: %s\n\n", mdText(c.Headline()))
 	undocumented := slices.ContainsFunc(c.Operations, func(op OperationCoverage) bool { return len(op.Undocumented) > 0 })
-	b.WriteString("| operation | exercised | not exercised |")
+	head, rule := "| operation | exercised | not exercised |", "|---|---|---|"
 	if undocumented {
-		b.WriteString(" answered, not documented |")
+		head, rule = head+" answered, not documented |", rule+"---|"
 	}
-	b.WriteString("\n|---|---|---|")
-	if undocumented {
-		b.WriteString("---|")
-	}
-	b.WriteString("\n")
+	fmt.Fprintf(b, "%s\n%s\n", head, rule)
 	for _, op := range c.Operations {
 		var yes, no []string
 		for _, r := range op.Responses {
