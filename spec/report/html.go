@@ -54,6 +54,7 @@ type htmlView struct {
 	CSP                   string
 	Exercised, Documented int
 	LeftChangedTitle      string
+	CoverageRule          string
 }
 
 // causeView is what the template's "cause" reads.
@@ -70,7 +71,7 @@ type causeView struct {
 // run for where it stands.
 func (r Run) HTML(rd *exchange.Redactor) []byte {
 	r = r.redacted(rd)
-	v := htmlView{Run: r, Verdict: r.Verdict(), LeftChangedTitle: LeftChangedTitle,
+	v := htmlView{Run: r, Verdict: r.Verdict(), LeftChangedTitle: LeftChangedTitle, CoverageRule: CoverageRule,
 		CSP: "default-src 'none'; style-src " + styleHash + "; base-uri 'none'; form-action 'none'"}
 	v.VerdictClass = map[string]string{VerdictPassed: "passed", VerdictFailed: "failed", VerdictCoverage: "failed", VerdictCannotRun: "cannot"}[v.Verdict]
 	if r.Coverage != nil {

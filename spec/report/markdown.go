@@ -179,26 +179,10 @@ func mdCoverage(b *strings.Builder, c *Coverage) {
 // read as markup escaped: HTML's < > & as entities, and \ ` * _ [ ] | ~ $ #
 // @ with a backslash, so that nothing becomes emphasis, code, a link, an
 // image, a table cell, math, a heading or a mention.
-func mdText(s string) string {
-	s = exchange.Printable([]byte(s))
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '<':
-			b.WriteString("&lt;")
-		case '>':
-			b.WriteString("&gt;")
-		case '&':
-			b.WriteString("&amp;")
-		case '\\', '`', '*', '_', '[', ']', '|', '~', '$', '#', '@':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
+func mdText(s string) string { return mdEscapes.Replace(exchange.Printable([]byte(s))) }
+
+var mdEscapes = strings.NewReplacer("<", "&lt;", ">", "&gt;", "&", "&amp;", `\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`,
+	"[", `\[`, "]", `\]`, "|", `\|`, "~", `\~`, "$", `\$`, "#", `\#`, "@", `\@`)
 
 // mdCode renders one of the suite's ids (a rule, a cause) as code; any
 // other text is rendered by mdText.
