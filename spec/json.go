@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -294,10 +295,7 @@ func AppendJSON(b []byte, v any) []byte {
 		}
 		return append(b, ']')
 	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
+		keys := slices.AppendSeq(make([]string, 0, len(v)), maps.Keys(v))
 		slices.Sort(keys)
 		b = append(b, '{')
 		for i, k := range keys {
