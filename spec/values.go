@@ -118,8 +118,8 @@ func gridBetween(lo, hi *big.Rat, loEx, hiEx bool, step *big.Rat) Grid {
 // Unsure reports whether the integer v is one the contract neither
 // allows nor forbids plainly for f: within any stated bound (a format's
 // range included) and on the multipleOf, but outside the range the suite
-// writes expecting it accepted (SafeRange). A target may accept or refuse
-// it.
+// writes expecting it accepted (from end to end of Grid(true)). A target
+// may accept or refuse it.
 func (f *Facts) Unsure(v *big.Int) bool {
 	if lo := f.Lowest(); lo != nil && v.Cmp(lo) < 0 {
 		return false
@@ -130,20 +130,11 @@ func (f *Facts) Unsure(v *big.Int) bool {
 	if f.MultipleOf != nil && !new(big.Rat).Quo(new(big.Rat).SetInt(v), f.MultipleOf).IsInt() {
 		return false
 	}
-	lo, hi := f.SafeRange()
-	return !v.IsInt64() || v.Int64() < lo || v.Int64() > hi
-}
-
-// SafeRange returns the integers the suite writes expecting them
-// accepted, as a range of int64: the smallest and largest value of the
-// field's grid, within the stated bounds and multipleOf, or where the
-// contract is silent stock counts from 0 to 1000.
-func (f *Facts) SafeRange() (lo, hi int64) {
-	g, ok := f.Grid(true)
-	if !ok {
-		return 0, 0
+	var lo, hi int64
+	if g, ok := f.Grid(true); ok {
+		lo, hi = ClampInt64(g.Value(g.Lo).Num()), ClampInt64(g.Value(g.Hi).Num())
 	}
-	return ClampInt64(g.Value(g.Lo).Num()), ClampInt64(g.Value(g.Hi).Num())
+	return !v.IsInt64() || v.Int64() < lo || v.Int64() > hi
 }
 
 func ClampInt64(b *big.Int) int64 {
