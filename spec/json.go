@@ -202,7 +202,8 @@ func jsonError(err error, off int64, size int) *JSONError {
 		e.Reason = fmt.Sprintf("malformed JSON: more data after the value (at byte %d)", off)
 	case errors.As(err, &se):
 		e.Offset = se.ByteOffset
-		e.Field = pointerField(string(se.JSONPointer))
+		// A JSON Pointer such as /items/0/quantity, as items[0].quantity.
+		e.Field = fieldPath(strings.Split(strings.TrimPrefix(string(se.JSONPointer), "/"), "/"))
 		switch {
 		case errors.Is(se.Err, jsontext.ErrDuplicateName):
 			name := e.Field
@@ -229,15 +230,6 @@ func syntaxReason(err error) string {
 		return "invalid syntax"
 	}
 	return strings.TrimPrefix(err.Error(), "jsontext: ")
-}
-
-// pointerField renders a JSON Pointer such as /items/0/quantity as
-// items[0].quantity.
-func pointerField(ptr string) string {
-	if ptr == "" {
-		return ""
-	}
-	return fieldPath(strings.Split(strings.TrimPrefix(ptr, "/"), "/"))
 }
 
 // pointerEscapes undoes JSON Pointer's escapes of "/" and "~".

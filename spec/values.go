@@ -455,7 +455,7 @@ func (f *Field) Invalid() []Probe {
 				if !b.Exclusive {
 					v = new(big.Rat).Add(v, big.NewRat(end.by, 1))
 				}
-				past(NumberJSON(v), fmt.Sprintf("%s (%s, %s%s)", NumberJSON(v), end.where, exclusive(b.Exclusive), NumberJSON(b.Value)))
+				past(NumberJSON(v), fmt.Sprintf("%s (%s, %s%s)", NumberJSON(v), end.where, map[bool]string{true: "exclusive, "}[b.Exclusive], NumberJSON(b.Value)))
 			}
 		}
 	case "string":
@@ -483,13 +483,6 @@ func (f *Field) Invalid() []Probe {
 		}
 	}
 	return ps
-}
-
-func exclusive(ex bool) string {
-	if ex {
-		return "exclusive, "
-	}
-	return ""
 }
 
 // Ends lists the valid extremes of what the schema states for a numeric

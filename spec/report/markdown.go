@@ -77,7 +77,10 @@ func (r Run) Markdown(rd *exchange.Redactor) []byte {
 		b.WriteString("\n")
 	}
 	for _, n := range r.Notes {
-		mdNote(&b, n)
+		mark := map[string]string{severityError: "❗ ", severityWarning: "⚠️ "}[n.Severity]
+		fmt.Fprintf(&b, "#### %s%s\n\n", mark, mdText(n.Title))
+		mdList(&b, n.Lines, mdNoteLines, "", mdText)
+		b.WriteString("\n")
 	}
 	if r.Coverage != nil {
 		mdCoverage(&b, r.Coverage)
@@ -127,14 +130,6 @@ func mdCauses(b *strings.Builder, title string, causes []Cause) {
 			fmt.Fprintf(b, "Also: %s.\n\n", strings.Join(names, "; "))
 		}
 	}
-}
-
-// mdNote writes a note as a short list.
-func mdNote(b *strings.Builder, n Note) {
-	mark := map[string]string{severityError: "❗ ", severityWarning: "⚠️ "}[n.Severity]
-	fmt.Fprintf(b, "#### %s%s\n\n", mark, mdText(n.Title))
-	mdList(b, n.Lines, mdNoteLines, "", mdText)
-	b.WriteString("\n")
 }
 
 // mdList writes the first limit of items as a list, each rendered by
