@@ -31,7 +31,7 @@ func (c *hashCache[V]) put(h uint64, v V) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.m) >= c.max {
-		c.m = map[uint64]V{}
+		clear(c.m)
 	}
 	c.m[h] = v
 }
