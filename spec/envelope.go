@@ -61,17 +61,14 @@ func (e envelope) check(status int, contentType string, body []byte, documented 
 	if e.schema == nil || status < 400 {
 		return nil
 	}
-	add := func(rule, path, msg string) Violation {
-		return Violation{Rule: rule, Where: WhereResponse, Path: path, Message: msg}
-	}
 	var vs []Violation
 	if !documented {
 		mt, _, _ := mime.ParseMediaType(contentType)
 		if mt != "application/json" && !strings.HasSuffix(mt, "+json") {
-			return []Violation{add(RuleErrorBody, "header.Content-Type", fmt.Sprintf("Content-Type %q: every error carries an %s body, sent as application/json", contentType, e.schema.Name))}
+			return []Violation{{Rule: RuleErrorBody, Path: "header.Content-Type", Message: fmt.Sprintf("Content-Type %q: every error carries an %s body, sent as application/json", contentType, e.schema.Name)}}
 		}
 		for _, p := range e.schema.ValidateJSON(body) {
-			vs = append(vs, add(RuleErrorBody, Under("$", p.Field), fmt.Sprintf("not an %s body: %s", e.schema.Name, p.Message)))
+			vs = append(vs, Violation{Rule: RuleErrorBody, Path: Under("$", p.Field), Message: fmt.Sprintf("not an %s body: %s", e.schema.Name, p.Message)})
 		}
 		if len(vs) > 0 {
 			return vs
@@ -85,13 +82,13 @@ func (e envelope) check(status int, contentType string, body []byte, documented 
 	if e.status != "" {
 		if n, ok := obj[e.status].(json.Number); ok {
 			if got, err := strconv.ParseInt(n.String(), 10, 64); err != nil || got != int64(status) {
-				vs = append(vs, add(RuleErrorStatus, "$."+e.status, fmt.Sprintf("%s is %s; want the HTTP status %d", e.status, n, status)))
+				vs = append(vs, Violation{Rule: RuleErrorStatus, Path: "$." + e.status, Message: fmt.Sprintf("%s is %s; want the HTTP status %d", e.status, n, status)})
 			}
 		}
 	}
 	for _, name := range e.texts {
 		if s, ok := obj[name].(string); ok && strings.TrimSpace(s) == "" {
-			vs = append(vs, add(RuleErrorFieldEmpty, "$."+name, fmt.Sprintf("%s is empty; the %s body's %s is required text", name, e.schema.Name, name)))
+			vs = append(vs, Violation{Rule: RuleErrorFieldEmpty, Path: "$." + name, Message: fmt.Sprintf("%s is empty; the %s body's %s is required text", name, e.schema.Name, name)})
 		}
 	}
 	return vs

@@ -146,10 +146,10 @@ func (f *Facts) merge(m *base.Schema) error {
 		}
 		f.Enum = values
 	}
-	if b := LowerBound(m); b != nil && (f.Min == nil || b.Value.Cmp(f.Min.Value) > 0 || b.Value.Cmp(f.Min.Value) == 0 && b.Exclusive) {
+	if b := readBound(m.Minimum, m.ExclusiveMinimum, 1); b != nil && (f.Min == nil || b.Value.Cmp(f.Min.Value) > 0 || b.Value.Cmp(f.Min.Value) == 0 && b.Exclusive) {
 		f.Min = b
 	}
-	if b := UpperBound(m); b != nil && (f.Max == nil || b.Value.Cmp(f.Max.Value) < 0 || b.Value.Cmp(f.Max.Value) == 0 && b.Exclusive) {
+	if b := readBound(m.Maximum, m.ExclusiveMaximum, -1); b != nil && (f.Max == nil || b.Value.Cmp(f.Max.Value) < 0 || b.Value.Cmp(f.Max.Value) == 0 && b.Exclusive) {
 		f.Max = b
 	}
 	if m.MultipleOf != nil && *m.MultipleOf > 0 {
@@ -247,16 +247,14 @@ func (f *Facts) IntBounds() (lo, hi *big.Int) {
 	return lo, hi
 }
 
-// FormatRange returns the range an integer format implies (int32, int64),
+// formatRange returns the range an integer format implies (int32, int64),
 // nil for none.
-func (f *Facts) FormatRange() (lo, hi *big.Int) {
-	if f.Type != "integer" {
-		return nil, nil
-	}
-	switch f.Format {
-	case "int32":
+func (f *Facts) formatRange() (lo, hi *big.Int) {
+	switch {
+	case f.Type != "integer":
+	case f.Format == "int32":
 		return big.NewInt(math.MinInt32), big.NewInt(math.MaxInt32)
-	case "int64":
+	case f.Format == "int64":
 		return big.NewInt(math.MinInt64), big.NewInt(math.MaxInt64)
 	}
 	return nil, nil
@@ -266,42 +264,26 @@ func (f *Facts) FormatRange() (lo, hi *big.Int) {
 // included, or nil where it states no lower bound.
 func (f *Facts) Lowest() *big.Int {
 	lo, _ := f.IntBounds()
-	flo, _ := f.FormatRange()
-	return tighter(lo, flo, 1)
+	if flo, _ := f.formatRange(); flo != nil && (lo == nil || lo.Cmp(flo) < 0) {
+		return flo
+	}
+	return lo
 }
 
 // Highest returns the largest integer the schema allows, or nil.
 func (f *Facts) Highest() *big.Int {
 	_, hi := f.IntBounds()
-	_, fhi := f.FormatRange()
-	return tighter(hi, fhi, -1)
-}
-
-// tighter returns the bound of a and b that admits less: the larger lower
-// bound (sign 1) or the smaller upper bound (sign -1).
-func tighter(a, b *big.Int, sign int) *big.Int {
-	switch {
-	case a == nil:
-		return b
-	case b == nil:
-		return a
-	case a.Cmp(b)*sign >= 0:
-		return a
+	if _, fhi := f.formatRange(); fhi != nil && (hi == nil || hi.Cmp(fhi) > 0) {
+		return fhi
 	}
-	return b
+	return hi
 }
 
-// LowerBound returns one schema's own lower bound, as OpenAPI 3.0 (minimum
-// and a boolean exclusiveMinimum) or 3.1 (a number exclusiveMinimum) writes
-// it, the tighter where 3.1 gives both; nil where it gives none.
-func LowerBound(m *base.Schema) *Bound { return readBound(m.Minimum, m.ExclusiveMinimum, 1) }
-
-// UpperBound returns one schema's own upper bound, as LowerBound does its
-// lower one.
-func UpperBound(m *base.Schema) *Bound { return readBound(m.Maximum, m.ExclusiveMaximum, -1) }
-
-// readBound reads a bound from its inclusive keyword and its exclusive one;
-// sign is 1 for a lower bound, -1 for an upper one.
+// readBound reads one schema's own bound from its inclusive keyword and
+// its exclusive one, as OpenAPI 3.0 (minimum and a boolean
+// exclusiveMinimum) or 3.1 (a number exclusiveMinimum) writes it, the
+// tighter where 3.1 gives both; nil where it gives none. sign is 1 for a
+// lower bound, -1 for an upper one.
 func readBound(inclusive *float64, exclusive *base.DynamicValue[bool, float64], sign int) *Bound {
 	var b *Bound
 	if inclusive != nil {

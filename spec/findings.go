@@ -56,11 +56,12 @@ type Findings struct {
 	unknown atomic.Int64             // exchanges that matched no operation
 	answers *Answers                 // answers per operation and status
 
-	mu       sync.Mutex // guards groups, order, dropped, jsonl and jsonlErr
+	mu       sync.Mutex // guards groups, order, dropped, buffered, jsonl and jsonlErr
 	groups   map[string]*Finding
 	order    []*Finding
 	dropped  int64
-	jsonl    *bufio.Writer
+	buffered *bufio.Writer // of the JSON lines, flushed after each exchange
+	jsonl    *json.Encoder
 	jsonlErr error
 }
 
@@ -112,7 +113,8 @@ func NewFindings(c *Contract, opts FindingsOptions) *Findings {
 		f.traffic[op.Name()] = new(atomic.Int64)
 	}
 	if opts.JSONL != nil {
-		f.jsonl = bufio.NewWriter(opts.JSONL)
+		f.buffered = bufio.NewWriter(opts.JSONL)
+		f.jsonl = json.NewEncoder(f.buffered)
 	}
 	return f
 }
@@ -178,7 +180,7 @@ func (f *Findings) Record(x *exchange.Exchange, operation string, vs []Violation
 		}
 	}
 	if f.jsonl != nil && f.jsonlErr == nil {
-		f.jsonlErr = f.jsonl.Flush()
+		f.jsonlErr = f.buffered.Flush()
 	}
 	f.mu.Unlock()
 	if f.opts.OnNew != nil {
@@ -239,12 +241,7 @@ func (f *Findings) writeLine(v Violation, g *Finding, rd *exchange.Redactor, url
 			l.Example = &g.Example
 		}
 	}
-	b, err := json.Marshal(l)
-	if err != nil {
-		f.jsonlErr = err
-		return
-	}
-	f.jsonl.Write(append(b, '\n'))
+	f.jsonlErr = f.jsonl.Encode(l)
 }
 
 // List returns the findings, oldest group first.

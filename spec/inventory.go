@@ -84,9 +84,13 @@ func (c *Contract) readInventory() (*Inventory, error) {
 		if r == nil || r.Schema == nil || r.Schema.Type() != "array" || r.Schema.Model.Items == nil || !r.Schema.Model.Items.IsA() {
 			continue
 		}
-		rec, err := c.object(r.Schema.Model.Items.A, schema_validation.SchemaValidationPurposeGeneric)
-		if err == nil && rec.Type == "object" && len(rec.Fields) > 0 {
-			inv.List, inv.Record = op, rec
+		items := r.Schema.Model.Items.A
+		facts, err := FactsOf(items)
+		if err != nil || facts.Type != "object" || len(facts.Properties) == 0 {
+			continue
+		}
+		if compiled, err := c.compiler.compile(items, schema_validation.SchemaValidationPurposeGeneric); err == nil {
+			inv.List, inv.Record = op, newObject(facts, compiled)
 			break
 		}
 	}
@@ -135,20 +139,8 @@ func (o *Object) name() string {
 	return "the record"
 }
 
-// object reads an object schema: its facts, its compiled schema and each
-// of its properties.
-func (c *Contract) object(proxy *base.SchemaProxy, purpose schema_validation.SchemaValidationPurpose) (*Object, error) {
-	facts, err := FactsOf(proxy)
-	if err != nil {
-		return nil, err
-	}
-	compiled, err := c.compiler.compile(proxy, purpose)
-	if err != nil {
-		return nil, err
-	}
-	return newObject(facts, compiled), nil
-}
-
+// newObject reads an object schema: its facts, its compiled schema and
+// each of its properties.
 func newObject(facts *Facts, compiled *Schema) *Object {
 	o := &Object{Facts: facts, Schema: compiled}
 	for _, name := range facts.Properties {

@@ -7,33 +7,39 @@ import (
 	"sync"
 )
 
-// validItems remembers items found valid, by a hash of their bytes, so a
-// list checked again (a long list polled between writes, which changes
-// one record at a time) decodes only the items it has not seen. It
-// forgets everything past maxValidItems.
-type validItems struct {
-	mu   sync.Mutex // guards seen
+// A hashCache keeps values by a 64-bit hash of what they depend on, and
+// forgets them all once it holds max. It is safe for concurrent use.
+type hashCache[V any] struct {
 	seed maphash.Seed
-	seen map[uint64]struct{}
+	max  int
+	mu   sync.Mutex // guards m
+	m    map[uint64]V
 }
 
-const maxValidItems = 1 << 20
-
-func (v *validItems) has(h uint64) bool {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	_, ok := v.seen[h]
-	return ok
+func newHashCache[V any](max int) *hashCache[V] {
+	return &hashCache[V]{seed: maphash.MakeSeed(), max: max, m: map[uint64]V{}}
 }
 
-func (v *validItems) add(h uint64) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.seen == nil || len(v.seen) >= maxValidItems {
-		v.seen = map[uint64]struct{}{}
+func (c *hashCache[V]) get(h uint64) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[h]
+	return v, ok
+}
+
+func (c *hashCache[V]) put(h uint64, v V) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= c.max {
+		clear(c.m)
 	}
-	v.seen[h] = struct{}{}
+	c.m[h] = v
 }
+
+// maxValidItems bounds the items a plain array schema remembers as valid:
+// a list checked again (a long list polled between writes, which changes
+// one record at a time) decodes only the items it has not seen.
+const maxValidItems = 1 << 20
 
 // plainItems returns the compiled schema of the items where s is a plain
 // array schema: its rules are a type of array and items, nothing else
@@ -45,7 +51,6 @@ func (s *Schema) plainItems() *Schema {
 		return nil
 	}
 	s.itemsOnce.Do(func() {
-		s.valid.seed = maphash.MakeSeed()
 		v, err := DecodeJSON([]byte(s.rules))
 		m, ok := v.(map[string]any)
 		if err != nil || !ok || len(m) != 2 || m["items"] == nil || s.Model.Items == nil || !s.Model.Items.IsA() {
@@ -56,7 +61,7 @@ func (s *Schema) plainItems() *Schema {
 		}
 		items, err := s.compiler.compile(s.Model.Items.A, s.purpose)
 		if err == nil {
-			s.items = items
+			s.items, s.valid = items, newHashCache[struct{}](maxValidItems)
 		}
 	})
 	return s.items
@@ -85,7 +90,7 @@ func (s *Schema) validateArrayJSON(body []byte) ([]Problem, bool) {
 			return nil, false
 		}
 		h := maphash.Bytes(s.valid.seed, raw)
-		if s.valid.has(h) {
+		if _, ok := s.valid.get(h); ok {
 			continue
 		}
 		v, err := DecodeJSON(raw)
@@ -98,7 +103,7 @@ func (s *Schema) validateArrayJSON(body []byte) ([]Problem, bool) {
 			ps = append(ps, p)
 		}
 		if len(found) == 0 {
-			s.valid.add(h)
+			s.valid.put(h, struct{}{})
 		}
 	}
 	if _, err := d.dec.ReadToken(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -201,7 +202,8 @@ func jsonError(err error, off int64, size int) *JSONError {
 		e.Reason = fmt.Sprintf("malformed JSON: more data after the value (at byte %d)", off)
 	case errors.As(err, &se):
 		e.Offset = se.ByteOffset
-		e.Field = pointerField(string(se.JSONPointer))
+		// A JSON Pointer such as /items/0/quantity, as items[0].quantity.
+		e.Field = fieldPath(strings.Split(strings.TrimPrefix(string(se.JSONPointer), "/"), "/"))
 		switch {
 		case errors.Is(se.Err, jsontext.ErrDuplicateName):
 			name := e.Field
@@ -230,15 +232,6 @@ func syntaxReason(err error) string {
 	return strings.TrimPrefix(err.Error(), "jsontext: ")
 }
 
-// pointerField renders a JSON Pointer such as /items/0/quantity as
-// items[0].quantity.
-func pointerField(ptr string) string {
-	if ptr == "" {
-		return ""
-	}
-	return fieldPath(strings.Split(strings.TrimPrefix(ptr, "/"), "/"))
-}
-
 // pointerEscapes undoes JSON Pointer's escapes of "/" and "~".
 var pointerEscapes = strings.NewReplacer("~1", "/", "~0", "~")
 
@@ -250,7 +243,7 @@ func fieldPath(segs []string) string {
 		if strings.Contains(s, "~") {
 			s = pointerEscapes.Replace(s)
 		}
-		if isIndex(s) {
+		if s != "" && strings.Trim(s, "0123456789") == "" { // an index
 			b.WriteString("[" + s + "]")
 			continue
 		}
@@ -260,10 +253,6 @@ func fieldPath(segs []string) string {
 		b.WriteString(s)
 	}
 	return b.String()
-}
-
-func isIndex(s string) bool {
-	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // AppendJSON appends v, a value as DecodeJSON returns it, as compact JSON:
@@ -298,10 +287,7 @@ func AppendJSON(b []byte, v any) []byte {
 		}
 		return append(b, ']')
 	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
+		keys := slices.AppendSeq(make([]string, 0, len(v)), maps.Keys(v))
 		slices.Sort(keys)
 		b = append(b, '{')
 		for i, k := range keys {

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/pb33f/libopenapi/datamodel/high/base"
 
@@ -30,11 +29,8 @@ type Judge struct {
 	contract *Contract
 	filter   RuleFilter
 	envelope envelope
-	bearer   map[*Operation]bool // operations that require a bearer credential
-
-	seed     maphash.Seed
-	mu       sync.Mutex             // guards verdicts
-	verdicts map[uint64][]Violation // answer verdicts by answerKey; forgotten whole when full
+	bearer   map[*Operation]bool     // operations that require a bearer credential
+	verdicts *hashCache[[]Violation] // answer verdicts by answerKey
 }
 
 // maxVerdicts bounds the answer verdicts a Judge keeps.
@@ -44,7 +40,7 @@ const maxVerdicts = 4096
 // the filter leaves out are not reported.
 func NewJudge(c *Contract, filter RuleFilter) *Judge {
 	j := &Judge{contract: c, filter: filter, envelope: findEnvelope(c), bearer: map[*Operation]bool{},
-		seed: maphash.MakeSeed(), verdicts: map[uint64][]Violation{}}
+		verdicts: newHashCache[[]Violation](maxVerdicts)}
 	bearer := map[string]bool{} // security schemes that send a bearer token in the Authorization header
 	if comp := c.Model.Components; comp != nil {
 		for name, s := range comp.SecuritySchemes.FromOldest() {
@@ -60,12 +56,6 @@ func NewJudge(c *Contract, filter RuleFilter) *Judge {
 	}
 	return j
 }
-
-// Contract returns the contract the judge applies.
-func (j *Judge) Contract() *Contract { return j.contract }
-
-// Keeps reports whether violations of the named rule are reported.
-func (j *Judge) Keeps(rule string) bool { return j.filter.Keeps(rule) }
 
 // requiresBearer reports whether every alternative of the security
 // requirements needs a bearer token: then a request without one breaks
@@ -276,17 +266,10 @@ func (j *Judge) Answer(x *exchange.Exchange, op *Operation, name string) []Viola
 	}
 	resp := op.Response(x.Status)
 	key := j.answerKey(x, op, resp)
-	j.mu.Lock()
-	cached, ok := j.verdicts[key]
-	j.mu.Unlock()
+	cached, ok := j.verdicts.get(key)
 	if !ok {
 		cached = j.answer(x, op, resp)
-		j.mu.Lock()
-		if len(j.verdicts) >= maxVerdicts {
-			clear(j.verdicts)
-		}
-		j.verdicts[key] = cached
-		j.mu.Unlock()
+		j.verdicts.put(key, cached)
 	}
 	add(cached...)
 	switch {
@@ -331,7 +314,7 @@ func (j *Judge) answer(x *exchange.Exchange, op *Operation, resp *Response) []Vi
 // few thousand entries a collision is vanishingly unlikely.
 func (j *Judge) answerKey(x *exchange.Exchange, op *Operation, resp *Response) uint64 {
 	var m maphash.Hash
-	m.SetSeed(j.seed)
+	m.SetSeed(j.verdicts.seed)
 	m.WriteString(op.Method)
 	m.WriteString(op.Path)
 	var flags [8]byte

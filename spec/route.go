@@ -10,10 +10,6 @@ import (
 // ["inventory", "{petId}"].
 type route []string
 
-func newRoute(template string) route {
-	return strings.Split(strings.Trim(template, "/"), "/")
-}
-
 // values matches a path relative to the base path against the template
 // and returns its parameters, unescaped, or nil if it does not match.
 func (rt route) values(rel string) map[string]string {

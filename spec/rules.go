@@ -205,16 +205,11 @@ func NewRuleFilter(patterns []string) (RuleFilter, error) {
 			matched = matched || ok
 		}
 		if !matched {
-			return nil, fmt.Errorf("rule pattern %q matches no rule; the rules are: %s", p, ruleNames())
+			return nil, fmt.Errorf("rule pattern %q matches no rule; the rules are: %s", p, strings.Join(mapped(Rules, func(r Rule) string { return r.Name }), ", "))
 		}
 		f = append(f, p)
 	}
 	return f, nil
-}
-
-// ruleNames lists the rules' names, for a message.
-func ruleNames() string {
-	return strings.Join(mapped(Rules, func(r Rule) string { return r.Name }), ", ")
 }
 
 // Keeps reports whether the filter keeps the named rule.

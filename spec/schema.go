@@ -40,8 +40,8 @@ type Schema struct {
 	purpose  schema_validation.SchemaValidationPurpose
 
 	itemsOnce sync.Once
-	items     *Schema    // where the schema is a plain array (type and items only), its items' schema; see items.go
-	valid     validItems // items of a plain array found valid
+	items     *Schema              // where the schema is a plain array (type and items only), its items' schema; see items.go
+	valid     *hashCache[struct{}] // items of a plain array found valid
 }
 
 // compiler holds what every compilation of one document shares.

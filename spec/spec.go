@@ -135,8 +135,8 @@ func load(doc []byte, check bool) (*Contract, error) {
 		}
 	}
 	if check {
-		if err := checkDocument(document); err != nil {
-			return nil, err
+		if ok, verrs := schema_validation.ValidateOpenAPIDocument(document); !ok {
+			return nil, fmt.Errorf("spec: not a valid OpenAPI document:\n  %s", strings.Join(mapped(verrs, describeDocumentError), "\n  "))
 		}
 	}
 	version := helpers.VersionToFloat(document.GetVersion())
@@ -164,7 +164,7 @@ func load(doc []byte, check bool) (*Contract, error) {
 				Deprecated: op.Deprecated != nil && *op.Deprecated,
 				PathItem:   item,
 				Operation:  op,
-				route:      newRoute(path),
+				route:      strings.Split(strings.Trim(path, "/"), "/"),
 			}
 			if op.Extensions != nil {
 				if n, ok := op.Extensions.Get("x-stability"); ok && n != nil {
@@ -190,14 +190,6 @@ func load(doc []byte, check bool) (*Contract, error) {
 		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Method, b.Method))
 	})
 	return c, nil
-}
-
-func checkDocument(document libopenapi.Document) error {
-	ok, verrs := schema_validation.ValidateOpenAPIDocument(document)
-	if ok {
-		return nil
-	}
-	return fmt.Errorf("spec: not a valid OpenAPI document:\n  %s", strings.Join(mapped(verrs, describeDocumentError), "\n  "))
 }
 
 // serverPath returns the path part of a server URL, with its variables

@@ -118,8 +118,8 @@ func gridBetween(lo, hi *big.Rat, loEx, hiEx bool, step *big.Rat) Grid {
 // Unsure reports whether the integer v is one the contract neither
 // allows nor forbids plainly for f: within any stated bound (a format's
 // range included) and on the multipleOf, but outside the range the suite
-// writes expecting it accepted (SafeRange). A target may accept or refuse
-// it.
+// writes expecting it accepted (from end to end of Grid(true)). A target
+// may accept or refuse it.
 func (f *Facts) Unsure(v *big.Int) bool {
 	if lo := f.Lowest(); lo != nil && v.Cmp(lo) < 0 {
 		return false
@@ -130,20 +130,11 @@ func (f *Facts) Unsure(v *big.Int) bool {
 	if f.MultipleOf != nil && !new(big.Rat).Quo(new(big.Rat).SetInt(v), f.MultipleOf).IsInt() {
 		return false
 	}
-	lo, hi := f.SafeRange()
-	return !v.IsInt64() || v.Int64() < lo || v.Int64() > hi
-}
-
-// SafeRange returns the integers the suite writes expecting them
-// accepted, as a range of int64: the smallest and largest value of the
-// field's grid, within the stated bounds and multipleOf, or where the
-// contract is silent stock counts from 0 to 1000.
-func (f *Facts) SafeRange() (lo, hi int64) {
-	g, ok := f.Grid(true)
-	if !ok {
-		return 0, 0
+	var lo, hi int64
+	if g, ok := f.Grid(true); ok {
+		lo, hi = ClampInt64(g.Value(g.Lo).Num()), ClampInt64(g.Value(g.Hi).Num())
 	}
-	return ClampInt64(g.Value(g.Lo).Num()), ClampInt64(g.Value(g.Hi).Num())
+	return !v.IsInt64() || v.Int64() < lo || v.Int64() > hi
 }
 
 func ClampInt64(b *big.Int) int64 {
@@ -163,16 +154,12 @@ func NumberJSON(r *big.Rat) json.RawMessage {
 		return json.RawMessage(r.Num().String())
 	}
 	for d := 1; d <= 40; d++ {
-		if s := r.FloatString(d); ratEqual(s, r) {
+		s := r.FloatString(d)
+		if v, ok := new(big.Rat).SetString(s); ok && v.Cmp(r) == 0 {
 			return json.RawMessage(strings.TrimRight(s, "0"))
 		}
 	}
 	return json.RawMessage(r.FloatString(20))
-}
-
-func ratEqual(s string, r *big.Rat) bool {
-	v, ok := new(big.Rat).SetString(s)
-	return ok && v.Cmp(r) == 0
 }
 
 // Accepts reports whether v is valid for the field: by its compiled
@@ -468,7 +455,7 @@ func (f *Field) Invalid() []Probe {
 				if !b.Exclusive {
 					v = new(big.Rat).Add(v, big.NewRat(end.by, 1))
 				}
-				past(NumberJSON(v), fmt.Sprintf("%s (%s, %s%s)", NumberJSON(v), end.where, exclusive(b.Exclusive), NumberJSON(b.Value)))
+				past(NumberJSON(v), fmt.Sprintf("%s (%s, %s%s)", NumberJSON(v), end.where, map[bool]string{true: "exclusive, "}[b.Exclusive], NumberJSON(b.Value)))
 			}
 		}
 	case "string":
@@ -496,13 +483,6 @@ func (f *Field) Invalid() []Probe {
 		}
 	}
 	return ps
-}
-
-func exclusive(ex bool) string {
-	if ex {
-		return "exclusive, "
-	}
-	return ""
 }
 
 // Ends lists the valid extremes of what the schema states for a numeric

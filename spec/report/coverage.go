@@ -51,9 +51,6 @@ type Pair struct {
 // Exercised reports whether an answer exercised the response.
 func (r ResponseCoverage) Exercised() bool { return len(r.Statuses) > 0 }
 
-// Rule says how coverage is counted: CoverageRule.
-func (c *Coverage) Rule() string { return CoverageRule }
-
 // DefaultOnly lists the statuses answered that an operation documents
 // only by a range or as default: where the contract says little, what
 // the target chose.

@@ -32,8 +32,12 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"seen":    seenText,
 	"lines":   func(s string) string { return blockText(s) },
 	"line":    func(s string) string { return exchange.Printable([]byte(s)) },
-	"dict": func(c Cause, i int, kind string, hidden map[string]int) causeView {
-		return causeView{Cause: c, Index: i, Kind: kind, Hidden: hidden[kind+"/"+c.Name]}
+	"cause": func(c Cause, i int, kind string) causeView {
+		v := causeView{Cause: c, Index: i, Kind: kind}
+		if len(c.Failures) > htmlFailures {
+			v.Hidden, v.Cause.Failures = len(c.Failures)-htmlFailures, c.Failures[:htmlFailures]
+		}
+		return v
 	},
 }).Parse(strings.Replace(reportHTML, "/*CSS*/", reportCSS, 1)))
 
@@ -49,8 +53,8 @@ type htmlView struct {
 	Verdict, VerdictClass string
 	CSP                   string
 	Exercised, Documented int
-	Hidden                map[string]int // cause name → failures not shown
 	LeftChangedTitle      string
+	CoverageRule          string
 }
 
 // causeView is what the template's "cause" reads.
@@ -58,7 +62,7 @@ type causeView struct {
 	Cause  Cause
 	Index  int
 	Kind   string
-	Hidden int
+	Hidden int // failures not shown
 }
 
 // HTML renders the run as one self-contained page, every failure cause
@@ -67,17 +71,9 @@ type causeView struct {
 // run for where it stands.
 func (r Run) HTML(rd *exchange.Redactor) []byte {
 	r = r.redacted(rd)
-	v := htmlView{Run: r, Verdict: r.Verdict(), Hidden: map[string]int{}, LeftChangedTitle: LeftChangedTitle,
+	v := htmlView{Run: r, Verdict: r.Verdict(), LeftChangedTitle: LeftChangedTitle, CoverageRule: CoverageRule,
 		CSP: "default-src 'none'; style-src " + styleHash + "; base-uri 'none'; form-action 'none'"}
 	v.VerdictClass = map[string]string{VerdictPassed: "passed", VerdictFailed: "failed", VerdictCoverage: "failed", VerdictCannotRun: "cannot"}[v.Verdict]
-	for kind, cs := range map[string][]Cause{"cause": v.Causes, "warning": v.Warnings} {
-		for i, c := range cs {
-			if len(c.Failures) > htmlFailures {
-				v.Hidden[kind+"/"+c.Name] = len(c.Failures) - htmlFailures
-				cs[i].Failures = c.Failures[:htmlFailures]
-			}
-		}
-	}
 	if r.Coverage != nil {
 		v.Exercised, v.Documented = r.Coverage.Figure()
 	}

@@ -77,7 +77,10 @@ func (r Run) Markdown(rd *exchange.Redactor) []byte {
 		b.WriteString("\n")
 	}
 	for _, n := range r.Notes {
-		mdNote(&b, n)
+		mark := map[string]string{severityError: "❗ ", severityWarning: "⚠️ "}[n.Severity]
+		fmt.Fprintf(&b, "#### %s%s\n\n", mark, mdText(n.Title))
+		mdList(&b, n.Lines, mdNoteLines, "", mdText)
+		b.WriteString("\n")
 	}
 	if r.Coverage != nil {
 		mdCoverage(&b, r.Coverage)
@@ -123,36 +126,17 @@ func mdCauses(b *strings.Builder, title string, causes []Cause) {
 			fmt.Fprintf(b, "%s\n", mdBlock(f.Detail, ""))
 		}
 		if len(c.Failures) > 1 {
-			var names []string
-			for i, o := range c.Failures[1:] {
-				if i == mdChecksNamed {
-					names = append(names, fmt.Sprintf("and %d more", len(c.Failures)-1-i))
-					break
-				}
-				names = append(names, mdText(o.Title))
-			}
+			names := upTo(c.Failures[1:], mdChecksNamed, func(f Failure) string { return mdText(f.Title) }, "and %d more")
 			fmt.Fprintf(b, "Also: %s.\n\n", strings.Join(names, "; "))
 		}
 	}
 }
 
-// mdNote writes a note as a short list.
-func mdNote(b *strings.Builder, n Note) {
-	mark := map[string]string{severityError: "❗ ", severityWarning: "⚠️ "}[n.Severity]
-	fmt.Fprintf(b, "#### %s%s\n\n", mark, mdText(n.Title))
-	mdList(b, n.Lines, mdNoteLines, "", mdText)
-	b.WriteString("\n")
-}
-
 // mdList writes the first limit of items as a list, each rendered by
 // line, then how many more there are and, after more, where to find them.
 func mdList[T any](b *strings.Builder, items []T, limit int, more string, line func(T) string) {
-	for i, it := range items {
-		if i == limit {
-			fmt.Fprintf(b, "- and %d more%s\n", len(items)-i, more)
-			break
-		}
-		fmt.Fprintf(b, "- %s\n", line(it))
+	for _, l := range upTo(items, limit, line, "and %d more"+more) {
+		fmt.Fprintf(b, "- %s\n", l)
 	}
 }
 
@@ -160,15 +144,11 @@ func mdList[T any](b *strings.Builder, items []T, limit int, more string, line f
 func mdCoverage(b *strings.Builder, c *Coverage) {
 	fmt.Fprintf(b, "#### Coverage: %s\n\n", mdText(c.Headline()))
 	undocumented := slices.ContainsFunc(c.Operations, func(op OperationCoverage) bool { return len(op.Undocumented) > 0 })
-	b.WriteString("| operation | exercised | not exercised |")
+	head, rule := "| operation | exercised | not exercised |", "|---|---|---|"
 	if undocumented {
-		b.WriteString(" answered, not documented |")
+		head, rule = head+" answered, not documented |", rule+"---|"
 	}
-	b.WriteString("\n|---|---|---|")
-	if undocumented {
-		b.WriteString("---|")
-	}
-	b.WriteString("\n")
+	fmt.Fprintf(b, "%s\n%s\n", head, rule)
 	for _, op := range c.Operations {
 		var yes, no []string
 		for _, r := range op.Responses {
@@ -194,26 +174,10 @@ func mdCoverage(b *strings.Builder, c *Coverage) {
 // read as markup escaped: HTML's < > & as entities, and \ ` * _ [ ] | ~ $ #
 // @ with a backslash, so that nothing becomes emphasis, code, a link, an
 // image, a table cell, math, a heading or a mention.
-func mdText(s string) string {
-	s = exchange.Printable([]byte(s))
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '<':
-			b.WriteString("&lt;")
-		case '>':
-			b.WriteString("&gt;")
-		case '&':
-			b.WriteString("&amp;")
-		case '\\', '`', '*', '_', '[', ']', '|', '~', '$', '#', '@':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
+func mdText(s string) string { return mdEscapes.Replace(exchange.Printable([]byte(s))) }
+
+var mdEscapes = strings.NewReplacer("<", "&lt;", ">", "&gt;", "&", "&amp;", `\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`,
+	"[", `\[`, "]", `\]`, "|", `\|`, "~", `\~`, "$", `\$`, "#", `\#`, "@", `\@`)
 
 // mdCode renders one of the suite's ids (a rule, a cause) as code; any
 // other text is rendered by mdText.

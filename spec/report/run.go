@@ -163,10 +163,7 @@ func Plural[N ~int | ~int64](n N, unit string) string {
 // that answers them as the contract says has broken nothing.
 func RequestFindings(requests, answers int64) string {
 	are := func(n int64) string {
-		if n == 1 {
-			return "1 violation is"
-		}
-		return fmt.Sprintf("%d violations are", n)
+		return Plural(n, "violation") + map[bool]string{true: " is", false: " are"}[n == 1]
 	}
 	return fmt.Sprintf("%s in requests: what the clients sent breaks the contract (a conformance suite sends such requests on purpose, to see them refused); %s in the answers, by which the backend is judged.",
 		are(requests), are(answers))

@@ -35,11 +35,7 @@ func (r Run) Text() string {
 	}
 	for _, c := range r.Causes {
 		fmt.Fprintf(&b, "  ✗ %s: %s\n", c.Name, c.About)
-		for i, s := range c.Seen {
-			if i == textSeen {
-				fmt.Fprintf(&b, "      seen: ... (%d more)\n", len(c.Seen)-i)
-				break
-			}
+		for _, s := range upTo(c.Seen, textSeen, asIs, "... (%d more)") {
 			fmt.Fprintf(&b, "      seen: %s\n", s)
 		}
 		fmt.Fprintf(&b, "    broke %s:\n", Plural(c.Count, c.Unit))
@@ -83,14 +79,25 @@ func textList(b *strings.Builder, n Note, limit int) {
 		b.WriteString("!!! ")
 	}
 	fmt.Fprintf(b, "%s:\n", n.Title)
-	for i, l := range n.Lines {
-		if i == limit && limit > 0 {
-			fmt.Fprintf(b, "  - and %d more (the reports list them)\n", len(n.Lines)-i)
-			break
-		}
+	for _, l := range upTo(n.Lines, limit, asIs, "and %d more (the reports list them)") {
 		fmt.Fprintf(b, "  - %s\n", l)
 	}
 }
+
+// upTo renders the first n of items by line (n 0: every one), then, where
+// some are left out, more, a format of how many.
+func upTo[T any](items []T, n int, line func(T) string, more string) []string {
+	var out []string
+	for i, it := range items {
+		if i == n && n > 0 {
+			return append(out, fmt.Sprintf(more, len(items)-i))
+		}
+		out = append(out, line(it))
+	}
+	return out
+}
+
+func asIs(s string) string { return s }
 
 // WriteLeftChanged writes the records a run left changed to w, as every
 // report lists them; nothing where there are none.
