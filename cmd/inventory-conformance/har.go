@@ -40,7 +40,7 @@ func harParser(o *harOptions) *cli.Parser {
 
 // isHAR reports whether args ask for the HAR check.
 func isHAR(args []string) bool {
-	return slices.ContainsFunc(cli.FlagArgs(args), func(f [2]string) bool { return f[0] == "har" })
+	return slices.ContainsFunc(cli.FlagArgs(args), func(f cli.FlagArg) bool { return f.Name == "har" })
 }
 
 // suiteOnly returns the first flag of args that the run against a target
@@ -48,8 +48,8 @@ func isHAR(args []string) bool {
 func suiteOnly(har *cli.Parser, args []string) string {
 	suite := suiteParser(&options{})
 	for _, f := range cli.FlagArgs(args) {
-		if !har.Has(f[0]) && suite.Has(f[0]) {
-			return f[0]
+		if !har.Has(f.Name) && suite.Has(f.Name) {
+			return f.Name
 		}
 	}
 	return ""

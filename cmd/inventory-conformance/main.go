@@ -361,28 +361,15 @@ func plain(s string) string {
 	return strings.Join(lines, "; ")
 }
 
-// flagValues finds the values of the flags names in args, in any of the
-// forms the flag package reads (one or two dashes, VALUE as the next
-// argument or after "="), wherever they stand: a parse that stops at a
-// mistake has not read them yet.
+// flagValues returns the values of the flags names given in args, in
+// any of the forms the flag package reads (one or two dashes, VALUE as the
+// next argument or after "="), wherever they stand: a parse that stops at
+// a mistake has not read them yet.
 func flagValues(args []string, names ...string) map[string][]string {
 	values := map[string][]string{}
-	for i, a := range args {
-		if a == "--" {
-			break
-		}
-		if !strings.HasPrefix(a, "-") {
-			continue
-		}
-		name, value, eq := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
-		if !eq {
-			if i+1 >= len(args) || strings.HasPrefix(args[i+1], "-") {
-				continue // no value: the parser says so
-			}
-			value = args[i+1]
-		}
-		if slices.Contains(names, name) {
-			values[name] = append(values[name], value)
+	for _, f := range cli.FlagArgs(args) {
+		if (f.Inline || f.Value != "") && slices.Contains(names, f.Name) {
+			values[f.Name] = append(values[f.Name], f.Value)
 		}
 	}
 	return values

@@ -20,9 +20,9 @@ func unhealthy(err error) error { return cli.Failed(fmt.Errorf("health check: %w
 // healthCheckAsked reports whether args ask for --health-check, for run
 // to exit 1 rather than 2 on a bad setting of a health check.
 func healthCheckAsked(args []string) bool {
-	return slices.ContainsFunc(cli.FlagArgs(args), func(f [2]string) bool {
-		b, err := strconv.ParseBool(f[1]) // "": --health-check alone
-		return f[0] == "health-check" && (err != nil || b)
+	return slices.ContainsFunc(cli.FlagArgs(args), func(f cli.FlagArg) bool {
+		b, err := strconv.ParseBool(f.Value)
+		return f.Name == "health-check" && (!f.Inline || err != nil || b) // a bool flag takes no next argument
 	})
 }
 

@@ -177,3 +177,21 @@ func TestVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestFlagArgs checks the flags read before a parse: every form the
+// parser takes, a flag with no value, and nothing after "--".
+func TestFlagArgs(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want []FlagArg
+	}{
+		{[]string{"--api-key", "k1", "-api-key=k2", "pos"}, []FlagArg{{"api-key", "k1", false}, {"api-key", "k2", true}}},
+		{[]string{"--health-check", "--timeout", "-5s"}, []FlagArg{{"health-check", "", false}, {"timeout", "", false}, {"5s", "", false}}},
+		{[]string{"--health-check=false", "--report="}, []FlagArg{{"health-check", "false", true}, {"report", "", true}}},
+		{[]string{"--har", "x.har", "--", "--api-key", "kept"}, []FlagArg{{"har", "x.har", false}}},
+	} {
+		if got := FlagArgs(tt.args); !slices.Equal(got, tt.want) {
+			t.Errorf("FlagArgs(%q) = %+v; want %+v", tt.args, got, tt.want)
+		}
+	}
+}

@@ -80,18 +80,32 @@ func CreateReport(path string) (*os.File, error) {
 	return os.Create(path)
 }
 
+// A FlagArg is a flag of a command line as it stands before a parser
+// reads it.
+type FlagArg struct {
+	Name   string // without its dashes
+	Value  string // after "=", else the next argument unless that is a flag ("" for none)
+	Inline bool   // Value came after "="
+}
+
 // FlagArgs returns the flags in args up to "--", given with one dash or
-// two, before a parser reads them: each one's name, and its value after
-// "=" ("" for none).
-func FlagArgs(args []string) [][2]string {
-	var flags [][2]string
-	for _, a := range args {
+// two: what a command needs to know of its arguments before, or without,
+// a parse that may stop at a mistake.
+func FlagArgs(args []string) []FlagArg {
+	var flags []FlagArg
+	for i, a := range args {
 		if a == "--" {
 			break
 		}
-		if name, value, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") {
-			flags = append(flags, [2]string{name, value})
+		if !strings.HasPrefix(a, "-") {
+			continue
 		}
+		f := FlagArg{}
+		f.Name, f.Value, f.Inline = strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !f.Inline && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			f.Value = args[i+1]
+		}
+		flags = append(flags, f)
 	}
 	return flags
 }
